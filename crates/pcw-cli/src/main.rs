@@ -1,0 +1,2 @@
+//! `pcw`: the pcw-rs command line.
+fn main() {}

@@ -1,0 +1,26 @@
+//! pcw-core: the `no_std` runtime shared by the kernel driver and the V1 perf DLL.
+//!
+//! It implements the byte-level contracts of Windows performance data: the V1
+//! `PERF_DATA_BLOCK` family of structures (`winperf.h`), the counter-type table, the
+//! writer used by `CollectPerformanceData`, and the query-string rules of the seed documents.
+//!
+//! # Panic freedom
+//!
+//! Nothing in this crate panics or indexes out of bounds, whatever the input: clippy's
+//! `unwrap_used`, `expect_used`, `panic` and `indexing_slicing` are denied outside tests, and
+//! every wire accessor goes through a length check first.
+#![no_std]
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
+
+pub mod counter_type;

@@ -1,0 +1,1 @@
+//! pcw-sim: the Windows side of performance counters, played on any host.
