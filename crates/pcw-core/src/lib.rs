@@ -24,3 +24,7 @@
 extern crate alloc;
 
 pub mod counter_type;
+pub mod v1;
+
+pub(crate) mod bytes;
+pub use bytes::align8;

@@ -1,0 +1,150 @@
+//! `CollectPerformanceData` as a pure function (seed documents 000/001/002): a query and the
+//! caller's buffer in, one of the contract's outcomes out.
+//!
+//! | outcome | return code | `*lppData` | `*lpcbTotalBytes` | `*lpNumObjectTypes` |
+//! |---|---|---|---|---|
+//! | [`Collected::Success`] | `ERROR_SUCCESS` | advanced by `bytes` | `bytes` (8-aligned) | `objects` |
+//! | [`Collected::MoreData`] | `ERROR_MORE_DATA` | unchanged | 0 | 0 |
+//! | [`Collected::NotMine`] | `ERROR_SUCCESS` | unchanged | 0 | 0 |
+//! | [`Collected::Failed`] | `ERROR_SUCCESS` (the error goes to the event log) | unchanged | 0 | 0 |
+//!
+//! On every outcome but `Success` the caller's buffer is left exactly as it was.
+
+use crate::v1::query::{self, Query};
+use crate::v1::writer::{self, Mode, ObjectSource, WriteError};
+
+/// `ERROR_SUCCESS`.
+pub const ERROR_SUCCESS: u32 = 0;
+/// `ERROR_MORE_DATA`.
+pub const ERROR_MORE_DATA: u32 = 234;
+
+/// Most objects one provider may serve in a reply.
+pub const MAX_OBJECTS: usize = 64;
+
+/// The outcome of one collection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Collected {
+    /// Data was written.
+    Success {
+        /// Bytes written, a multiple of 8.
+        bytes: usize,
+        /// Objects written.
+        objects: usize,
+    },
+    /// The buffer is too small for the requested objects; nothing was written.
+    MoreData,
+    /// None of the requested objects is ours (or the query asks for nothing a provider serves).
+    NotMine,
+    /// Our objects were requested but cannot be written; nothing was written. The contract says
+    /// to return `ERROR_SUCCESS` with no data and report the error through the event log.
+    Failed(WriteError),
+}
+
+impl Collected {
+    /// The Win32 code `CollectPerformanceData` returns for this outcome.
+    pub const fn status(&self) -> u32 {
+        match self {
+            Self::MoreData => ERROR_MORE_DATA,
+            _ => ERROR_SUCCESS,
+        }
+    }
+
+    /// Bytes to report through `*lpcbTotalBytes` (and to advance `*lppData` by).
+    pub const fn bytes(&self) -> usize {
+        match self {
+            Self::Success { bytes, .. } => *bytes,
+            _ => 0,
+        }
+    }
+
+    /// Objects to report through `*lpNumObjectTypes`.
+    pub const fn objects(&self) -> usize {
+        match self {
+            Self::Success { objects, .. } => *objects,
+            _ => 0,
+        }
+    }
+}
+
+/// Decides whether an object is part of the reply.
+type Selector<'q> = dyn Fn(&dyn ObjectSource) -> bool + 'q;
+
+/// Answers one `CollectPerformanceData` call for `objects` into `buf`.
+///
+/// `Global` selects the objects whose header is not `costly`, `Costly` the others, an item list
+/// the objects whose `ObjectNameTitleIndex` is listed, the metadata queries the same sets as
+/// definitions only. At most [`MAX_OBJECTS`] objects are considered.
+pub fn collect(query: Option<&[u16]>, objects: &[&dyn ObjectSource], buf: &mut [u8]) -> Collected {
+    let parsed = query::classify(query);
+    let (mode, wanted): (Mode, &Selector<'_>) = match parsed {
+        Query::Global => (Mode::Data, &|o| !o.header().costly),
+        Query::Costly => (Mode::Data, &|o| o.header().costly),
+        Query::Metadata { costly } => (Mode::Metadata, &move |o| o.header().costly == costly),
+        Query::Items(ref list) => (Mode::Data, &move |o| {
+            list.contains(o.header().name_title_index)
+        }),
+        Query::Null | Query::Foreign | Query::NameTable => return Collected::NotMine,
+    };
+    // A fixed array keeps the selection off the heap; `Empty` fills the unused slots.
+    let mut selected: [&dyn ObjectSource; MAX_OBJECTS] = [&Empty; MAX_OBJECTS];
+    let mut count = 0;
+    for (slot, o) in selected
+        .iter_mut()
+        .zip(objects.iter().copied().filter(|o| wanted(*o)))
+    {
+        *slot = o;
+        count += 1;
+    }
+    let selected = selected.get(..count).unwrap_or_default();
+    if selected.is_empty() {
+        return Collected::NotMine;
+    }
+    match writer::write_objects(selected, mode, buf) {
+        Ok(w) => Collected::Success {
+            bytes: w.bytes,
+            objects: w.objects,
+        },
+        Err(WriteError::NoSpace { .. }) => Collected::MoreData,
+        Err(e) => Collected::Failed(e),
+    }
+}
+
+/// A filler for the fixed-size selection array; never written.
+struct Empty;
+
+impl ObjectSource for Empty {
+    fn header(&self) -> writer::ObjectHeader {
+        writer::ObjectHeader {
+            name_title_index: 0,
+            help_title_index: 0,
+            detail_level: crate::counter_type::DetailLevel::Novice,
+            default_counter: -1,
+            perf_time: 0,
+            perf_freq: 0,
+            costly: false,
+        }
+    }
+    fn counters(&self) -> &[writer::CounterSpec] {
+        &[]
+    }
+    fn kind(&self) -> writer::InstanceKind {
+        writer::InstanceKind::Multi
+    }
+    fn instance_count(&self) -> usize {
+        0
+    }
+    fn instance(&self, _: usize) -> writer::InstanceSpec<'_> {
+        writer::InstanceSpec {
+            name: writer::InstanceName::None,
+            unique_id: -1,
+            parent_title_index: 0,
+            parent_instance: 0,
+        }
+    }
+    fn value_count(&self, _: usize) -> usize {
+        0
+    }
+    fn value(&self, _: usize, _: usize) -> u64 {
+        0
+    }
+}

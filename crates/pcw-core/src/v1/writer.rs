@@ -1,0 +1,591 @@
+//! The V1 object writer: turns a description of performance objects into the `PERF_OBJECT_TYPE`
+//! blocks `CollectPerformanceData` returns (REFERENCE.md §1.6, `nc-winperf-pm_collect_proc`).
+//!
+//! Contract:
+//! * every object, instance definition and counter block starts and ends 8-byte aligned, so
+//!   the total is a multiple of 8;
+//! * every byte inside the reported length is written: padding after names and inside counter
+//!   blocks is zeroed (REFERENCE.md §6: padding crosses a trust boundary);
+//! * the size is measured first; if the buffer is too small nothing at all is written;
+//! * nothing outside the given slice is touched, nothing allocates, nothing panics — a
+//!   description that cannot be written correctly is refused with a [`WriteError`].
+
+use crate::bytes::{self, align8, len32};
+use crate::counter_type::{CounterType, DetailLevel};
+use crate::v1::wire::{
+    self, CounterDefinition, CounterDefinitionRepr, InstanceDefinition, InstanceDefinitionRepr,
+    ObjectType, ObjectTypeRepr,
+};
+
+/// Longest instance name, in UTF-16 units without the NUL (`PERF_MAX_INSTANCE_NAME` is 1024
+/// including the NUL).
+pub const MAX_INSTANCE_NAME_UNITS: usize = 1023;
+
+/// Why a description could not be written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteError {
+    /// The buffer is too small; `needed` bytes would have been written.
+    NoSpace {
+        /// Bytes the whole reply needs.
+        needed: usize,
+    },
+    /// A counter's offset lies inside the 4-byte `PERF_COUNTER_BLOCK` header.
+    CounterOffsetInHeader {
+        /// Index of the counter in its object.
+        counter: usize,
+    },
+    /// A counter is not aligned to its size (8-byte values must sit at multiples of 8).
+    MisalignedCounter {
+        /// Index of the counter in its object.
+        counter: usize,
+    },
+    /// `CounterSize` is not 0, 4 or 8, or disagrees with the counter type's size bits.
+    BadCounterSize {
+        /// Index of the counter in its object.
+        counter: usize,
+    },
+    /// A fraction/average/multi counter is not directly followed by the base it needs.
+    BaseNotFollowing {
+        /// Index of the counter whose base is missing.
+        counter: usize,
+    },
+    /// An instance name is longer than [`MAX_INSTANCE_NAME_UNITS`] or contains a NUL.
+    BadInstanceName {
+        /// Index of the instance in its object.
+        instance: usize,
+    },
+    /// An instance gave a number of values different from the number of counters.
+    ValueCount {
+        /// Index of the instance (0 for a single-instance object).
+        instance: usize,
+    },
+    /// The reply would not fit the 32-bit lengths of the format.
+    TooLarge,
+}
+
+/// How objects are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Definitions, instances and values.
+    Data,
+    /// A metadata reply (`MetadataGlobal`/`MetadataCostly`): definitions only, `NumInstances`
+    /// set to `PERF_METADATA_MULTIPLE_INSTANCES` or `PERF_METADATA_NO_INSTANCES`, and no
+    /// instance definitions or counter blocks.
+    Metadata,
+}
+
+/// Whether an object has one unnamed instance or a list of named ones.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InstanceKind {
+    /// `NumInstances = PERF_NO_INSTANCES`; one counter block follows the definitions.
+    Single,
+    /// Zero or more `PERF_INSTANCE_DEFINITION` + counter block pairs.
+    Multi,
+}
+
+/// Object-level fields of a `PERF_OBJECT_TYPE`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ObjectHeader {
+    /// `ObjectNameTitleIndex` (First Counter + the object's symbol offset).
+    pub name_title_index: u32,
+    /// `ObjectHelpTitleIndex`.
+    pub help_title_index: u32,
+    /// `DetailLevel` of the object.
+    pub detail_level: DetailLevel,
+    /// `DefaultCounter`: index of the default counter, −1 for none.
+    pub default_counter: i32,
+    /// `PerfTime` for object-timer counters (0 when unused).
+    pub perf_time: i64,
+    /// `PerfFreq` for object-timer counters (0 when unused).
+    pub perf_freq: i64,
+    /// Whether the object answers only `Costly` queries.
+    pub costly: bool,
+}
+
+/// One counter of an object: the fields of its `PERF_COUNTER_DEFINITION`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CounterSpec {
+    /// `CounterNameTitleIndex` (0 for base counters is customary).
+    pub name_title_index: u32,
+    /// `CounterHelpTitleIndex`.
+    pub help_title_index: u32,
+    /// `DefaultScale` (power of ten applied for display).
+    pub default_scale: i32,
+    /// `DetailLevel`.
+    pub detail_level: DetailLevel,
+    /// `CounterType`.
+    pub counter_type: CounterType,
+    /// `CounterSize`: 0, 4 or 8.
+    pub size: u32,
+    /// `CounterOffset`, from the start of the `PERF_COUNTER_BLOCK` (so at least 4).
+    pub offset: u32,
+}
+
+/// An instance name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InstanceName<'a> {
+    /// No name (`NameLength = 0`); the instance is identified by its unique id.
+    None,
+    /// UTF-16 code units, without a terminating NUL.
+    Utf16(&'a [u16]),
+    /// Text, written as UTF-16.
+    Str(&'a str),
+}
+
+impl InstanceName<'_> {
+    /// Length in UTF-16 units, without the NUL.
+    pub fn units(&self) -> usize {
+        match self {
+            Self::None => 0,
+            Self::Utf16(u) => u.len(),
+            Self::Str(s) => s.encode_utf16().count(),
+        }
+    }
+
+    fn has_nul(&self) -> bool {
+        match self {
+            Self::None => false,
+            Self::Utf16(u) => u.contains(&0),
+            Self::Str(s) => s.contains('\0'),
+        }
+    }
+
+    /// `NameLength`: bytes including the NUL, 0 for no name.
+    fn name_length(&self) -> usize {
+        match self {
+            Self::None => 0,
+            _ => self.units().saturating_add(1).saturating_mul(2),
+        }
+    }
+}
+
+/// The identity of one instance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InstanceSpec<'a> {
+    /// The instance name.
+    pub name: InstanceName<'a>,
+    /// `UniqueID`, or [`wire::PERF_NO_UNIQUE_ID`] when the name identifies the instance.
+    pub unique_id: i32,
+    /// `ParentObjectTitleIndex` (0 = no parent).
+    pub parent_title_index: u32,
+    /// `ParentObjectInstance`: the parent's zero-based position in the parent object.
+    pub parent_instance: u32,
+}
+
+impl<'a> InstanceSpec<'a> {
+    /// A named instance with no unique id and no parent.
+    pub const fn named(name: &'a str) -> Self {
+        Self {
+            name: InstanceName::Str(name),
+            unique_id: wire::PERF_NO_UNIQUE_ID,
+            parent_title_index: 0,
+            parent_instance: 0,
+        }
+    }
+}
+
+/// A performance object as the writer sees it. Implemented by [`ObjectDesc`] for fixed data and
+/// by any live source (the DLL's snapshot view, the driver's registry) without allocating.
+pub trait ObjectSource {
+    /// Object-level fields.
+    fn header(&self) -> ObjectHeader;
+    /// The counter definitions, in the order they are returned on every query.
+    fn counters(&self) -> &[CounterSpec];
+    /// Single- or multi-instance.
+    fn kind(&self) -> InstanceKind;
+    /// Number of instances (ignored for [`InstanceKind::Single`]).
+    fn instance_count(&self) -> usize;
+    /// The identity of instance `index` (`index < instance_count()`).
+    fn instance(&self, index: usize) -> InstanceSpec<'_>;
+    /// Number of values instance `index` provides (0 for the single instance of a
+    /// single-instance object); must equal `counters().len()`.
+    fn value_count(&self, instance: usize) -> usize;
+    /// The raw value of `counter` for `instance` (instance 0 for a single-instance object).
+    fn value(&self, instance: usize, counter: usize) -> u64;
+}
+
+/// One instance of an [`ObjectDesc`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InstanceDesc<'a> {
+    /// Identity.
+    pub spec: InstanceSpec<'a>,
+    /// One raw value per counter.
+    pub values: &'a [u64],
+}
+
+/// Instances of an [`ObjectDesc`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InstancesDesc<'a> {
+    /// A single-instance object and its values, one per counter.
+    Single(&'a [u64]),
+    /// A multi-instance object.
+    Multi(&'a [InstanceDesc<'a>]),
+}
+
+/// A fixed description of one object, borrowing everything.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ObjectDesc<'a> {
+    /// Object-level fields.
+    pub header: ObjectHeader,
+    /// Counter definitions.
+    pub counters: &'a [CounterSpec],
+    /// Instances and values.
+    pub instances: InstancesDesc<'a>,
+}
+
+impl ObjectSource for ObjectDesc<'_> {
+    fn header(&self) -> ObjectHeader {
+        self.header
+    }
+    fn counters(&self) -> &[CounterSpec] {
+        self.counters
+    }
+    fn kind(&self) -> InstanceKind {
+        match self.instances {
+            InstancesDesc::Single(_) => InstanceKind::Single,
+            InstancesDesc::Multi(_) => InstanceKind::Multi,
+        }
+    }
+    fn instance_count(&self) -> usize {
+        match self.instances {
+            InstancesDesc::Single(_) => 0,
+            InstancesDesc::Multi(list) => list.len(),
+        }
+    }
+    fn instance(&self, index: usize) -> InstanceSpec<'_> {
+        match self.instances {
+            InstancesDesc::Multi(list) => list.get(index).map_or(
+                InstanceSpec {
+                    name: InstanceName::None,
+                    unique_id: wire::PERF_NO_UNIQUE_ID,
+                    parent_title_index: 0,
+                    parent_instance: 0,
+                },
+                |i| i.spec,
+            ),
+            InstancesDesc::Single(_) => InstanceSpec {
+                name: InstanceName::None,
+                unique_id: wire::PERF_NO_UNIQUE_ID,
+                parent_title_index: 0,
+                parent_instance: 0,
+            },
+        }
+    }
+    fn value_count(&self, instance: usize) -> usize {
+        match self.instances {
+            InstancesDesc::Single(values) => values.len(),
+            InstancesDesc::Multi(list) => list.get(instance).map_or(0, |i| i.values.len()),
+        }
+    }
+    fn value(&self, instance: usize, counter: usize) -> u64 {
+        let values = match self.instances {
+            InstancesDesc::Single(values) => values,
+            InstancesDesc::Multi(list) => list.get(instance).map_or(&[][..], |i| i.values),
+        };
+        values.get(counter).copied().unwrap_or(0)
+    }
+}
+
+/// What [`write_objects`] wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Written {
+    /// Bytes written (a multiple of 8): the value for `*lpcbTotalBytes`.
+    pub bytes: usize,
+    /// Objects written: the value for `*lpNumObjectTypes`.
+    pub objects: usize,
+}
+
+/// Lays counters out one after another in the order given, each aligned to its size, starting
+/// right after the `PERF_COUNTER_BLOCK` header; returns the counter block length (8-aligned).
+/// Counters of size 0 get the offset where the next value would go.
+///
+/// # Errors
+/// [`WriteError::BadCounterSize`] for a size other than 0, 4 or 8; [`WriteError::TooLarge`].
+pub fn assign_offsets(counters: &mut [CounterSpec]) -> Result<u32, WriteError> {
+    let mut next: u32 = len32(wire::field::counter_block::LEN);
+    for (index, c) in counters.iter_mut().enumerate() {
+        let align = match c.size {
+            0 | 4 => 4,
+            8 => 8,
+            _ => return Err(WriteError::BadCounterSize { counter: index }),
+        };
+        next = next.checked_add(align - 1).ok_or(WriteError::TooLarge)? & !(align - 1);
+        c.offset = next;
+        next = next.checked_add(c.size).ok_or(WriteError::TooLarge)?;
+    }
+    let len = align8(next as usize).ok_or(WriteError::TooLarge)?;
+    u32::try_from(len).map_err(|_| WriteError::TooLarge)
+}
+
+/// Checks one object's counter definitions and returns its counter block length (8-aligned,
+/// at least 8).
+fn check_counters(counters: &[CounterSpec]) -> Result<usize, WriteError> {
+    let mut end = wire::field::counter_block::LEN;
+    for (index, c) in counters.iter().enumerate() {
+        let err_size = WriteError::BadCounterSize { counter: index };
+        if !matches!(c.size, 0 | 4 | 8) {
+            return Err(err_size);
+        }
+        if let Some(declared) = c.counter_type.size() {
+            // PERF_AVERAGE_TIMER is declared DWORD but read as 64-bit by Microsoft's own sample
+            // (REFERENCE.md §2.2 note 2): both sizes are accepted for it, `CounterSize` rules.
+            let average_timer = matches!(c.counter_type, CounterType::AverageTimer);
+            if declared != c.size && !(average_timer && c.size == 8) {
+                return Err(err_size);
+            }
+        }
+        let offset = c.offset as usize;
+        if offset < wire::field::counter_block::LEN {
+            return Err(WriteError::CounterOffsetInHeader { counter: index });
+        }
+        if c.size != 0 && !offset.is_multiple_of(c.size as usize) {
+            return Err(WriteError::MisalignedCounter { counter: index });
+        }
+        if let Some(base) = c.counter_type.required_base() {
+            let next = counters.get(index + 1).map(|n| n.counter_type);
+            if next != Some(base) {
+                return Err(WriteError::BaseNotFollowing { counter: index });
+            }
+        }
+        end = end.max(
+            offset
+                .checked_add(c.size as usize)
+                .ok_or(WriteError::TooLarge)?,
+        );
+    }
+    align8(end).ok_or(WriteError::TooLarge)
+}
+
+/// Size of one instance definition with its name and padding.
+fn instance_def_len(name: &InstanceName<'_>) -> Option<usize> {
+    align8(wire::field::instance_definition::LEN.checked_add(name.name_length())?)
+}
+
+fn add(a: usize, b: usize) -> Result<usize, WriteError> {
+    a.checked_add(b).ok_or(WriteError::TooLarge)
+}
+
+/// Bytes one object takes, after checking its description.
+///
+/// # Errors
+/// Any [`WriteError`] other than `NoSpace`.
+pub fn object_len(src: &dyn ObjectSource, mode: Mode) -> Result<usize, WriteError> {
+    let counters = src.counters();
+    let block = check_counters(counters)?;
+    let defs = counters
+        .len()
+        .checked_mul(wire::field::counter_definition::LEN)
+        .ok_or(WriteError::TooLarge)?;
+    let mut len = add(wire::field::object_type::LEN, defs)?;
+    if mode == Mode::Metadata {
+        return fits_u32(len);
+    }
+    match src.kind() {
+        InstanceKind::Single => {
+            if src.value_count(0) != counters.len() {
+                return Err(WriteError::ValueCount { instance: 0 });
+            }
+            len = add(len, block)?;
+        }
+        InstanceKind::Multi => {
+            for index in 0..src.instance_count() {
+                let spec = src.instance(index);
+                if spec.name.has_nul() || spec.name.units() > MAX_INSTANCE_NAME_UNITS {
+                    return Err(WriteError::BadInstanceName { instance: index });
+                }
+                if src.value_count(index) != counters.len() {
+                    return Err(WriteError::ValueCount { instance: index });
+                }
+                let inst = instance_def_len(&spec.name).ok_or(WriteError::TooLarge)?;
+                len = add(len, add(inst, block)?)?;
+            }
+        }
+    }
+    fits_u32(len)
+}
+
+fn fits_u32(len: usize) -> Result<usize, WriteError> {
+    u32::try_from(len)
+        .map(|_| len)
+        .map_err(|_| WriteError::TooLarge)
+}
+
+/// Bytes all `objects` take together.
+///
+/// # Errors
+/// As [`object_len`].
+pub fn objects_len(objects: &[&dyn ObjectSource], mode: Mode) -> Result<usize, WriteError> {
+    let mut total = 0usize;
+    for o in objects {
+        total = add(total, object_len(*o, mode)?)?;
+    }
+    fits_u32(total)
+}
+
+/// Writes `objects` at the start of `buf`, all or nothing.
+///
+/// The sources must not change during the call (the driver and the DLL hand the writer a
+/// snapshot): sizes are measured in a first pass and bytes written in a second.
+///
+/// # Errors
+/// [`WriteError::NoSpace`] (and nothing written) if `buf` is too small; otherwise any other
+/// [`WriteError`] for a description that cannot be written correctly, also before writing.
+pub fn write_objects(
+    objects: &[&dyn ObjectSource],
+    mode: Mode,
+    buf: &mut [u8],
+) -> Result<Written, WriteError> {
+    let needed = objects_len(objects, mode)?;
+    let out = buf
+        .get_mut(..needed)
+        .ok_or(WriteError::NoSpace { needed })?;
+    let mut at = 0usize;
+    for o in objects {
+        let rest = out.get_mut(at..).unwrap_or_default();
+        at += emit_object(*o, mode, rest);
+    }
+    Ok(Written {
+        bytes: at,
+        objects: objects.len(),
+    })
+}
+
+/// Writes one object at the start of `buf` and returns its length, all or nothing.
+///
+/// # Errors
+/// As [`write_objects`].
+pub fn write_object(
+    src: &dyn ObjectSource,
+    mode: Mode,
+    buf: &mut [u8],
+) -> Result<usize, WriteError> {
+    write_objects(&[src], mode, buf).map(|w| w.bytes)
+}
+
+/// Emits an object whose description `object_len` has accepted and whose bytes fit in `buf`;
+/// returns the bytes written. Every store is bounds-checked, so a source that changed since it
+/// was measured yields a short object inside `buf`, never a write outside it.
+fn emit_object(src: &dyn ObjectSource, mode: Mode, buf: &mut [u8]) -> usize {
+    let counters = src.counters();
+    let block_len = check_counters(counters).unwrap_or(0);
+    let header = src.header();
+    let definition_length =
+        wire::field::object_type::LEN + counters.len() * wire::field::counter_definition::LEN;
+    let instance_count = match src.kind() {
+        InstanceKind::Single => 0,
+        InstanceKind::Multi => src.instance_count(),
+    };
+    let num_instances = match (mode, src.kind()) {
+        (Mode::Metadata, InstanceKind::Single) => wire::PERF_METADATA_NO_INSTANCES,
+        (Mode::Metadata, InstanceKind::Multi) => wire::PERF_METADATA_MULTIPLE_INSTANCES,
+        (Mode::Data, InstanceKind::Single) => wire::PERF_NO_INSTANCES,
+        (Mode::Data, InstanceKind::Multi) => i32::try_from(instance_count).unwrap_or(i32::MAX),
+    };
+    // `object_len` bounded every length below by a total that fits in u32.
+    let mut repr = ObjectTypeRepr {
+        total_byte_length: 0,
+        definition_length: len32(definition_length),
+        header_length: len32(wire::field::object_type::LEN),
+        object_name_title_index: header.name_title_index,
+        object_help_title_index: header.help_title_index,
+        detail_level: header.detail_level,
+        num_counters: len32(counters.len()),
+        default_counter: header.default_counter,
+        num_instances,
+        code_page: 0,
+        perf_time: header.perf_time,
+        perf_freq: header.perf_freq,
+    };
+    let mut at = wire::field::object_type::LEN;
+    for c in counters {
+        let repr = CounterDefinitionRepr {
+            byte_length: len32(wire::field::counter_definition::LEN),
+            counter_name_title_index: c.name_title_index,
+            counter_help_title_index: c.help_title_index,
+            default_scale: c.default_scale,
+            detail_level: c.detail_level,
+            counter_type: c.counter_type,
+            counter_size: c.size,
+            counter_offset: c.offset,
+        };
+        if let Some(Ok(mut view)) = buf.get_mut(at..).map(CounterDefinition::new_checked) {
+            repr.emit(&mut view);
+        }
+        at += wire::field::counter_definition::LEN;
+    }
+    if mode == Mode::Data {
+        match src.kind() {
+            InstanceKind::Single => {
+                write_block(src, 0, block_len, buf, at);
+                at += block_len;
+            }
+            InstanceKind::Multi => {
+                for index in 0..instance_count {
+                    let spec = src.instance(index);
+                    at += write_instance_def(&spec, buf, at);
+                    write_block(src, index, block_len, buf, at);
+                    at += block_len;
+                }
+            }
+        }
+    }
+    let at = at.min(buf.len());
+    repr.total_byte_length = len32(at);
+    if let Ok(mut view) = ObjectType::new_checked(&mut *buf) {
+        repr.emit(&mut view);
+    }
+    at
+}
+
+/// Writes an instance definition, its name, the NUL and zeroed padding at `at`; returns its
+/// length. Sizes were checked by `object_len`.
+fn write_instance_def(spec: &InstanceSpec<'_>, buf: &mut [u8], at: usize) -> usize {
+    let len = instance_def_len(&spec.name).unwrap_or(0);
+    let name_length = spec.name.name_length();
+    bytes::zero(buf, at, len);
+    let repr = InstanceDefinitionRepr {
+        byte_length: len32(len),
+        parent_object_title_index: spec.parent_title_index,
+        parent_object_instance: spec.parent_instance,
+        unique_id: spec.unique_id,
+        name_offset: len32(wire::field::instance_definition::LEN),
+        name_length: len32(name_length),
+    };
+    if let Some(Ok(mut view)) = buf.get_mut(at..).map(InstanceDefinition::new_checked) {
+        repr.emit(&mut view);
+    }
+    let mut p = at + wire::field::instance_definition::LEN;
+    let mut put = |unit: u16| {
+        bytes::set_u16(buf, p, unit);
+        p += 2;
+    };
+    match spec.name {
+        InstanceName::None => {}
+        InstanceName::Utf16(units) => units.iter().copied().for_each(&mut put),
+        InstanceName::Str(s) => s.encode_utf16().for_each(&mut put),
+    }
+    // The NUL and the padding are already zero.
+    len
+}
+
+/// Writes a zeroed counter block of `block_len` bytes at `at` and fills in the values.
+fn write_block(
+    src: &dyn ObjectSource,
+    instance: usize,
+    block_len: usize,
+    buf: &mut [u8],
+    at: usize,
+) {
+    bytes::zero(buf, at, block_len);
+    bytes::set_u32(buf, at, len32(block_len));
+    for (index, c) in src.counters().iter().enumerate() {
+        let value = src.value(instance, index);
+        let off = at + c.offset as usize;
+        match c.size {
+            // A 4-byte counter keeps the low 32 bits: the format's definition of the value.
+            4 => bytes::set_u32(buf, off, (value & 0xFFFF_FFFF) as u32),
+            8 => bytes::set_u64(buf, off, value),
+            _ => {}
+        }
+    }
+}
