@@ -19,6 +19,14 @@
         clippy::indexing_slicing
     )
 )]
+#![cfg_attr(
+    test,
+    allow(
+        clippy::cast_possible_truncation,
+        clippy::items_after_statements,
+        reason = "tests build small fixtures with literal sizes"
+    )
+)]
 
 #[cfg(feature = "alloc")]
 extern crate alloc;

@@ -148,3 +148,162 @@ impl ObjectSource for Empty {
         0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::counter_type::{CounterType, DetailLevel};
+    use crate::v1::validate::{self, Expect};
+    use crate::v1::writer::{CounterSpec, InstancesDesc, ObjectDesc, ObjectHeader};
+
+    extern crate std;
+    use std::vec;
+    use std::vec::Vec;
+
+    const COUNTERS: [CounterSpec; 1] = [CounterSpec {
+        name_title_index: 0,
+        help_title_index: 0,
+        default_scale: 0,
+        detail_level: DetailLevel::Novice,
+        counter_type: CounterType::Rawcount,
+        size: 4,
+        offset: 4,
+    }];
+
+    fn object(index: u32, costly: bool) -> ObjectDesc<'static> {
+        ObjectDesc {
+            header: ObjectHeader {
+                name_title_index: index,
+                help_title_index: index + 1,
+                detail_level: DetailLevel::Novice,
+                default_counter: 0,
+                perf_time: 0,
+                perf_freq: 0,
+                costly,
+            },
+            counters: &COUNTERS,
+            instances: InstancesDesc::Single(&[42]),
+        }
+    }
+
+    fn run(query: Option<&str>, size: usize) -> (Collected, Vec<u8>) {
+        let a = object(238, false);
+        let b = object(2380, false);
+        let c = object(740, true);
+        let objects: [&dyn ObjectSource; 3] = [&a, &b, &c];
+        let units: Option<Vec<u16>> = query.map(|q| q.encode_utf16().chain([0]).collect());
+        let mut buf = vec![0xEEu8; size];
+        let out = collect(units.as_deref(), &objects, &mut buf);
+        (out, buf)
+    }
+
+    fn indexes(buf: &[u8], out: Collected) -> Vec<u32> {
+        let bytes = &buf[..out.bytes()];
+        validate::validate_objects(bytes, out.objects(), Expect::Any).unwrap();
+        validate::objects(bytes, 0, Expect::Any)
+            .map(|o| o.unwrap().header().object_name_title_index)
+            .collect()
+    }
+
+    #[test]
+    fn selection_follows_the_query() {
+        let cases: [(Option<&str>, &[u32]); 11] = [
+            (Some("Global"), &[238, 2380]),
+            (Some("global"), &[238, 2380]),
+            (Some(""), &[238, 2380]),
+            (Some("Costly"), &[740]),
+            (Some("238"), &[238]),
+            (Some("2380 740"), &[2380, 740]),
+            (Some("0238\t9999"), &[238]),
+            (Some("MetadataGlobal"), &[238, 2380]),
+            (Some("MetadataCostly"), &[740]),
+            (Some("OLD_Global"), &[238, 2380]),
+            (Some("740 238"), &[238, 740]),
+        ];
+        for (query, expected) in cases {
+            let (out, buf) = run(query, 4096);
+            assert_eq!(out.status(), ERROR_SUCCESS, "{query:?}");
+            assert_eq!(out.bytes() % 8, 0);
+            assert_eq!(indexes(&buf, out), expected, "{query:?}");
+        }
+    }
+
+    #[test]
+    fn metadata_replies_carry_no_instances() {
+        let (out, buf) = run(Some("MetadataGlobal"), 4096);
+        let bytes = &buf[..out.bytes()];
+        validate::validate_objects(bytes, 2, Expect::Metadata).unwrap();
+        assert_eq!(out.bytes(), 2 * 104);
+    }
+
+    #[test]
+    fn not_mine_leaves_everything_alone() {
+        for query in [
+            None,
+            Some("23"),
+            Some("Foreign"),
+            Some("Foreigh"),
+            Some("Counter 9"),
+            Some("G"),
+        ] {
+            let (out, buf) = run(query, 4096);
+            assert_eq!(out, Collected::NotMine, "{query:?}");
+            assert_eq!(
+                (out.status(), out.bytes(), out.objects()),
+                (ERROR_SUCCESS, 0, 0)
+            );
+            assert!(buf.iter().all(|b| *b == 0xEE));
+        }
+    }
+
+    #[test]
+    fn more_data_at_every_short_size() {
+        let (full, _) = run(Some("Global"), 4096);
+        let needed = full.bytes();
+        assert_eq!(needed, 2 * 112);
+        for size in 0..needed {
+            let (out, buf) = run(Some("Global"), size);
+            assert_eq!(out, Collected::MoreData);
+            assert_eq!(
+                (out.status(), out.bytes(), out.objects()),
+                (ERROR_MORE_DATA, 0, 0)
+            );
+            assert!(buf.iter().all(|b| *b == 0xEE), "size {size}");
+        }
+        let (out, _) = run(Some("Global"), needed);
+        assert_eq!(
+            out,
+            Collected::Success {
+                bytes: needed,
+                objects: 2
+            }
+        );
+    }
+
+    #[test]
+    fn a_bad_description_fails_quietly() {
+        let bad = [CounterSpec {
+            offset: 2,
+            ..COUNTERS[0]
+        }];
+        let obj = ObjectDesc {
+            counters: &bad,
+            ..object(238, false)
+        };
+        let mut buf = [0xEEu8; 256];
+        let out = collect(
+            Some(&[u16::from(b'2'), u16::from(b'3'), u16::from(b'8')]),
+            &[&obj],
+            &mut buf,
+        );
+        assert!(matches!(
+            out,
+            Collected::Failed(WriteError::CounterOffsetInHeader { counter: 0 })
+        ));
+        assert_eq!(
+            (out.status(), out.bytes(), out.objects()),
+            (ERROR_SUCCESS, 0, 0)
+        );
+        assert!(buf.iter().all(|b| *b == 0xEE));
+    }
+}

@@ -688,3 +688,248 @@ impl<'a> DataBlockRef<'a> {
         .flatten()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::counter_type::DetailLevel;
+    use crate::v1::writer::{
+        CounterSpec, InstanceDesc, InstanceSpec, InstancesDesc, Mode, ObjectDesc, ObjectHeader,
+        write_objects,
+    };
+
+    extern crate std;
+    use std::vec;
+    use std::vec::Vec;
+
+    fn spec(counter_type: CounterType, size: u32, offset: u32) -> CounterSpec {
+        CounterSpec {
+            name_title_index: 2,
+            help_title_index: 3,
+            default_scale: 0,
+            detail_level: DetailLevel::Novice,
+            counter_type,
+            size,
+            offset,
+        }
+    }
+
+    const HEADER: ObjectHeader = ObjectHeader {
+        name_title_index: 100,
+        help_title_index: 101,
+        detail_level: DetailLevel::Novice,
+        default_counter: 0,
+        perf_time: 0,
+        perf_freq: 0,
+        costly: false,
+    };
+
+    /// One multi-instance object: 3 counters (fraction + base + 8-byte), two instances.
+    /// Layout: OBJ 0..64, CTR 64..184, INST0 184..216 ("ab": 24+6 -> 32), BLOCK0 216..240,
+    /// INST1 240..272, BLOCK1 272..296.
+    fn sample() -> Vec<u8> {
+        let counters = [
+            spec(CounterType::RawFraction, 4, 4),
+            spec(CounterType::RawBase, 4, 8),
+            spec(CounterType::LargeRawcount, 8, 16),
+        ];
+        let instances = [
+            InstanceDesc {
+                spec: InstanceSpec::named("ab"),
+                values: &[1, 2, 3],
+            },
+            InstanceDesc {
+                spec: InstanceSpec::named("cd"),
+                values: &[4, 5, 6],
+            },
+        ];
+        let obj = ObjectDesc {
+            header: HEADER,
+            counters: &counters,
+            instances: InstancesDesc::Multi(&instances),
+        };
+        let mut buf = vec![0u8; 296];
+        let w = write_objects(&[&obj], Mode::Data, &mut buf).unwrap();
+        assert_eq!(w.bytes, 296);
+        buf
+    }
+
+    fn set(buf: &mut [u8], at: usize, v: u32) {
+        buf[at..at + 4].copy_from_slice(&v.to_le_bytes());
+    }
+
+    fn rule_of(buf: &[u8]) -> (usize, Rule) {
+        let v = validate_objects(buf, 1, Expect::Data).unwrap_err();
+        (v.offset, v.rule)
+    }
+
+    #[test]
+    fn sample_is_valid_and_decodes() {
+        let buf = sample();
+        let s = validate_objects(&buf, 1, Expect::Data).unwrap();
+        assert_eq!(
+            s,
+            Summary {
+                objects: 1,
+                instances: 2
+            }
+        );
+        let o = objects(&buf, 0, Expect::Data).next().unwrap().unwrap();
+        let counters: Vec<_> = o.counters().collect();
+        let values: Vec<Vec<u64>> = o
+            .instances()
+            .map(|i| counters.iter().filter_map(|c| i.value(c)).collect())
+            .collect();
+        assert_eq!(values, [[1, 2, 3], [4, 5, 6]]);
+    }
+
+    #[test]
+    fn each_corruption_is_named_with_its_offset() {
+        type Patch = fn(&mut Vec<u8>);
+        let cases: [(Patch, usize, Rule); 16] = [
+            (|b| b.truncate(200), 0, Rule::ObjectLengthOutOfBounds),
+            (|b| b.truncate(40), 0, Rule::Truncated),
+            (|b| set(b, 0, 300), 0, Rule::ObjectLengthUnaligned),
+            (|b| set(b, 0, 304), 0, Rule::ObjectLengthOutOfBounds),
+            (|b| set(b, 4, 150), 0, Rule::DefinitionLength),
+            (|b| set(b, 8, 60), 0, Rule::ObjectHeaderLength),
+            (|b| set(b, 36, 3), 0, Rule::DefaultCounter),
+            (|b| set(b, 40, 0xFFFF_FFFE), 0, Rule::NumInstances),
+            (|b| set(b, 64 + 40, 36), 104, Rule::CounterByteLength),
+            (
+                |b| set(b, 64 + 40 + 28, 0x0001_0000),
+                64,
+                Rule::BaseNotFollowing,
+            ),
+            (|b| set(b, 144 + 32, 4), 144, Rule::CounterSize),
+            (|b| set(b, 184, 28), 184, Rule::InstanceLength),
+            (|b| set(b, 184 + 20, 10), 184, Rule::NameOutsideInstance),
+            (|b| set(b, 184 + 20, 5), 184, Rule::NameNotTerminated),
+            (|b| set(b, 216, 12), 216, Rule::BlockLength),
+            (|b| set(b, 144 + 36, 24), 216, Rule::CounterOutsideBlock),
+        ];
+        for (i, (patch, offset, rule)) in cases.into_iter().enumerate() {
+            let mut buf = sample();
+            patch(&mut buf);
+            assert_eq!(rule_of(&buf), (offset, rule), "case {i}");
+        }
+    }
+
+    #[test]
+    fn instance_chain_and_totals() {
+        // One instance fewer than the chain holds: the chain ends 56 bytes early.
+        let mut buf = sample();
+        set(&mut buf, 40, 1);
+        assert_eq!(rule_of(&buf), (240, Rule::InstanceChain));
+        // An instance whose block runs past the object.
+        let mut buf = sample();
+        set(&mut buf, 272, 32);
+        assert_eq!(rule_of(&buf), (272, Rule::InstanceChain));
+        // Extra bytes after the last object are a total mismatch.
+        let mut buf = sample();
+        buf.extend_from_slice(&[0; 8]);
+        let v = validate_objects(&buf, 1, Expect::Data).unwrap_err();
+        assert_eq!(v.rule, Rule::Truncated, "8 stray bytes are not an object");
+        let buf = sample();
+        assert_eq!(
+            validate_objects(&buf, 2, Expect::Data).unwrap_err().rule,
+            Rule::ObjectCount
+        );
+        assert_eq!(
+            validate_objects(&buf, 0, Expect::Data).unwrap_err().rule,
+            Rule::ObjectCount
+        );
+        assert_eq!(
+            validate_objects(&[], 0, Expect::Data),
+            Ok(Summary::default())
+        );
+    }
+
+    fn data_block(objects: &[u8], count: u32, name: &str) -> Vec<u8> {
+        let name: Vec<u16> = name.encode_utf16().chain([0]).collect();
+        let name_len = name.len() * 2;
+        let header_len = (88 + name_len + 7) & !7;
+        let mut buf = vec![0x77u8; header_len + objects.len()];
+        let repr = DataBlockRepr {
+            little_endian: 1,
+            version: 1,
+            revision: 1,
+            total_byte_length: buf.len() as u32,
+            header_length: header_len as u32,
+            num_object_types: count,
+            default_object: 238,
+            system_name_length: name_len as u32,
+            system_name_offset: 88,
+            ..DataBlockRepr::default()
+        };
+        repr.emit(&mut DataBlock::new_checked(&mut buf[..]).unwrap());
+        for (i, u) in name.iter().enumerate() {
+            buf[88 + 2 * i..90 + 2 * i].copy_from_slice(&u.to_le_bytes());
+        }
+        buf[header_len..].copy_from_slice(objects);
+        buf
+    }
+
+    #[test]
+    fn data_block_checks() {
+        let good = data_block(&sample(), 1, "HOST");
+        let block = DataBlockRef::parse(&good).unwrap();
+        let name: Vec<u16> = block.system_name_utf16().collect();
+        assert_eq!(name, "HOST".encode_utf16().collect::<Vec<_>>());
+        assert_eq!(block.objects().count(), 1);
+        assert_eq!(block.header().header_length, 104, "(88 + 10 + 7) & ~7");
+
+        type Patch = fn(&mut Vec<u8>);
+        let cases: [(Patch, Rule); 8] = [
+            (|b| b[0] = b'X', Rule::Signature),
+            (|b| set(b, 8, 0), Rule::NotLittleEndian),
+            (|b| set(b, 12, 2), Rule::Version),
+            (|b| set(b, 20, 10_000), Rule::DataBlockTotalLength),
+            (|b| set(b, 24, 112), Rule::DataBlockHeaderLength),
+            (|b| set(b, 28, 2), Rule::ObjectCount),
+            (|b| b[96] = b'!', Rule::SystemName),
+            (|b| b.truncate(87), Rule::Truncated),
+        ];
+        for (patch, rule) in cases {
+            let mut buf = good.clone();
+            patch(&mut buf);
+            assert_eq!(DataBlockRef::parse(&buf).unwrap_err().rule, rule);
+        }
+        // A total that stops inside the object.
+        let mut buf = good.clone();
+        set(&mut buf, 20, (good.len() - 8) as u32);
+        assert_eq!(
+            DataBlockRef::parse(&buf).unwrap_err().rule,
+            Rule::ObjectLengthOutOfBounds
+        );
+        let empty = data_block(&[], 0, "");
+        assert_eq!(DataBlockRef::parse(&empty).unwrap().objects().count(), 0);
+    }
+
+    #[test]
+    fn no_input_panics() {
+        // A cheap deterministic sweep: every single-byte corruption of a valid block, and
+        // every truncation, is either accepted or reported, never a panic.
+        let good = data_block(&sample(), 1, "HOST");
+        for len in 0..good.len() {
+            let _ = DataBlockRef::parse(&good[..len]);
+        }
+        for at in 0..good.len() {
+            for v in [0u8, 1, 7, 0x80, 0xFF] {
+                let mut buf = good.clone();
+                buf[at] = v;
+                if let Ok(b) = DataBlockRef::parse(&buf) {
+                    for o in b.objects() {
+                        let counters: Vec<_> = o.counters().collect();
+                        for i in o.instances() {
+                            let _ = i.name_utf16().count();
+                            for c in &counters {
+                                let _ = i.value(c);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

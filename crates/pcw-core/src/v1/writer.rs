@@ -589,3 +589,327 @@ fn write_block(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bytes::{i32_at, u16_at, u32_at};
+    use crate::v1::validate::{self, Expect};
+
+    extern crate std;
+    use std::vec;
+    use std::vec::Vec;
+
+    pub(crate) fn counter(counter_type: CounterType, size: u32, offset: u32) -> CounterSpec {
+        CounterSpec {
+            name_title_index: 1000 + offset,
+            help_title_index: 1001 + offset,
+            default_scale: 0,
+            detail_level: DetailLevel::Novice,
+            counter_type,
+            size,
+            offset,
+        }
+    }
+
+    pub(crate) fn header(index: u32, costly: bool) -> ObjectHeader {
+        ObjectHeader {
+            name_title_index: index,
+            help_title_index: index + 1,
+            detail_level: DetailLevel::Novice,
+            default_counter: 0,
+            perf_time: 0,
+            perf_freq: 0,
+            costly,
+        }
+    }
+
+    /// Writes with two different poisons; both results must be identical, so every reported
+    /// byte was written.
+    fn write_both(objects: &[&dyn ObjectSource], mode: Mode) -> Vec<u8> {
+        let needed = objects_len(objects, mode).unwrap();
+        let mut a = vec![0xA5u8; needed + 16];
+        let mut b = vec![0xCCu8; needed + 16];
+        let wa = write_objects(objects, mode, &mut a).unwrap();
+        let wb = write_objects(objects, mode, &mut b).unwrap();
+        assert_eq!(wa, wb);
+        assert_eq!(wa.bytes, needed);
+        assert_eq!(
+            &a[..needed],
+            &b[..needed],
+            "a byte inside the reply was left unwritten"
+        );
+        assert!(
+            a[needed..].iter().all(|x| *x == 0xA5),
+            "wrote past the reported length"
+        );
+        a.truncate(needed);
+        a
+    }
+
+    #[test]
+    fn single_instance_layout() {
+        let counters = [
+            counter(CounterType::Rawcount, 4, 4),
+            counter(CounterType::LargeRawcount, 8, 8),
+        ];
+        let obj = ObjectDesc {
+            header: header(1000, false),
+            counters: &counters,
+            instances: InstancesDesc::Single(&[0x1_2345_6789, 0x1122_3344_5566_7788]),
+        };
+        let out = write_both(&[&obj], Mode::Data);
+        // OBJ 64 + 2 CTR 80 = 144; block 4 + 4 + 8 = 16.
+        assert_eq!(out.len(), 160);
+        assert_eq!(u32_at(&out, 0), 160, "TotalByteLength");
+        assert_eq!(u32_at(&out, 4), 144, "DefinitionLength");
+        assert_eq!(u32_at(&out, 8), 64, "HeaderLength");
+        assert_eq!(u32_at(&out, 12), 1000);
+        assert_eq!(u32_at(&out, 32), 2, "NumCounters");
+        assert_eq!(i32_at(&out, 40), -1, "NumInstances = PERF_NO_INSTANCES");
+        assert_eq!(u32_at(&out, 64), 40, "first counter ByteLength");
+        assert_eq!(u32_at(&out, 64 + 28), 0x0001_0000, "CounterType");
+        assert_eq!(u32_at(&out, 104 + 36), 8, "second CounterOffset");
+        assert_eq!(u32_at(&out, 144), 16, "counter block ByteLength");
+        assert_eq!(
+            u32_at(&out, 148),
+            0x2345_6789,
+            "4-byte value keeps the low 32 bits"
+        );
+        assert_eq!(&out[152..160], &0x1122_3344_5566_7788u64.to_le_bytes());
+        let s = validate::validate_objects(&out, 1, Expect::Data).unwrap();
+        assert_eq!(s.instances, 1);
+    }
+
+    #[test]
+    fn multi_instance_names_are_utf16_nul_terminated_and_padded() {
+        let counters = [counter(CounterType::Rawcount, 4, 4)];
+        let utf16: Vec<u16> = "Größe ✓".encode_utf16().collect();
+        let instances = [
+            InstanceDesc {
+                spec: InstanceSpec::named("Small Wave"),
+                values: &[1],
+            },
+            InstanceDesc {
+                spec: InstanceSpec {
+                    name: InstanceName::Utf16(&utf16),
+                    unique_id: 7,
+                    parent_title_index: 230,
+                    parent_instance: 3,
+                },
+                values: &[2],
+            },
+            InstanceDesc {
+                spec: InstanceSpec {
+                    name: InstanceName::None,
+                    unique_id: 9,
+                    parent_title_index: 0,
+                    parent_instance: 0,
+                },
+                values: &[3],
+            },
+        ];
+        let obj = ObjectDesc {
+            header: header(2000, false),
+            counters: &counters,
+            instances: InstancesDesc::Multi(&instances),
+        };
+        let out = write_both(&[&obj], Mode::Data);
+        assert_eq!(i32_at(&out, 40), 3, "NumInstances");
+        let inst = 104;
+        // "Small Wave": 10 units + NUL = 22 bytes; 24 + 22 = 46 -> 48.
+        assert_eq!(u32_at(&out, inst), 48);
+        assert_eq!(i32_at(&out, inst + 12), -1, "PERF_NO_UNIQUE_ID");
+        assert_eq!(u32_at(&out, inst + 16), 24, "NameOffset");
+        assert_eq!(
+            u32_at(&out, inst + 20),
+            22,
+            "NameLength includes the NUL, not padding"
+        );
+        assert_eq!(u16_at(&out, inst + 24), u16::from(b'S'));
+        assert_eq!(u16_at(&out, inst + 24 + 20), 0, "NUL");
+        assert_eq!(&out[inst + 46..inst + 48], &[0, 0], "padding is zeroed");
+        let block = inst + 48;
+        assert_eq!(u32_at(&out, block), 8);
+        assert_eq!(u32_at(&out, block + 4), 1);
+        let second = block + 8;
+        assert_eq!(i32_at(&out, second + 12), 7);
+        assert_eq!(u32_at(&out, second + 4), 230);
+        assert_eq!(u32_at(&out, second + 8), 3);
+        assert_eq!(u32_at(&out, second + 20), 2 * (utf16.len() as u32 + 1));
+        let objects: Vec<_> = validate::objects(&out, 0, Expect::Data).collect();
+        let o = objects[0].unwrap();
+        let names: Vec<Vec<u16>> = o.instances().map(|i| i.name_utf16().collect()).collect();
+        assert_eq!(names[0], "Small Wave".encode_utf16().collect::<Vec<_>>());
+        assert_eq!(names[1], utf16);
+        assert!(names[2].is_empty());
+        assert_eq!(
+            o.instances()
+                .nth(2)
+                .unwrap()
+                .definition()
+                .unwrap()
+                .name_length,
+            0
+        );
+    }
+
+    #[test]
+    fn zero_instances_and_metadata() {
+        let counters = [counter(CounterType::Rawcount, 4, 4)];
+        let multi = ObjectDesc {
+            header: header(10, false),
+            counters: &counters,
+            instances: InstancesDesc::Multi(&[]),
+        };
+        let single = ObjectDesc {
+            header: header(12, false),
+            counters: &counters,
+            instances: InstancesDesc::Single(&[5]),
+        };
+        let out = write_both(&[&multi], Mode::Data);
+        assert_eq!(out.len(), 104);
+        assert_eq!(i32_at(&out, 40), 0);
+        let out = write_both(&[&multi, &single], Mode::Metadata);
+        assert_eq!(out.len(), 208, "definitions only");
+        assert_eq!(i32_at(&out, 40), wire::PERF_METADATA_MULTIPLE_INSTANCES);
+        assert_eq!(i32_at(&out, 104 + 40), wire::PERF_METADATA_NO_INSTANCES);
+        validate::validate_objects(&out, 2, Expect::Metadata).unwrap();
+        assert!(validate::validate_objects(&out, 2, Expect::Data).is_err());
+    }
+
+    #[test]
+    fn too_small_buffers_are_left_untouched() {
+        let counters = [counter(CounterType::Rawcount, 4, 4)];
+        let instances = [InstanceDesc {
+            spec: InstanceSpec::named("x"),
+            values: &[1],
+        }];
+        let obj = ObjectDesc {
+            header: header(10, false),
+            counters: &counters,
+            instances: InstancesDesc::Multi(&instances),
+        };
+        let needed = objects_len(&[&obj], Mode::Data).unwrap();
+        for size in 0..needed {
+            let mut buf = vec![0x5Au8; size];
+            assert_eq!(
+                write_objects(&[&obj], Mode::Data, &mut buf),
+                Err(WriteError::NoSpace { needed })
+            );
+            assert!(buf.iter().all(|b| *b == 0x5A));
+        }
+    }
+
+    #[test]
+    fn bad_descriptions_are_refused_before_writing() {
+        let cases: [(&[CounterSpec], WriteError); 5] = [
+            (
+                &[counter(CounterType::Rawcount, 4, 0)],
+                WriteError::CounterOffsetInHeader { counter: 0 },
+            ),
+            (
+                &[counter(CounterType::LargeRawcount, 8, 12)],
+                WriteError::MisalignedCounter { counter: 0 },
+            ),
+            (
+                &[counter(CounterType::LargeRawcount, 4, 4)],
+                WriteError::BadCounterSize { counter: 0 },
+            ),
+            (
+                &[
+                    counter(CounterType::RawFraction, 4, 4),
+                    counter(CounterType::Rawcount, 4, 8),
+                ],
+                WriteError::BaseNotFollowing { counter: 0 },
+            ),
+            (
+                &[
+                    counter(CounterType::Rawcount, 4, 4),
+                    counter(CounterType::RawFraction, 4, 8),
+                ],
+                WriteError::BaseNotFollowing { counter: 1 },
+            ),
+        ];
+        for (counters, expected) in cases {
+            let values = vec![0u64; counters.len()];
+            let obj = ObjectDesc {
+                header: header(10, false),
+                counters,
+                instances: InstancesDesc::Single(&values),
+            };
+            let mut buf = [0x77u8; 512];
+            assert_eq!(write_objects(&[&obj], Mode::Data, &mut buf), Err(expected));
+            assert!(buf.iter().all(|b| *b == 0x77));
+        }
+        let counters = [counter(CounterType::Rawcount, 4, 4)];
+        let long: Vec<u16> = vec![u16::from(b'a'); MAX_INSTANCE_NAME_UNITS + 1];
+        let bad_names = [InstanceName::Str("a\0b"), InstanceName::Utf16(&long)];
+        for name in bad_names {
+            let instances = [InstanceDesc {
+                spec: InstanceSpec {
+                    name,
+                    unique_id: -1,
+                    parent_title_index: 0,
+                    parent_instance: 0,
+                },
+                values: &[1],
+            }];
+            let obj = ObjectDesc {
+                header: header(10, false),
+                counters: &counters,
+                instances: InstancesDesc::Multi(&instances),
+            };
+            let mut buf = [0u8; 4096];
+            assert_eq!(
+                write_objects(&[&obj], Mode::Data, &mut buf),
+                Err(WriteError::BadInstanceName { instance: 0 })
+            );
+        }
+        let obj = ObjectDesc {
+            header: header(10, false),
+            counters: &counters,
+            instances: InstancesDesc::Single(&[1, 2]),
+        };
+        assert_eq!(
+            write_objects(&[&obj], Mode::Data, &mut [0u8; 512]),
+            Err(WriteError::ValueCount { instance: 0 })
+        );
+    }
+
+    #[test]
+    fn assign_offsets_aligns_each_counter_to_its_size() {
+        let mut counters = [
+            counter(CounterType::Rawcount, 4, 0),
+            counter(CounterType::LargeRawcount, 8, 0),
+            counter(CounterType::Rawcount, 4, 0),
+            counter(CounterType::NoData, 0, 0),
+            counter(CounterType::RawFraction, 4, 0),
+            counter(CounterType::RawBase, 4, 0),
+        ];
+        let block = assign_offsets(&mut counters).unwrap();
+        let offsets: Vec<u32> = counters.iter().map(|c| c.offset).collect();
+        assert_eq!(offsets, [4, 8, 16, 20, 20, 24]);
+        assert_eq!(block, 32);
+        counters[1].size = 3;
+        assert_eq!(
+            assign_offsets(&mut counters),
+            Err(WriteError::BadCounterSize { counter: 1 })
+        );
+    }
+
+    #[test]
+    fn average_timer_may_be_eight_bytes() {
+        let counters = [
+            counter(CounterType::AverageTimer, 8, 8),
+            counter(CounterType::AverageBase, 4, 16),
+        ];
+        let obj = ObjectDesc {
+            header: header(10, false),
+            counters: &counters,
+            instances: InstancesDesc::Single(&[u64::MAX, 3]),
+        };
+        let out = write_both(&[&obj], Mode::Data);
+        validate::validate_objects(&out, 1, Expect::Data).unwrap();
+    }
+}
