@@ -33,6 +33,7 @@ extern crate alloc;
 
 pub mod counter_type;
 pub mod v1;
+pub mod wildcard;
 
 pub(crate) mod bytes;
 pub use bytes::align8;
