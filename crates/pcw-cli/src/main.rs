@@ -1,2 +1,69 @@
-//! `pcw`: the pcw-rs command line.
-fn main() {}
+//! `pcw`: the pcw-rs command line, one subcommand per module.
+//!
+//! Exit codes, for every subcommand: 0 success; 1 usage, I/O or other operational errors;
+//! 2 the input was read but is invalid (for `dump`: malformed performance data). Errors are
+//! printed to stderr as `error: …`.
+//!
+//! To add a command: a module with an `Args` struct (clap `Args` derive) and
+//! `run(&Args) -> Result<(), E>` where `E: Failure`, a variant of [`Command`], and one arm in
+//! [`main`].
+
+mod dump;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Tools for Windows performance counters.
+#[derive(Debug, Parser)]
+#[command(name = "pcw", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Decode, validate and print a binary `PERF_DATA_BLOCK` (a raw `HKEY_PERFORMANCE_DATA`
+    /// reply saved to a file).
+    Dump(dump::Args),
+}
+
+/// What a command's error must provide: a message (its `Display`) and an exit code.
+trait Failure: std::fmt::Display {
+    /// The process exit code for this error (1 operational, 2 invalid input).
+    fn exit_code(&self) -> u8;
+}
+
+/// Exit code for usage, I/O and other operational errors.
+const EXIT_FAILURE: u8 = 1;
+
+fn report<E: Failure>(result: Result<(), E>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // `--help`/`--version` print to stdout and succeed; usage errors exit 1 (clap's
+            // default would be 2, which `pcw` keeps for invalid input).
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(EXIT_FAILURE)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    match &cli.command {
+        Command::Dump(args) => report(dump::run(args)),
+    }
+}

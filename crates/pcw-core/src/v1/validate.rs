@@ -281,10 +281,15 @@ impl<'a> Iterator for Instances<'a> {
         } else {
             let view = InstanceDefinition::new_checked(self.bytes.get(self.at..)?).ok()?;
             let def = InstanceDefinitionRepr::parse(&view);
-            let name_at = self.at + def.name_offset as usize;
-            let name = self
-                .bytes
-                .get(name_at..name_at + def.name_length as usize)?;
+            // `NameOffset` is only checked when there is a name: with `NameLength` 0 it may
+            // point anywhere, and must not end the iteration.
+            let name = if def.name_length == 0 {
+                &[][..]
+            } else {
+                let name_at = self.at + def.name_offset as usize;
+                self.bytes
+                    .get(name_at..name_at + def.name_length as usize)?
+            };
             self.at += def.byte_length as usize;
             (Some(def), name)
         };
