@@ -28,6 +28,17 @@ enum Command {
     /// Decode, validate and print a binary `PERF_DATA_BLOCK` (a raw `HKEY_PERFORMANCE_DATA`
     /// reply saved to a file).
     Dump(dump::Args),
+    /// Sample the driver's countersets under the simulated kernel, typeperf-style (arrives with
+    /// the driver; until then it says so and fails).
+    Typeperf(TypeperfArgs),
+}
+
+/// Arguments of `pcw typeperf`, accepted as typeperf takes them.
+#[derive(Debug, clap::Args)]
+struct TypeperfArgs {
+    /// Counter paths and typeperf options (`-sc N`, `-si SECONDS`).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    args: Vec<String>,
 }
 
 /// What a command's error must provide: a message (its `Display`) and an exit code.
@@ -65,5 +76,12 @@ fn main() -> ExitCode {
     };
     match &cli.command {
         Command::Dump(args) => report(dump::run(args)),
+        Command::Typeperf(_) => {
+            eprintln!(
+                "error: `pcw typeperf` is not available yet: it samples the driver's countersets \
+                 under pcw-sim, and the driver lands with issue 4 (the PCW counterset provider)"
+            );
+            ExitCode::from(EXIT_FAILURE)
+        }
     }
 }
