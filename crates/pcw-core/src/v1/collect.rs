@@ -88,10 +88,10 @@ pub fn collect(query: Option<&[u16]>, objects: &[&dyn ObjectSource], buf: &mut [
     // A fixed array keeps the selection off the heap; `Empty` fills the unused slots.
     let mut selected: [&dyn ObjectSource; MAX_OBJECTS] = [&Empty; MAX_OBJECTS];
     let mut count = 0;
-    for (slot, o) in selected
-        .iter_mut()
-        .zip(objects.iter().copied().filter(|o| wanted(*o)))
-    {
+    for o in objects.iter().copied().filter(|o| wanted(*o)) {
+        let Some(slot) = selected.get_mut(count) else {
+            return Collected::Failed(WriteError::TooManyObjects);
+        };
         *slot = o;
         count += 1;
     }
@@ -278,6 +278,30 @@ mod tests {
                 objects: 2
             }
         );
+    }
+
+    #[test]
+    fn too_many_objects_fail_instead_of_being_dropped() {
+        let objects: Vec<ObjectDesc<'static>> = (0..=MAX_OBJECTS as u32)
+            .map(|i| object(2 * i, false))
+            .collect();
+        let refs: Vec<&dyn ObjectSource> = objects.iter().map(|o| o as &dyn ObjectSource).collect();
+        let mut buf = vec![0u8; 64 * 1024];
+        assert_eq!(collect(None, &refs, &mut buf), Collected::NotMine);
+        let global: Vec<u16> = "Global".encode_utf16().collect();
+        assert_eq!(
+            collect(Some(&global), &refs, &mut buf),
+            Collected::Failed(WriteError::TooManyObjects)
+        );
+        assert!(buf.iter().all(|b| *b == 0));
+        let fits = &refs[..MAX_OBJECTS];
+        assert!(matches!(
+            collect(Some(&global), fits, &mut buf),
+            Collected::Success {
+                objects: MAX_OBJECTS,
+                ..
+            }
+        ));
     }
 
     #[test]

@@ -74,7 +74,8 @@ pub enum Rule {
     CounterByteLength,
     /// `CounterSize` is not 0, 4 or 8, or disagrees with the counter type's size bits.
     CounterSize,
-    /// A fraction, average or multi counter is not directly followed by its base counter.
+    /// A fraction, average or multi counter is not directly followed by its base counter, or a
+    /// precision timer by its `PERF_PRECISION_TIMESTAMP` (`PERF_LARGE_RAW_BASE`) counter.
     BaseNotFollowing,
     /// `PERF_INSTANCE_DEFINITION.ByteLength` is not a multiple of 8 or is less than 24.
     InstanceLength,
@@ -368,7 +369,7 @@ fn check_counters(obj: &[u8], base: usize, num_counters: usize) -> Result<usize,
             return Err(violation(base + at, Rule::CounterByteLength));
         }
         if previous
-            .and_then(CounterType::required_base)
+            .and_then(CounterType::required_follower)
             .is_some_and(|base_type| base_type != c.counter_type)
         {
             return Err(violation(base + at - CTR, Rule::BaseNotFollowing));
@@ -389,7 +390,7 @@ fn check_counters(obj: &[u8], base: usize, num_counters: usize) -> Result<usize,
         }
         previous = Some(c.counter_type);
     }
-    if previous.and_then(CounterType::required_base).is_some() {
+    if previous.and_then(CounterType::required_follower).is_some() {
         return Err(violation(
             base + OBJ + (num_counters - 1) * CTR,
             Rule::BaseNotFollowing,

@@ -44,7 +44,8 @@ pub enum WriteError {
         /// Index of the counter in its object.
         counter: usize,
     },
-    /// A fraction/average/multi counter is not directly followed by the base it needs.
+    /// A fraction/average/multi counter is not directly followed by the base it needs, or a
+    /// precision timer by its timestamp counter.
     BaseNotFollowing {
         /// Index of the counter whose base is missing.
         counter: usize,
@@ -61,6 +62,9 @@ pub enum WriteError {
     },
     /// The reply would not fit the 32-bit lengths of the format.
     TooLarge,
+    /// A query selected more objects than one reply may carry
+    /// ([`crate::v1::collect::MAX_OBJECTS`]).
+    TooManyObjects,
 }
 
 /// How objects are written.
@@ -341,7 +345,7 @@ fn check_counters(counters: &[CounterSpec]) -> Result<usize, WriteError> {
         if c.size != 0 && !offset.is_multiple_of(c.size as usize) {
             return Err(WriteError::MisalignedCounter { counter: index });
         }
-        if let Some(base) = c.counter_type.required_base() {
+        if let Some(base) = c.counter_type.required_follower() {
             let next = counters.get(index + 1).map(|n| n.counter_type);
             if next != Some(base) {
                 return Err(WriteError::BaseNotFollowing { counter: index });
@@ -896,6 +900,31 @@ mod tests {
             assign_offsets(&mut counters),
             Err(WriteError::BadCounterSize { counter: 1 })
         );
+    }
+
+    #[test]
+    fn precision_timers_need_their_timestamp_next() {
+        let alone = [counter(CounterType::Precision100nsTimer, 8, 8)];
+        let obj = ObjectDesc {
+            header: header(10, false),
+            counters: &alone,
+            instances: InstancesDesc::Single(&[1]),
+        };
+        assert_eq!(
+            write_objects(&[&obj], Mode::Data, &mut [0u8; 256]),
+            Err(WriteError::BaseNotFollowing { counter: 0 })
+        );
+        let paired = [
+            counter(CounterType::Precision100nsTimer, 8, 8),
+            counter(CounterType::LargeRawBase, 8, 16),
+        ];
+        let obj = ObjectDesc {
+            header: header(10, false),
+            counters: &paired,
+            instances: InstancesDesc::Single(&[1, 2]),
+        };
+        let out = write_both(&[&obj], Mode::Data);
+        validate::validate_objects(&out, 1, Expect::Data).unwrap();
     }
 
     #[test]

@@ -1,0 +1,447 @@
+//! The simulated kernel PCW against a small provider written the way a driver is: it calls the
+//! DDIs through windows-sys' `Wdk` declarations, which resolve to pcw-sim's `#[no_mangle]`
+//! functions in this test binary (DESIGN.md, "FFI: one facade, two bindings").
+
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+use pcw_sim::kernel::{
+    BUILD_SERVER_2019, BUILD_SERVER_2022, Bugcheck, Descriptor, Kernel, Misuse,
+    PCW_ANY_INSTANCE_ID, PcwCall, Request,
+};
+use windows_sys::Wdk::Foundation::{PPCW_INSTANCE, PPCW_REGISTRATION};
+use windows_sys::Wdk::System::SystemServices::{
+    PCW_CALLBACK_INFORMATION, PCW_COUNTER_DESCRIPTOR, PCW_DATA, PCW_REGISTRATION_INFORMATION,
+    PCW_VERSION_1, PCW_VERSION_2, PPCW_CALLBACK, PcwAddInstance, PcwCallbackAddCounter,
+    PcwCallbackCollectData, PcwCallbackEnumerateInstances, PcwCloseInstance, PcwCreateInstance,
+    PcwRegister, PcwUnregister,
+};
+use windows_sys::Win32::Foundation::{
+    NTSTATUS, STATUS_INVALID_BUFFER_SIZE, STATUS_INVALID_PARAMETER_2, STATUS_SUCCESS,
+    STATUS_UNSUCCESSFUL, UNICODE_STRING,
+};
+
+#[repr(C)]
+struct Wave {
+    triangle: u32,
+    square: u64,
+}
+
+const WAVES: [(&str, u32); 3] = [("Small Wave", 1), ("Medium Wave", 2), ("Large Wave", 3)];
+
+/// When set, the test callback filters by id itself; otherwise it adds everything.
+static FILTER_IN_CALLBACK: AtomicBool = AtomicBool::new(true);
+/// When set, the callback passes a block too short for the descriptors.
+static SHORT_BLOCK: AtomicBool = AtomicBool::new(false);
+static ADD_COUNTER_CALLS: AtomicU32 = AtomicU32::new(0);
+
+fn descriptors() -> [PCW_COUNTER_DESCRIPTOR; 2] {
+    [
+        PCW_COUNTER_DESCRIPTOR {
+            Id: 0,
+            StructIndex: 0,
+            Offset: 0,
+            Size: 4,
+        },
+        PCW_COUNTER_DESCRIPTOR {
+            Id: 1,
+            StructIndex: 0,
+            Offset: 8,
+            Size: 8,
+        },
+    ]
+}
+
+struct Utf16Name(Vec<u16>, UNICODE_STRING);
+
+/// The units and a `UNICODE_STRING` over them (the units live on the heap, so moving the pair
+/// keeps the pointer valid).
+fn unicode(s: &str) -> Utf16Name {
+    let mut b = Utf16Name(s.encode_utf16().collect(), UNICODE_STRING::default());
+    let len = u16::try_from(b.0.len() * 2).unwrap();
+    b.1 = UNICODE_STRING {
+        Length: len,
+        MaximumLength: len,
+        Buffer: b.0.as_mut_ptr(),
+    };
+    b
+}
+
+unsafe extern "system" fn callback(
+    kind: i32,
+    info: *const PCW_CALLBACK_INFORMATION,
+    _context: *const c_void,
+) -> NTSTATUS {
+    // SAFETY: PCW passes a valid information block for the call's kind.
+    let info = unsafe { &*info };
+    if kind == PcwCallbackAddCounter {
+        ADD_COUNTER_CALLS.fetch_add(1, Ordering::Relaxed);
+        return STATUS_SUCCESS;
+    }
+    {
+        if kind == PcwCallbackEnumerateInstances || kind == PcwCallbackCollectData {
+            // SAFETY: both kinds carry a PCW_MASK_INFORMATION.
+            let mask = unsafe { info.CollectData };
+            for (i, (name, id)) in WAVES.iter().enumerate() {
+                if FILTER_IN_CALLBACK.load(Ordering::Relaxed)
+                    && mask.InstanceId != PCW_ANY_INSTANCE_ID
+                    && mask.InstanceId != *id
+                {
+                    continue;
+                }
+                let name = unicode(name);
+                let wave = Wave {
+                    triangle: 10 * (u32::try_from(i).unwrap() + 1),
+                    square: u64::MAX - i as u64,
+                };
+                let data = PCW_DATA {
+                    Data: (&raw const wave).cast(),
+                    Size: if SHORT_BLOCK.load(Ordering::Relaxed) {
+                        8
+                    } else {
+                        u32::try_from(size_of::<Wave>()).unwrap()
+                    },
+                };
+                let status = if kind == PcwCallbackEnumerateInstances {
+                    // SAFETY: a name and no data, as EnumerateInstances allows.
+                    unsafe {
+                        PcwAddInstance(mask.Buffer, &raw const name.1, *id, 0, std::ptr::null())
+                    }
+                } else {
+                    // SAFETY: the block lives across the call; PCW copies it.
+                    unsafe {
+                        PcwAddInstance(mask.Buffer, &raw const name.1, *id, 1, &raw const data)
+                    }
+                };
+                if status != STATUS_SUCCESS {
+                    return status;
+                }
+            }
+        }
+        STATUS_SUCCESS
+    }
+}
+
+fn register(version: u32, flags: i32, name: &str) -> (NTSTATUS, PPCW_REGISTRATION) {
+    let mut name = unicode(name);
+    let mut counters = descriptors();
+    let real: unsafe extern "system" fn(
+        i32,
+        *const PCW_CALLBACK_INFORMATION,
+        *const c_void,
+    ) -> NTSTATUS = callback;
+    // SAFETY: windows-sys types PPCW_CALLBACK as a zero-argument pointer; PCW calls it with the
+    // real PCW_CALLBACK signature.
+    let cb: PPCW_CALLBACK = Some(unsafe {
+        std::mem::transmute::<
+            unsafe extern "system" fn(
+                i32,
+                *const PCW_CALLBACK_INFORMATION,
+                *const c_void,
+            ) -> NTSTATUS,
+            unsafe extern "system" fn() -> NTSTATUS,
+        >(real)
+    });
+    let info = PCW_REGISTRATION_INFORMATION {
+        Version: version,
+        Name: &raw mut name.1,
+        CounterCount: 2,
+        Counters: counters.as_mut_ptr(),
+        Callback: cb,
+        CallbackContext: std::ptr::null_mut(),
+        Flags: flags,
+    };
+    let mut handle: PPCW_REGISTRATION = 0;
+    // SAFETY: the information block and everything it points at live across the call.
+    let status = unsafe { PcwRegister(&raw mut handle, &raw const info) };
+    (status, handle)
+}
+
+fn unregister(handle: PPCW_REGISTRATION) {
+    // SAFETY: any handle is accepted by the simulator.
+    unsafe { PcwUnregister(handle) };
+}
+
+#[test]
+fn version_2_needs_a_recent_build_and_version_1_works_everywhere() {
+    let k = Kernel::boot(BUILD_SERVER_2019);
+    assert_eq!(
+        register(PCW_VERSION_2, 0, "Geometric Waves").0,
+        STATUS_INVALID_PARAMETER_2
+    );
+    let (status, handle) = register(PCW_VERSION_1, 0, "Geometric Waves");
+    assert_eq!(status, STATUS_SUCCESS);
+    assert_eq!(
+        k.registration_info("geometric waves"),
+        Some((PCW_VERSION_1, 0))
+    );
+    unregister(handle);
+    assert!(k.teardown().is_clean());
+
+    let k = Kernel::boot(BUILD_SERVER_2022);
+    let (status, handle) = register(PCW_VERSION_2, 1, "Geometric Waves");
+    assert_eq!(status, STATUS_SUCCESS);
+    assert_eq!(
+        k.registration_info("Geometric Waves"),
+        Some((PCW_VERSION_2, 1))
+    );
+    assert_eq!(
+        k.descriptors("Geometric Waves").unwrap(),
+        [
+            Descriptor {
+                id: 0,
+                struct_index: 0,
+                offset: 0,
+                size: 4
+            },
+            Descriptor {
+                id: 1,
+                struct_index: 0,
+                offset: 8,
+                size: 8
+            },
+        ]
+    );
+    unregister(handle);
+    assert!(k.teardown().is_clean());
+}
+
+#[test]
+fn bad_registrations_are_refused() {
+    let k = Kernel::boot(BUILD_SERVER_2022);
+    assert_eq!(
+        register(PCW_VERSION_2, 0, "").0,
+        STATUS_INVALID_PARAMETER_2,
+        "empty name"
+    );
+    assert_eq!(
+        register(PCW_VERSION_2, 2, "x").0,
+        STATUS_INVALID_PARAMETER_2,
+        "unknown flag"
+    );
+    assert_eq!(
+        register(0x300, 0, "x").0,
+        STATUS_INVALID_PARAMETER_2,
+        "unknown version"
+    );
+    let mut odd = unicode("xy");
+    odd.1.Length = 3;
+    let info = PCW_REGISTRATION_INFORMATION {
+        Version: PCW_VERSION_1,
+        Name: &raw mut odd.1,
+        ..Default::default()
+    };
+    let mut h = 0;
+    // SAFETY: valid pointers; the simulator checks the odd length.
+    let status = unsafe { PcwRegister(&raw mut h, &raw const info) };
+    assert_eq!(status, STATUS_INVALID_PARAMETER_2);
+    assert!(k.countersets().is_empty());
+    assert!(k.teardown().is_clean());
+}
+
+#[test]
+fn collection_applies_pcw_filters_and_reports_callback_filtering() {
+    let k = Kernel::boot(BUILD_SERVER_2022);
+    FILTER_IN_CALLBACK.store(true, Ordering::Relaxed);
+    let (_, handle) = register(PCW_VERSION_2, 0, "Geometric Waves");
+
+    let all = k.collect("GEOMETRIC WAVES", &Request::default()).unwrap();
+    let names: Vec<_> = all
+        .instances
+        .iter()
+        .map(|i| (i.name.as_str(), i.id))
+        .collect();
+    assert_eq!(
+        names,
+        [("Small Wave", 1), ("Medium Wave", 2), ("Large Wave", 3)]
+    );
+    assert_eq!(all.instances[2].values[&0], 30);
+    assert_eq!(all.instances[2].values[&1], u64::MAX - 2);
+
+    let masked = Request {
+        instance_mask: Some("?mall*".into()),
+        ..Request::default()
+    };
+    let c = k.collect("Geometric Waves", &masked).unwrap();
+    assert_eq!(c.instances.len(), 1);
+    assert_eq!(
+        c.unfiltered,
+        ["Medium Wave", "Large Wave"],
+        "the callback ignores masks"
+    );
+
+    let by_id = Request {
+        instance_id: 2,
+        ..Request::default()
+    };
+    let c = k.collect("Geometric Waves", &by_id).unwrap();
+    assert_eq!(c.instances[0].name, "Medium Wave");
+    assert!(c.unfiltered.is_empty(), "the callback filters ids itself");
+
+    FILTER_IN_CALLBACK.store(false, Ordering::Relaxed);
+    let c = k.collect("Geometric Waves", &by_id).unwrap();
+    assert_eq!(
+        c.instances.len(),
+        1,
+        "PCW filters what the callback did not"
+    );
+    assert_eq!(c.unfiltered, ["Small Wave", "Large Wave"]);
+    FILTER_IN_CALLBACK.store(true, Ordering::Relaxed);
+
+    let one_counter = Request {
+        counter_mask: 0b10,
+        ..Request::default()
+    };
+    let c = k.collect("Geometric Waves", &one_counter).unwrap();
+    assert!(c.instances.iter().all(|i| i.values.keys().eq([&1u16])));
+
+    let names = k.enumerate("Geometric Waves", &Request::default()).unwrap();
+    assert_eq!(names.len(), 3);
+    assert!(k.collect("No Such Set", &Request::default()).is_err());
+
+    assert_eq!(
+        k.notify("Geometric Waves", true, 1).unwrap(),
+        [STATUS_SUCCESS]
+    );
+    assert!(ADD_COUNTER_CALLS.load(Ordering::Relaxed) >= 1);
+    unregister(handle);
+    assert!(k.teardown().is_clean());
+}
+
+#[test]
+fn short_blocks_get_invalid_buffer_size() {
+    let k = Kernel::boot(BUILD_SERVER_2022);
+    let (_, handle) = register(PCW_VERSION_2, 0, "Short");
+    SHORT_BLOCK.store(true, Ordering::Relaxed);
+    let c = k.collect("Short", &Request::default()).unwrap();
+    SHORT_BLOCK.store(false, Ordering::Relaxed);
+    assert_eq!(c.statuses, [STATUS_INVALID_BUFFER_SIZE]);
+    assert!(c.instances.is_empty());
+    unregister(handle);
+    assert!(k.teardown().is_clean());
+}
+
+#[test]
+fn created_instances_are_read_at_collection_time() {
+    let k = Kernel::boot(BUILD_SERVER_2022);
+    let (_, handle) = register(PCW_VERSION_2, 0, "Dynamic");
+    let wave = Box::new(Wave {
+        triangle: 1,
+        square: 2,
+    });
+    let data = PCW_DATA {
+        Data: (&raw const *wave).cast(),
+        Size: u32::try_from(size_of::<Wave>()).unwrap(),
+    };
+    let name = unicode("queue 0");
+    let mut instance: PPCW_INSTANCE = 0;
+    // SAFETY: the block outlives the instance (closed below before `wave` is dropped).
+    let status = unsafe {
+        PcwCreateInstance(
+            &raw mut instance,
+            handle,
+            &raw const name.1,
+            1,
+            &raw const data,
+        )
+    };
+    assert_eq!(status, STATUS_SUCCESS);
+    let wave_ptr = Box::into_raw(wave);
+    // SAFETY: the test owns the block; no collection runs concurrently here.
+    unsafe { (*wave_ptr).square = 99 };
+    FILTER_IN_CALLBACK.store(true, Ordering::Relaxed);
+    let c = k.collect(
+        "Dynamic",
+        &Request {
+            instance_mask: Some("queue*".into()),
+            ..Request::default()
+        },
+    );
+    let c = c.unwrap();
+    assert_eq!(c.instances.len(), 1);
+    assert_eq!(
+        c.instances[0].values[&1], 99,
+        "read at collection, not at create"
+    );
+    // SAFETY: closing before freeing, as the contract requires.
+    unsafe { PcwCloseInstance(instance) };
+    // SAFETY: allocated by Box::into_raw above; no longer referenced by PCW.
+    drop(unsafe { Box::from_raw(wave_ptr) });
+    // SAFETY: deliberately wrong, to check the simulator records it.
+    unsafe { PcwCloseInstance(instance) };
+    unregister(handle);
+    unregister(0);
+    let report = k.teardown();
+    assert_eq!(
+        report.bugchecks,
+        [Bugcheck::CloseStale(instance), Bugcheck::UnregisterNull]
+    );
+}
+
+#[test]
+fn teardown_reports_what_is_left_open_and_faults_fire_on_time() {
+    let k = Kernel::boot(BUILD_SERVER_2022);
+    k.fail(PcwCall::Register, 1, STATUS_UNSUCCESSFUL);
+    let (first, _) = register(PCW_VERSION_2, 0, "One");
+    let (second, _) = register(PCW_VERSION_2, 0, "Two");
+    assert_eq!((first, second), (STATUS_SUCCESS, STATUS_UNSUCCESSFUL));
+    assert_eq!(k.calls(PcwCall::Register), 2);
+    let report = k.teardown();
+    assert_eq!(report.registrations, ["One"]);
+    assert!(report.bugchecks.is_empty());
+}
+
+#[test]
+fn merged_registrations_and_stale_buffers() {
+    let k = Kernel::boot(BUILD_SERVER_2022);
+    let (_, a) = register(PCW_VERSION_2, 0, "Twice");
+    let (_, b) = register(PCW_VERSION_2, 0, "twice");
+    let c = k.collect("Twice", &Request::default()).unwrap();
+    assert_eq!(
+        c.instances.len(),
+        6,
+        "registrations with one name are merged for consumers"
+    );
+    unregister(a);
+    unregister(b);
+    let report = k.teardown();
+    assert!(
+        report.misuse.is_empty(),
+        "names repeat across registrations, not within one"
+    );
+    let k = Kernel::boot(BUILD_SERVER_2022);
+    let (_, a) = register(PCW_VERSION_2, 0, "Once");
+    let mut stale = 0isize;
+    // SAFETY: a made-up buffer handle, which the simulator must refuse.
+    let status = unsafe {
+        PcwAddInstance(
+            &raw mut stale as isize,
+            std::ptr::null(),
+            0,
+            0,
+            std::ptr::null(),
+        )
+    };
+    assert_eq!(status, STATUS_INVALID_PARAMETER_2);
+    unregister(a);
+    assert_eq!(k.teardown().misuse, [Misuse::StaleBuffer]);
+}
+
+#[test]
+fn concurrent_collection_from_eight_threads() {
+    let k = Kernel::boot(BUILD_SERVER_2022);
+    FILTER_IN_CALLBACK.store(true, Ordering::Relaxed);
+    let (_, handle) = register(PCW_VERSION_2, 0, "Geometric Waves");
+    std::thread::scope(|s| {
+        for _ in 0..8 {
+            s.spawn(|| {
+                for _ in 0..200 {
+                    let c = k.collect("Geometric Waves", &Request::default()).unwrap();
+                    assert_eq!(c.instances.len(), 3);
+                }
+            });
+        }
+    });
+    unregister(handle);
+    assert!(k.teardown().is_clean());
+}
