@@ -19,6 +19,10 @@ if [ ${#targets[@]} -eq 0 ]; then
 fi
 for t in "${targets[@]}"; do
   mkdir -p "corpus/$t"
+  # The decoder starts from the dump fixtures: well-formed blocks it can mutate into deep cases.
+  if [ "$t" = v1_validate ]; then
+    cp -n ../crates/pcw-cli/tests/fixtures/*.perf "corpus/$t/" 2>/dev/null || true
+  fi
   echo "== fuzzing $t for ${seconds}s"
   cargo +nightly fuzz run "$t" "corpus/$t" -- -max_total_time="$seconds" -rss_limit_mb=2048
 done

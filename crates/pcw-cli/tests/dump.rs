@@ -926,3 +926,57 @@ fn usage_errors_exit_1_and_help_exits_0() {
     assert_eq!(help.status.code(), Some(0));
     assert!(text(&help.stdout).contains("--json"));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Real captures from Windows.
+
+/// Every file in the directory named by `PCW_REAL_CAPTURES` (raw `RegQueryValueExW(
+/// HKEY_PERFORMANCE_DATA, …)` buffers saved on a Windows machine) must dump with exit 0, in text
+/// and JSON, listing exactly `NumObjectTypes` objects. No capture from a real machine can be
+/// committed here (the public ones carry no licence), so this test runs on demand:
+/// `PCW_REAL_CAPTURES=/path/to/captures cargo test -p pcw-cli --test dump -- --ignored`.
+#[test]
+#[ignore = "needs PCW_REAL_CAPTURES, a directory of captures from a Windows machine"]
+fn real_windows_captures() {
+    let dir = std::env::var_os("PCW_REAL_CAPTURES")
+        .expect("set PCW_REAL_CAPTURES to a directory of HKEY_PERFORMANCE_DATA captures");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).expect("readable capture directory") {
+        let path = entry.unwrap().path();
+        if !path.is_file() {
+            continue;
+        }
+        let bytes = std::fs::read(&path).unwrap();
+        let Ok(block) = DataBlockRef::parse(&bytes) else {
+            continue; // not a capture (a README, a script): the dump below would say why
+        };
+        seen += 1;
+        let out = Command::new(env!("CARGO_BIN_EXE_pcw"))
+            .args(["dump", "--json"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}: {}",
+            path.display(),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let objects = json["objects"].as_array().unwrap();
+        assert_eq!(
+            objects.len(),
+            block.header().num_object_types as usize,
+            "{}",
+            path.display()
+        );
+        assert_eq!(objects.len(), block.objects().count());
+        let text = Command::new(env!("CARGO_BIN_EXE_pcw"))
+            .arg("dump")
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(text.status.success());
+    }
+    assert!(seen > 0, "no capture in {}", dir.to_string_lossy());
+}
