@@ -1,0 +1,14 @@
+//! Whole pipeline: any manifest that validates must generate, and the Rust output must parse.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let path = std::path::Path::new("fuzz.man");
+    if let Ok(generated) = pcw_gen::Config::new().generate(path, data) {
+        if let Err(e) = syn::parse_file(&generated.rust) {
+            panic!("generated code does not parse: {e}\n{}", generated.rust);
+        }
+        let _ = generated.inspect.to_json();
+    }
+});

@@ -1,0 +1,441 @@
+//! The build API (issue 3 point 6), prost-build style: a [`Config`] builder, a pure
+//! [`Config::generate`] separate from I/O, and [`Config::compile`] which writes into `OUT_DIR`
+//! only when content changed and speaks cargo's build-script protocol.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::diag::{Diagnostic, Pos, Severity, render_all};
+use crate::inspect::{self, Inspect};
+use crate::ir::{Manifest, ProviderType};
+use crate::rust::{self, Options};
+use crate::{analyze, names, resources};
+
+/// Everything that can go wrong when generating.
+///
+/// `Debug` prints the same text as `Display`, so that `fn main() -> Result<(), pcw_gen::Error>`
+/// in a build script shows the rendered diagnostics rather than a struct dump.
+#[derive(thiserror::Error)]
+pub enum Error {
+    /// The manifest could not be read.
+    #[error("cannot read manifest `{}`: {source}", path.display())]
+    Read {
+        /// The manifest.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// An output could not be written.
+    #[error("cannot write `{}`: {source}", path.display())]
+    Write {
+        /// The output.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// The manifest has errors (all of them are here, warnings included).
+    #[error("{}", render_all(diagnostics))]
+    Manifest {
+        /// Every diagnostic of the file.
+        diagnostics: Vec<Diagnostic>,
+    },
+    /// Neither [`Config::out_dir`] nor `OUT_DIR` says where to write.
+    #[error(
+        "no output directory: `OUT_DIR` is not set (call `Config::out_dir` outside build scripts)"
+    )]
+    NoOutDir,
+    /// [`Config::module_name`] is not a plain Rust identifier.
+    #[error("module name `{0}` is not a rust identifier such as `counters`")]
+    ModuleName(String),
+    /// [`Config::runtime_path`] is not a Rust path.
+    #[error("runtime path `{0}` is not a rust path such as `crate::pcw_rt`")]
+    RuntimePath(String),
+    /// [`Config::bind_struct`] names a struct the manifest does not have.
+    #[error("`bind_struct(\"{key}\", …)` matches no struct of the manifest; known keys: {known}")]
+    UnknownBinding {
+        /// The key given.
+        key: String,
+        /// The keys that exist, backticked and comma-separated.
+        known: String,
+    },
+    /// [`Config::bind_struct`] was given something that is not a Rust type path.
+    #[error("`bind_struct(\"{key}\", \"{path}\")`: `{path}` is not a rust type path")]
+    BindingPath {
+        /// The struct key.
+        key: String,
+        /// The path given.
+        path: String,
+    },
+}
+
+impl std::fmt::Debug for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
+/// Everything generated from one manifest.
+#[derive(Clone, Debug)]
+pub struct Generated {
+    /// The Rust module (`include!` it).
+    pub rust: String,
+    /// The `.rc` string table.
+    pub rc: String,
+    /// The lodctr `.ini`, UTF-16LE with BOM.
+    pub ini: Vec<u8>,
+    /// The lodctr symbol `.h`.
+    pub symbols_h: String,
+    /// The resolved layout.
+    pub inspect: Inspect,
+    /// Warnings found in the manifest.
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Paths written by [`Config::compile`].
+#[derive(Clone, Debug)]
+pub struct Written {
+    /// `<out>/<stem>.rs`.
+    pub rust: PathBuf,
+    /// `<out>/<stem>.rc`.
+    pub rc: PathBuf,
+    /// `<out>/<stem>.ini`.
+    pub ini: PathBuf,
+    /// `<out>/<stem>.h`.
+    pub symbols_h: PathBuf,
+    /// Warnings found in the manifest (already printed as `cargo:warning` when in a build
+    /// script).
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Generator configuration (prost-build style builder).
+#[derive(Clone, Debug)]
+pub struct Config {
+    runtime_path: String,
+    silo_neutral: bool,
+    bindings: BTreeMap<String, String>,
+    module_name: Option<String>,
+    out_dir: Option<PathBuf>,
+    driver_name: Option<String>,
+    cargo_protocol: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Config {
+    /// The defaults: runtime at `crate::pcw_rt`, not silo-neutral, no bound structs, module
+    /// named after the manifest file, output to `OUT_DIR`.
+    pub fn new() -> Self {
+        Self {
+            runtime_path: "crate::pcw_rt".to_owned(),
+            silo_neutral: false,
+            bindings: BTreeMap::new(),
+            module_name: None,
+            out_dir: None,
+            driver_name: None,
+            cargo_protocol: true,
+        }
+    }
+
+    /// The absolute path (`crate::…` or `::…`) of the runtime module implementing the
+    /// contract in the crate docs.
+    pub fn runtime_path(&mut self, path: impl Into<String>) -> &mut Self {
+        self.runtime_path = path.into();
+        self
+    }
+
+    /// Register with `PcwRegistrationSiloNeutral` (V2 only; dropped on the V1 fallback).
+    pub fn silo_neutral(&mut self, yes: bool) -> &mut Self {
+        self.silo_neutral = yes;
+        self
+    }
+
+    /// Use the user type at `rust_path` (absolute, e.g. `crate::stats::QueueStats`) instead of
+    /// a generated struct. `key` is the counterset symbol (for a set with one struct, implicit
+    /// or declared) or `Symbol.StructName`. The generated code asserts at compile time that
+    /// every manifest field exists in the type (as the `snake_case` of `field`) with the
+    /// manifest's size; offsets come from the type via `offset_of!`.
+    pub fn bind_struct(
+        &mut self,
+        key: impl Into<String>,
+        rust_path: impl Into<String>,
+    ) -> &mut Self {
+        self.bindings.insert(key.into(), rust_path.into());
+        self
+    }
+
+    /// Name of the generated top-level module (default: the manifest file stem in
+    /// `snake_case`).
+    pub fn module_name(&mut self, name: impl Into<String>) -> &mut Self {
+        self.module_name = Some(name.into());
+        self
+    }
+
+    /// Where [`Config::compile`] writes (default: `OUT_DIR`).
+    pub fn out_dir(&mut self, dir: impl Into<PathBuf>) -> &mut Self {
+        self.out_dir = Some(dir.into());
+        self
+    }
+
+    /// `drivername=` of the lodctr `.ini` (the service key name; default: the file stem).
+    pub fn driver_name(&mut self, name: impl Into<String>) -> &mut Self {
+        self.driver_name = Some(name.into());
+        self
+    }
+
+    /// Whether [`Config::compile`] prints `cargo:rerun-if-changed` and `cargo:warning` lines
+    /// (default: yes).
+    pub fn cargo_protocol(&mut self, yes: bool) -> &mut Self {
+        self.cargo_protocol = yes;
+        self
+    }
+
+    fn stem(file: &Path) -> String {
+        file.file_stem().map_or_else(
+            || "manifest".to_owned(),
+            |s| s.to_string_lossy().into_owned(),
+        )
+    }
+
+    pub(crate) fn options(&self, manifest: &Manifest, file: &Path) -> Result<Options, Error> {
+        let runtime_path: syn::Path = syn::parse_str(&self.runtime_path)
+            .map_err(|_| Error::RuntimePath(self.runtime_path.clone()))?;
+        let mut known = Vec::new();
+        for set in &manifest.provider.countersets {
+            for st in &set.structs {
+                known.extend(rust::struct_keys(set, st));
+            }
+        }
+        let mut bindings = BTreeMap::new();
+        for (key, path) in &self.bindings {
+            if !known.contains(key) {
+                return Err(Error::UnknownBinding {
+                    key: key.clone(),
+                    known: known
+                        .iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                });
+            }
+            let parsed: syn::Path = syn::parse_str(path).map_err(|_| Error::BindingPath {
+                key: key.clone(),
+                path: path.clone(),
+            })?;
+            bindings.insert(key.clone(), parsed);
+        }
+        let module_name = match &self.module_name {
+            Some(m) if names::is_rust_ident(m) => m.clone(),
+            Some(m) => return Err(Error::ModuleName(m.clone())),
+            None => names::snake(&Self::stem(file)),
+        };
+        Ok(Options {
+            runtime_path,
+            silo_neutral: self.silo_neutral,
+            module_name,
+            bindings,
+            source_name: file.file_name().map_or_else(
+                || file.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            ),
+        })
+    }
+
+    /// Validates a manifest for generation: the resolved model plus warnings, or every error.
+    /// A `userMode` provider is refused with one diagnostic naming `providerType`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Manifest`] with every diagnostic when there is any error.
+    pub fn check(&self, file: &Path, bytes: &[u8]) -> Result<(Manifest, Vec<Diagnostic>), Error> {
+        let analysis = analyze(file, bytes);
+        let Some(manifest) = analysis.manifest else {
+            return Err(Error::Manifest {
+                diagnostics: analysis.diagnostics,
+            });
+        };
+        if manifest.provider.provider_type == ProviderType::UserMode {
+            let mut diagnostics = analysis.diagnostics;
+            diagnostics.push(Diagnostic {
+                severity: Severity::Error,
+                file: file.to_path_buf(),
+                pos: manifest.provider.pos,
+                message: "`providerType` is `userMode`: pcw-gen generates code for kernel-mode pcw providers only".to_owned(),
+                hint: Some("set `providerType=\"kernelMode\"` for a driver; user-mode providers are served by CTRPP and perflib".to_owned()),
+            });
+            return Err(Error::Manifest { diagnostics });
+        }
+        Ok((manifest, analysis.diagnostics))
+    }
+
+    /// Generates every output from manifest bytes, without touching the file system.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Manifest`] with every diagnostic when the manifest has errors, or a
+    /// configuration error.
+    pub fn generate(&self, file: &Path, bytes: &[u8]) -> Result<Generated, Error> {
+        let (manifest, warnings) = self.check(file, bytes)?;
+        let opts = self.options(&manifest, file)?;
+        let stem = Self::stem(file);
+        let driver = self.driver_name.clone().unwrap_or_else(|| stem.clone());
+        Ok(Generated {
+            rust: rust::generate(&manifest, &opts),
+            rc: resources::rc(&manifest, &opts.source_name),
+            ini: resources::utf16le_with_bom(&resources::ini(
+                &manifest,
+                &driver,
+                &format!("{stem}.h"),
+            )),
+            symbols_h: resources::symbols_h(&manifest, &opts.source_name),
+            inspect: inspect::build(&manifest, &opts, &file.display().to_string()),
+            warnings,
+        })
+    }
+
+    /// Reads `manifest` and runs [`Config::generate`] on it (for `pcw gen`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Read`] and everything [`Config::generate`] reports.
+    pub fn generate_file(&self, manifest: impl AsRef<Path>) -> Result<Generated, Error> {
+        let path = manifest.as_ref();
+        self.generate(path, &read(path)?)
+    }
+
+    /// Reads `manifest` and runs [`Config::inspect`] on it (for `pcw inspect`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Read`] and everything [`Config::inspect`] reports.
+    pub fn inspect_file(&self, manifest: impl AsRef<Path>) -> Result<Inspect, Error> {
+        let path = manifest.as_ref();
+        self.inspect(path, &read(path)?)
+    }
+
+    /// The `inspect` document for a manifest (no file system access).
+    ///
+    /// # Errors
+    ///
+    /// As [`Config::generate`].
+    pub fn inspect(&self, file: &Path, bytes: &[u8]) -> Result<Inspect, Error> {
+        let analysis = analyze(file, bytes);
+        let Some(manifest) = analysis.manifest else {
+            return Err(Error::Manifest {
+                diagnostics: analysis.diagnostics,
+            });
+        };
+        let opts = self.options(&manifest, file)?;
+        Ok(inspect::build(
+            &manifest,
+            &opts,
+            &file.display().to_string(),
+        ))
+    }
+
+    /// Reads `manifest`, generates, and writes `<stem>.rs`, `<stem>.rc`, `<stem>.ini` and
+    /// `<stem>.h` into the output directory, each only if its content changed. In a build
+    /// script it prints `cargo:rerun-if-changed` for the manifest and one `cargo:warning` per
+    /// manifest warning.
+    ///
+    /// # Errors
+    ///
+    /// I/O failures and everything [`Config::generate`] reports.
+    pub fn compile(&self, manifest: impl AsRef<Path>) -> Result<Written, Error> {
+        let path = manifest.as_ref();
+        if self.cargo_protocol {
+            println!("cargo:rerun-if-changed={}", path.display());
+        }
+        let generated = self.generate(path, &read(path)?)?;
+        if self.cargo_protocol {
+            for w in &generated.warnings {
+                for line in w.render().lines() {
+                    println!("cargo:warning={line}");
+                }
+            }
+        }
+        let out = match &self.out_dir {
+            Some(d) => d.clone(),
+            None => std::env::var_os("OUT_DIR")
+                .map(PathBuf::from)
+                .ok_or(Error::NoOutDir)?,
+        };
+        let stem = Self::stem(path);
+        let written = Written {
+            rust: out.join(format!("{stem}.rs")),
+            rc: out.join(format!("{stem}.rc")),
+            ini: out.join(format!("{stem}.ini")),
+            symbols_h: out.join(format!("{stem}.h")),
+            warnings: generated.warnings.clone(),
+        };
+        write_if_changed(&written.rust, generated.rust.as_bytes())?;
+        write_if_changed(&written.rc, generated.rc.as_bytes())?;
+        write_if_changed(&written.ini, &generated.ini)?;
+        write_if_changed(&written.symbols_h, generated.symbols_h.as_bytes())?;
+        Ok(written)
+    }
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, Error> {
+    fs::read(path).map_err(|source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Writes `bytes` to `path` unless the file already holds exactly them (so cargo and rc see
+/// no change and rebuild nothing). Returns whether it wrote.
+///
+/// # Errors
+///
+/// [`Error::Write`] when the directory or file cannot be written.
+pub fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<bool, Error> {
+    if fs::read(path).is_ok_and(|old| old == bytes) {
+        return Ok(false);
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        fs::create_dir_all(dir).map_err(|source| Error::Write {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    fs::write(path, bytes).map_err(|source| Error::Write {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(true)
+}
+
+/// Compiles one manifest with the default [`Config`] (the build-script one-liner).
+///
+/// # Errors
+///
+/// As [`Config::compile`].
+pub fn compile(manifest: impl AsRef<Path>) -> Result<Written, Error> {
+    Config::new().compile(manifest)
+}
+
+/// Lints manifests: every diagnostic of every file, in order. A file that cannot be read gives
+/// one error diagnostic at 1:1.
+pub fn lint_files<P: AsRef<Path>>(paths: &[P]) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for p in paths {
+        let p = p.as_ref();
+        match fs::read(p) {
+            Ok(bytes) => out.extend(analyze(p, &bytes).diagnostics),
+            Err(e) => out.push(Diagnostic {
+                severity: Severity::Error,
+                file: p.to_path_buf(),
+                pos: Pos::new(1, 1),
+                message: format!("cannot read the manifest: {}", e.to_string().to_lowercase()),
+                hint: None,
+            }),
+        }
+    }
+    out
+}

@@ -1,0 +1,202 @@
+//! Manifest diagnostics: the error/warning contract shared by `pcw lint`, `pcw gen` and
+//! `build.rs` (DESIGN.md "Conventions": 1-based line and column, lowercase message, tokens in
+//! backticks, plus file and hint).
+
+use std::fmt;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// How bad a diagnostic is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// The manifest is usable, but something is probably not what the author meant.
+    Warning,
+    /// The manifest cannot be compiled.
+    Error,
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Warning => "warning",
+            Self::Error => "error",
+        })
+    }
+}
+
+/// A 1-based position in a manifest's text (columns count characters, not bytes).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+pub struct Pos {
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column, in characters.
+    pub column: u32,
+}
+
+impl Pos {
+    /// A position from a 1-based line and column.
+    pub const fn new(line: u32, column: u32) -> Self {
+        Self { line, column }
+    }
+}
+
+/// One problem found in a manifest.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Diagnostic {
+    /// Error or warning.
+    pub severity: Severity,
+    /// The manifest the problem is in (as given by the caller).
+    pub file: PathBuf,
+    /// Where the problem is (the attribute value, or the element's `<`).
+    pub pos: Pos,
+    /// What is wrong: lowercase, tokens in backticks, no trailing period.
+    pub message: String,
+    /// What to do about it, when there is something useful to say.
+    pub hint: Option<String>,
+}
+
+impl Diagnostic {
+    /// Is this an error (as opposed to a warning)?
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
+    /// Renders the diagnostic like a compiler does:
+    /// `file:line:col: error: message` and an indented `= hint:` line when there is a hint.
+    pub fn render(&self) -> String {
+        let mut out = format!(
+            "{}:{}:{}: {}: {}",
+            self.file.display(),
+            self.pos.line,
+            self.pos.column,
+            self.severity,
+            self.message
+        );
+        if let Some(hint) = &self.hint {
+            out.push_str("\n  = hint: ");
+            out.push_str(hint);
+        }
+        out
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.render())
+    }
+}
+
+/// Renders many diagnostics, one block per diagnostic, followed by a summary line.
+pub fn render_all(diagnostics: &[Diagnostic]) -> String {
+    let mut out = String::new();
+    for d in diagnostics {
+        out.push_str(&d.render());
+        out.push('\n');
+    }
+    let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+    let warnings = diagnostics.len() - errors;
+    if !diagnostics.is_empty() {
+        let _ = writeln!(
+            out,
+            "{errors} error{}, {warnings} warning{}",
+            if errors == 1 { "" } else { "s" },
+            if warnings == 1 { "" } else { "s" }
+        );
+    }
+    out
+}
+
+/// Collects diagnostics for one file while it is parsed and validated.
+#[derive(Debug)]
+pub(crate) struct Sink {
+    file: PathBuf,
+    pub(crate) items: Vec<Diagnostic>,
+}
+
+impl Sink {
+    pub(crate) fn new(file: &Path) -> Self {
+        Self {
+            file: file.to_path_buf(),
+            items: Vec::new(),
+        }
+    }
+
+    pub(crate) fn push(
+        &mut self,
+        severity: Severity,
+        pos: Pos,
+        message: String,
+        hint: Option<String>,
+    ) {
+        self.items.push(Diagnostic {
+            severity,
+            file: self.file.clone(),
+            pos,
+            message,
+            hint,
+        });
+    }
+
+    pub(crate) fn error(&mut self, pos: Pos, message: impl Into<String>) {
+        self.push(Severity::Error, pos, message.into(), None);
+    }
+
+    pub(crate) fn error_hint(
+        &mut self,
+        pos: Pos,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) {
+        self.push(Severity::Error, pos, message.into(), Some(hint.into()));
+    }
+
+    pub(crate) fn warning(&mut self, pos: Pos, message: impl Into<String>) {
+        self.push(Severity::Warning, pos, message.into(), None);
+    }
+
+    pub(crate) fn warning_hint(
+        &mut self,
+        pos: Pos,
+        message: impl Into<String>,
+        hint: impl Into<String>,
+    ) {
+        self.push(Severity::Warning, pos, message.into(), Some(hint.into()));
+    }
+
+    pub(crate) fn has_errors(&self) -> bool {
+        self.items.iter().any(Diagnostic::is_error)
+    }
+
+    /// Diagnostics in file order (line, column), errors before warnings at the same place.
+    pub(crate) fn into_sorted(mut self) -> Vec<Diagnostic> {
+        self.items
+            .sort_by(|a, b| a.pos.cmp(&b.pos).then(b.severity.cmp(&a.severity)));
+        self.items
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn render_has_file_line_column_and_hint() {
+        let d = Diagnostic {
+            severity: Severity::Error,
+            file: PathBuf::from("x.man"),
+            pos: Pos::new(3, 7),
+            message: "unknown counter type `perf_foo`".into(),
+            hint: Some("use one of ...".into()),
+        };
+        assert_eq!(
+            d.render(),
+            "x.man:3:7: error: unknown counter type `perf_foo`\n  = hint: use one of ..."
+        );
+        assert!(render_all(&[d]).ends_with("1 error, 0 warnings\n"));
+    }
+}

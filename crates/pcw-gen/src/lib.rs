@@ -1,0 +1,207 @@
+//! pcw-gen: the counter manifest compiler (CTRPP equivalent) of issue 3. It turns a counter
+//! manifest (`.man`) into a Rust register/add layer for a kernel-mode PCW provider, the `.rc`
+//! string table the provider links, and the lodctr `.ini`/`.h` pair for the V1 shim.
+//!
+//! The pipeline is: bytes ([`analyze`]: UTF-8 or UTF-16 with or without BOM) → XML
+//! (roxmltree, positions kept) → validation of every rule, all problems of a file reported in
+//! one run ([`Diagnostic`]) → the resolved model ([`Manifest`]) → pure generators
+//! ([`Config::generate`]) → files written only when changed ([`Config::compile`]).
+//!
+//! # build.rs
+//!
+//! ```no_run
+//! // build.rs of a driver
+//! fn main() -> Result<(), pcw_gen::Error> {
+//!     pcw_gen::Config::new()
+//!         .silo_neutral(true)
+//!         .bind_struct("FabQueue", "crate::stats::QueueStats")
+//!         .compile("manifest/fabrikam.man")?;
+//!     Ok(())
+//! }
+//! ```
+//!
+//! ```ignore
+//! // src/counters.rs
+//! include!(concat!(env!("OUT_DIR"), "/fabrikam.rs")); // defines `pub mod fabrikam`
+//! ```
+//!
+//! [`compile`] is the one-line form with the defaults. `compile` prints
+//! `cargo:rerun-if-changed=<manifest>` and one `cargo:warning` line per manifest warning; a
+//! manifest error fails the build with every diagnostic rendered as
+//! `file:line:column: error: message` plus a `= hint:` line.
+//!
+//! # What is generated
+//!
+//! One `pub mod <module>` (default: the manifest file stem) with a scoped, reasoned
+//! `#[allow]` list, and in it one module per counterset (the `snake_case` of its `symbol`):
+//!
+//! * `GUID`, `NAME` (the name given to `PcwRegister`), `URI`, `INSTANCES`, `MULTI_INSTANCE`,
+//!   `COUNTER_MASK` (bits of every id below 64), `STRUCT_COUNT`, and `ids::*` counter-id
+//!   constants;
+//! * a `#[repr(C)]` struct per `<struct>` (or one `Values` struct when the set declares none):
+//!   fields in order of first appearance among the set's counters, `u32` for 4-byte types and
+//!   `u64` for 8-byte types, named with the `snake_case` of `field`; counters naming the same
+//!   field share it. With [`Config::bind_struct`] a user type is used instead and the code
+//!   checks at compile time that every field exists with the manifest's size;
+//! * `DESCRIPTORS`: `PCW_COUNTER_DESCRIPTOR { Id, StructIndex, Offset: offset_of!, Size }` in
+//!   manifest order;
+//! * `register(callback, context) -> Result<Registration, NTSTATUS>`: `PCW_VERSION_2` (with
+//!   `PcwRegistrationSiloNeutral` when configured), retried with `PCW_VERSION_1` and no flags
+//!   when `PcwRegister` returns `STATUS_INVALID_PARAMETER_2`. `Registration` unregisters on
+//!   drop and never calls `PcwUnregister` with a NULL handle;
+//! * `add(buffer, name, id, &block…)` (callback model, one reference per struct),
+//!   `enumerate(buffer, name, id)` (no data, for `PcwCallbackEnumerateInstances`), and
+//!   `create(&registration, name, *const block…) -> Result<Instance, NTSTATUS>`
+//!   (`PcwCreateInstance` model; `Instance` closes on drop, never with NULL).
+//!
+//! A `userMode` provider is validated, but generation refuses it with one diagnostic naming
+//! `providerType`.
+//!
+//! # Runtime contract
+//!
+//! Generated code never names windows-sys or wdk-sys. It reaches PCW only through a module the
+//! driver provides, at [`Config::runtime_path`] (default `crate::pcw_rt`; give an absolute
+//! path). The module must provide exactly these items, which map 1:1 onto the DDIs; each is a
+//! `use` or alias in a windows-sys or wdk-sys facade except the last four, which hide the two
+//! bindings' differences:
+//!
+//! | item | kind | requirement |
+//! |---|---|---|
+//! | `NTSTATUS` | type | `i32`; negative means failure |
+//! | `GUID` | type | the binding's `GUID` |
+//! | `UNICODE_STRING` | struct | fields `Length: u16`, `MaximumLength: u16`, `Buffer: *mut u16` |
+//! | `PCW_COUNTER_DESCRIPTOR` | struct | fields `Id`, `StructIndex`, `Offset`, `Size`, all `u16` |
+//! | `PCW_DATA` | struct | fields `Data: *const c_void`, `Size: u32` |
+//! | `PCW_REGISTRATION_INFORMATION` | struct | fields `Version: u32`, `Name` (a `*const` or `*mut UNICODE_STRING`), `CounterCount: u32`, `Counters: *mut PCW_COUNTER_DESCRIPTOR`, `Callback`, `CallbackContext: *mut c_void`, `Flags` (the Windows 10 2004+ layout) |
+//! | `PPCW_REGISTRATION`, `PPCW_INSTANCE`, `PPCW_BUFFER` | types | `Copy + PartialEq` handles (`isize` in windows-sys, `*mut _PCW_…` in wdk-sys) |
+//! | `PCW_VERSION_1`, `PCW_VERSION_2` | `u32` consts | `0x100`, `0x200` |
+//! | `STATUS_INVALID_PARAMETER_2` | `NTSTATUS` const | `0xC00000F0` |
+//! | `PcwRegistrationNone`, `PcwRegistrationSiloNeutral` | consts | of the type of `Flags` |
+//! | `PcwRegister` | `unsafe fn(*mut PPCW_REGISTRATION, *const PCW_REGISTRATION_INFORMATION) -> NTSTATUS` | called with `*mut` arguments (which coerce to `*const`) |
+//! | `PcwUnregister` | `unsafe fn(PPCW_REGISTRATION)` | |
+//! | `PcwAddInstance` | `unsafe fn(PPCW_BUFFER, *const UNICODE_STRING, u32, u32, *const PCW_DATA) -> NTSTATUS` | the data pointer is passed as `*mut` |
+//! | `PcwCreateInstance` | `unsafe fn(*mut PPCW_INSTANCE, PPCW_REGISTRATION, *const UNICODE_STRING, u32, *const PCW_DATA) -> NTSTATUS` | as above |
+//! | `PcwCloseInstance` | `unsafe fn(PPCW_INSTANCE)` | |
+//! | `NULL_REGISTRATION`, `NULL_INSTANCE` | consts | the NULL handle values (`0` or `null_mut()`) |
+//! | `PcwCallback` | type | the real callback function-pointer type (not an `Option`) |
+//! | `pcw_callback` | `fn(Option<PcwCallback>) -> <type of Callback>` | windows-sys: transmute to its zero-argument `PPCW_CALLBACK`; wdk-sys: identity |
+//! | `guid_from_u128` | `const fn(u128) -> GUID` | big-endian value, as `GUID::from_u128` in windows-sys |
+//!
+//! The `pcw-gen-check` crate holds a complete windows-sys implementation (`src/pcw_rt.rs`) and
+//! the same contract met by bindings in wdk-sys's bindgen shapes (`src/wdk_style_rt.rs`:
+//! pointer handles, `*mut` `Info`/`Data` typedefs, constified enum modules, an `extern "C"`
+//! callback); the same generated code compiles and runs against both.
+//!
+//! # The `inspect` document (JSON schema, version 1)
+//!
+//! [`Config::inspect`] (and `pcw inspect FILE --json`) produce an [`Inspect`], serialised with
+//! serde. Types: `str`, `u16`/`u32`/`i32` numbers, `bool`, `T?` = the value or `null`, `[T]` =
+//! array. Fields are never omitted.
+//!
+//! ```text
+//! {
+//!   "format": "pcw-gen-inspect",          str, constant
+//!   "version": 1,                         u32, bumped on incompatible change
+//!   "file": str,                          the manifest path as given
+//!   "schema_version": "1.1" | "2.0",
+//!   "provider": {
+//!     "name": str, "guid": str (lowercase "{8-4-4-4-12}"),
+//!     "provider_type": "kernelMode" | "userMode", "application_identity": str,
+//!     "callback": "custom" | "default", "symbol": str?, "resource_base": u32?
+//!   },
+//!   "countersets": [{                     manifest order
+//!     "name": str, "symbol": str, "guid": str, "uri": str,
+//!     "instances": "single" | "multiple" | "globalAggregate" | "multipleAggregate"
+//!                  | "globalAggregateHistory",
+//!     "name_id": u32, "description": str, "description_id": u32,
+//!     "rust_module": str,                 module inside the generated top-level module
+//!     "structs": [{                       StructIndex order
+//!       "index": u16, "name": str, "c_type": str?, "rust_type": str, "bound": bool,
+//!       "size": u32?,                     null when bound to a user type
+//!       "fields": [{ "name": str, "rust_name": str, "offset": u32? (null when bound), "size": u32 }]
+//!     }],
+//!     "counters": [{                      manifest order = descriptor order
+//!       "id": u16, "name": str?, "symbol": str?, "uri": str,
+//!       "type_name": str (manifest type), "counter_type": u32 (V1 CounterType value),
+//!       "counter_type_name": str (winperf.h name),
+//!       "size": u32, "struct_index": u16, "field": str, "offset": u32? (null when bound),
+//!       "detail_level": "standard" | "advanced", "detail_level_value": 100 | 200,
+//!       "default_scale": i32, "aggregate": str?,
+//!       "base_id": u16?, "perf_time_id": u16?, "perf_freq_id": u16?, "multi_counter_id": u16?,
+//!       "attributes": [str], "name_id": u32?, "description": str?, "description_id": u32?
+//!     }]
+//!   }]
+//! }
+//! ```
+//!
+//! Offsets and sizes of generated structs assume natural alignment (`u64` on 8 bytes), true on
+//! every Windows target; the generated code asserts the struct sizes at compile time there.
+//!
+//! # Diagnostics and the CLI
+//!
+//! [`lint_files`] returns every diagnostic of every file ([`render_all`] renders them with a
+//! summary line; exit 1 when any [`Diagnostic::is_error`]). [`Config::generate`] returns all
+//! outputs as values for `pcw gen`; [`Generated::ini`] is already UTF-16LE with a BOM.
+//!
+//! # Resource ids and lodctr files
+//!
+//! Schema 2.0 takes `nameID`/`descriptionID` as written. For schema 1.1 pcw-gen numbers the
+//! strings itself, in manifest order from `resourceBase` (default
+//! 1000, a pcw-gen choice): set name, set description, then each named counter's name and
+//! description. The lodctr `.h` gives every counterset and every non-base counter an even
+//! offset from 0 (base counters get no title index in V1).
+
+mod config;
+mod diag;
+mod inspect;
+mod ir;
+mod names;
+mod parse;
+mod resources;
+mod rust;
+mod source;
+mod validate;
+
+pub use config::{Config, Error, Generated, Written, compile, lint_files, write_if_changed};
+pub use diag::{Diagnostic, Pos, Severity, render_all};
+pub use inspect::{
+    INSPECT_FORMAT, INSPECT_VERSION, Inspect, InspectCounter, InspectCounterSet, InspectField,
+    InspectProvider, InspectStruct,
+};
+pub use ir::{
+    Aggregate, Counter, CounterAttribute, CounterSet, Field, Guid, Instances, Manifest, Provider,
+    ProviderType, SchemaVersion, Struct,
+};
+
+use std::path::Path;
+
+/// The result of reading one manifest: the resolved model when there is no error, and every
+/// diagnostic (errors and warnings) in file order.
+#[derive(Clone, Debug)]
+pub struct Analysis {
+    /// The validated manifest; `None` when any error was reported.
+    pub manifest: Option<Manifest>,
+    /// All diagnostics, sorted by position.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Analysis {
+    /// Whether any diagnostic is an error.
+    pub fn has_errors(&self) -> bool {
+        self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// Parses and validates manifest bytes (any supported encoding). Pure: `file` is only used to
+/// label diagnostics. Never panics, whatever the input (fuzzed and property-tested).
+pub fn analyze(file: &Path, bytes: &[u8]) -> Analysis {
+    let mut sink = diag::Sink::new(file);
+    let manifest = source::decode(bytes, &mut sink)
+        .and_then(|text| parse::parse(&text, &mut sink))
+        .and_then(|raw| validate::validate(&raw, &mut sink));
+    let manifest = if sink.has_errors() { None } else { manifest };
+    Analysis {
+        manifest,
+        diagnostics: sink.into_sorted(),
+    }
+}

@@ -1,0 +1,499 @@
+//! XML to the manifest's raw syntax tree: finds `<counters>` in an `<instrumentationManifest>`
+//! (beside `<events>` and whatever else is there), keeps every attribute with its position, and
+//! collects the `<localization>` string tables. Semantic rules live in `validate`.
+
+use std::collections::BTreeMap;
+
+use roxmltree::{Document, Node, ParsingOptions};
+
+use crate::diag::{Pos, Sink};
+
+/// The counters schema namespace.
+pub(crate) const COUNTERS_NS: &str = "http://schemas.microsoft.com/win/2005/12/counters";
+
+/// An attribute with the position of its value.
+#[derive(Clone, Debug)]
+pub(crate) struct Attr {
+    pub(crate) value: String,
+    /// Position of the first character of the value (inside the quotes).
+    pub(crate) pos: Pos,
+}
+
+/// An element's attributes, in document order, plus the element's own position.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Attrs {
+    pub(crate) pos: Pos,
+    list: Vec<(String, Attr)>,
+}
+
+impl Attrs {
+    pub(crate) fn get(&self, name: &str) -> Option<&Attr> {
+        self.list.iter().find(|(n, _)| n == name).map(|(_, a)| a)
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RawManifest {
+    pub(crate) counters: Option<RawCounters>,
+    /// `$(string.id)` table: id → value and position, from the preferred culture.
+    pub(crate) strings: BTreeMap<String, Attr>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RawCounters {
+    pub(crate) attrs: Attrs,
+    pub(crate) providers: Vec<RawProvider>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RawProvider {
+    pub(crate) attrs: Attrs,
+    pub(crate) sets: Vec<RawSet>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RawSet {
+    pub(crate) attrs: Attrs,
+    pub(crate) structs: Vec<Attrs>,
+    /// Position of each `<structs>` element (more than one is an error).
+    pub(crate) structs_elements: Vec<Pos>,
+    pub(crate) counters: Vec<RawCounter>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RawCounter {
+    pub(crate) attrs: Attrs,
+    /// `<counterAttribute name=…>` values.
+    pub(crate) attributes: Vec<Attr>,
+}
+
+const PROVIDER_ATTRS: &[&str] = &[
+    "providerType",
+    "providerGuid",
+    "providerName",
+    "applicationIdentity",
+    "callback",
+    "symbol",
+    "resourceBase",
+];
+const SET_ATTRS: &[&str] = &[
+    "guid",
+    "uri",
+    "name",
+    "nameID",
+    "description",
+    "descriptionID",
+    "symbol",
+    "instances",
+];
+const COUNTER_ATTRS: &[&str] = &[
+    "id",
+    "uri",
+    "name",
+    "nameID",
+    "description",
+    "descriptionID",
+    "symbol",
+    "type",
+    "detailLevel",
+    "defaultScale",
+    "aggregate",
+    "baseID",
+    "perfTimeID",
+    "perfFreqID",
+    "multiCounterID",
+    "struct",
+    "field",
+];
+const STRUCT_ATTRS: &[&str] = &["name", "type"];
+
+struct Cx<'d> {
+    text: &'d str,
+    /// Byte offset of the start of each line, for positions in O(log n) (roxmltree's
+    /// `text_pos_at` rescans the text on every call); same 1-based, char-counting columns.
+    line_starts: Vec<usize>,
+    sink: &'d mut Sink,
+}
+
+impl Cx<'_> {
+    fn pos(&self, byte: usize) -> Pos {
+        let byte = byte.min(self.text.len());
+        let line = self
+            .line_starts
+            .partition_point(|&start| start <= byte)
+            .max(1);
+        let start = self.line_starts.get(line - 1).copied().unwrap_or(0);
+        let column = self.text.get(start..byte).map_or(0, |s| s.chars().count()) + 1;
+        Pos::new(
+            u32::try_from(line).unwrap_or(u32::MAX),
+            u32::try_from(column).unwrap_or(u32::MAX),
+        )
+    }
+
+    fn node_pos(&self, node: Node<'_, '_>) -> Pos {
+        self.pos(node.range().start)
+    }
+
+    /// Attributes of `node`, warning about ones not in `known` (namespaced attributes such as
+    /// `xmlns:*` or `xml:lang` are skipped: they belong to other schemas).
+    fn attrs(&mut self, node: Node<'_, '_>, known: &[&str]) -> Attrs {
+        let mut out = Attrs {
+            pos: self.node_pos(node),
+            list: Vec::new(),
+        };
+        for a in node.attributes() {
+            if a.namespace().is_some() {
+                continue;
+            }
+            let pos = self.pos(a.range_value().start);
+            if !known.contains(&a.name()) {
+                let name_pos = self.pos(a.range().start);
+                let close = known
+                    .iter()
+                    .find(|k| k.eq_ignore_ascii_case(a.name()))
+                    .map(|k| format!("did you mean `{k}`? attribute names are case-sensitive"));
+                let message = format!(
+                    "unknown attribute `{}` on `<{}>`",
+                    a.name(),
+                    node.tag_name().name()
+                );
+                match close {
+                    Some(h) => self.sink.warning_hint(name_pos, message, h),
+                    None => self.sink.warning_hint(
+                        name_pos,
+                        message,
+                        format!("known attributes: {}", backticked(known)),
+                    ),
+                }
+                continue;
+            }
+            out.list.push((
+                a.name().to_owned(),
+                Attr {
+                    value: a.value().to_owned(),
+                    pos,
+                },
+            ));
+        }
+        out
+    }
+
+    fn unknown_element(&mut self, node: Node<'_, '_>, parent: &str, known: &[&str]) {
+        let pos = self.node_pos(node);
+        self.sink.warning_hint(
+            pos,
+            format!(
+                "unexpected element `<{}>` in `<{parent}>`; it is ignored",
+                node.tag_name().name()
+            ),
+            format!("`<{parent}>` may contain {}", backticked(known)),
+        );
+    }
+}
+
+pub(crate) fn backticked(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Element children of `node` (comments, text and processing instructions skipped).
+fn elements<'a, 'input>(node: Node<'a, 'input>) -> impl Iterator<Item = Node<'a, 'input>> {
+    node.children().filter(Node::is_element)
+}
+
+/// Parses manifest text into the raw tree. XML syntax errors are reported with the position
+/// roxmltree gives; `None` means the text is not well-formed XML.
+pub(crate) fn parse(text: &str, sink: &mut Sink) -> Option<RawManifest> {
+    let options = ParsingOptions {
+        // Manifests do not use DTDs; refusing them also bounds entity expansion.
+        allow_dtd: false,
+        nodes_limit: 1_000_000,
+        ..ParsingOptions::default()
+    };
+    let doc = match Document::parse_with_options(text, options) {
+        Ok(doc) => doc,
+        Err(e) => {
+            let pos = e.pos();
+            sink.error(Pos::new(pos.row, pos.col), xml_error_message(&e));
+            return None;
+        }
+    };
+    let line_starts = std::iter::once(0)
+        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+        .collect();
+    let mut cx = Cx {
+        text,
+        line_starts,
+        sink,
+    };
+    let root = doc.root_element();
+    let mut out = RawManifest::default();
+    if root.tag_name().name() != "instrumentationManifest" {
+        let pos = cx.node_pos(root);
+        cx.sink.warning(
+            pos,
+            format!(
+                "the root element is `<{}>`, not `<instrumentationManifest>`",
+                root.tag_name().name()
+            ),
+        );
+    }
+
+    // `<counters>` is normally `instrumentationManifest/instrumentation/counters`; accept it
+    // anywhere outside `<events>` and `<localization>` so that hand-trimmed files load.
+    let mut counters_nodes = Vec::new();
+    find_counters(root, &mut counters_nodes);
+    let mut counters_iter = counters_nodes.into_iter();
+    if let Some(node) = counters_iter.next() {
+        out.counters = Some(parse_counters(&mut cx, node));
+    } else {
+        cx.sink.error_hint(
+            Pos::new(1, 1),
+            "the manifest has no `<counters>` section",
+            "counters live in `<instrumentationManifest><instrumentation><counters schemaVersion=\"2.0\">`",
+        );
+    }
+    for extra in counters_iter {
+        let pos = cx.node_pos(extra);
+        cx.sink
+            .error(pos, "a manifest may contain only one `<counters>` section");
+    }
+
+    parse_strings(&mut cx, root, &mut out.strings);
+    Some(out)
+}
+
+fn find_counters<'a, 'input>(node: Node<'a, 'input>, out: &mut Vec<Node<'a, 'input>>) {
+    for child in elements(node) {
+        match child.tag_name().name() {
+            "counters" => out.push(child),
+            "events" | "localization" => {}
+            _ => find_counters(child, out),
+        }
+    }
+}
+
+fn parse_counters(cx: &mut Cx<'_>, node: Node<'_, '_>) -> RawCounters {
+    let attrs = cx.attrs(node, &["schemaVersion"]);
+    if let Some(ns) = node.tag_name().namespace()
+        && ns != COUNTERS_NS
+    {
+        {
+            let pos = cx.node_pos(node);
+            cx.sink.warning_hint(
+                pos,
+                format!("`<counters>` is in namespace `{ns}`"),
+                format!("the counters schema namespace is `{COUNTERS_NS}`"),
+            );
+        }
+    }
+    let mut providers = Vec::new();
+    for child in elements(node) {
+        if child.tag_name().name() == "provider" {
+            providers.push(parse_provider(cx, child));
+        } else {
+            cx.unknown_element(child, "counters", &["provider"]);
+        }
+    }
+    RawCounters { attrs, providers }
+}
+
+fn parse_provider(cx: &mut Cx<'_>, node: Node<'_, '_>) -> RawProvider {
+    let attrs = cx.attrs(node, PROVIDER_ATTRS);
+    let mut sets = Vec::new();
+    for child in elements(node) {
+        if child.tag_name().name() == "counterSet" {
+            sets.push(parse_set(cx, child));
+        } else {
+            cx.unknown_element(child, "provider", &["counterSet"]);
+        }
+    }
+    RawProvider { attrs, sets }
+}
+
+fn parse_set(cx: &mut Cx<'_>, node: Node<'_, '_>) -> RawSet {
+    let attrs = cx.attrs(node, SET_ATTRS);
+    let mut set = RawSet {
+        attrs,
+        ..RawSet::default()
+    };
+    for child in elements(node) {
+        match child.tag_name().name() {
+            "structs" => {
+                set.structs_elements.push(cx.node_pos(child));
+                for s in elements(child) {
+                    if s.tag_name().name() == "struct" {
+                        let a = cx.attrs(s, STRUCT_ATTRS);
+                        set.structs.push(a);
+                    } else {
+                        cx.unknown_element(s, "structs", &["struct"]);
+                    }
+                }
+            }
+            "counter" => {
+                let c = parse_counter(cx, child);
+                set.counters.push(c);
+            }
+            _ => cx.unknown_element(child, "counterSet", &["structs", "counter"]),
+        }
+    }
+    set
+}
+
+fn parse_counter(cx: &mut Cx<'_>, node: Node<'_, '_>) -> RawCounter {
+    let attrs = cx.attrs(node, COUNTER_ATTRS);
+    let mut attributes = Vec::new();
+    for child in elements(node) {
+        if child.tag_name().name() == "counterAttributes" {
+            for a in elements(child) {
+                if a.tag_name().name() == "counterAttribute" {
+                    let at = cx.attrs(a, &["name"]);
+                    if let Some(name) = at.get("name") {
+                        attributes.push(name.clone());
+                    } else {
+                        cx.sink.error(at.pos, "`<counterAttribute>` has no `name`");
+                    }
+                } else {
+                    cx.unknown_element(a, "counterAttributes", &["counterAttribute"]);
+                }
+            }
+        } else {
+            cx.unknown_element(child, "counter", &["counterAttributes"]);
+        }
+    }
+    RawCounter { attrs, attributes }
+}
+
+/// Collects `<localization><resources culture=…><stringTable><string id value/>`; the `en-US`
+/// table wins, otherwise the first one.
+fn parse_strings(cx: &mut Cx<'_>, root: Node<'_, '_>, out: &mut BTreeMap<String, Attr>) {
+    let Some(loc) = root
+        .descendants()
+        .find(|n| n.is_element() && n.tag_name().name() == "localization")
+    else {
+        return;
+    };
+    let resources: Vec<_> = elements(loc)
+        .filter(|n| n.tag_name().name() == "resources")
+        .collect();
+    let chosen = resources
+        .iter()
+        .find(|r| {
+            r.attribute("culture")
+                .is_some_and(|c| c.eq_ignore_ascii_case("en-US"))
+        })
+        .or_else(|| resources.first());
+    let Some(res) = chosen else { return };
+    for table in elements(*res).filter(|n| n.tag_name().name() == "stringTable") {
+        for s in elements(table).filter(|n| n.tag_name().name() == "string") {
+            let (Some(id), Some(value)) = (s.attribute_node("id"), s.attribute_node("value"))
+            else {
+                let pos = cx.node_pos(s);
+                cx.sink
+                    .warning(pos, "`<string>` without `id` and `value` is ignored");
+                continue;
+            };
+            let pos = cx.pos(value.range_value().start);
+            if out.contains_key(id.value()) {
+                let id_pos = cx.pos(id.range_value().start);
+                cx.sink.warning(
+                    id_pos,
+                    format!(
+                        "string `{}` is defined twice; the first definition is used",
+                        id.value()
+                    ),
+                );
+                continue;
+            }
+            out.insert(
+                id.value().to_owned(),
+                Attr {
+                    value: value.value().to_owned(),
+                    pos,
+                },
+            );
+        }
+    }
+}
+
+/// roxmltree's message without its trailing position, lowercase, quotes turned to backticks.
+fn xml_error_message(e: &roxmltree::Error) -> String {
+    let pos = e.pos();
+    let full = e.to_string();
+    let suffix = format!(" at {}:{}", pos.row, pos.col);
+    let mut msg = full.replace(&suffix, "");
+    // Quote style: 'x' → `x`.
+    let mut out = String::with_capacity(msg.len() + 16);
+    let mut open = false;
+    for c in msg.drain(..) {
+        if c == '\'' {
+            out.push('`');
+            open = !open;
+        } else {
+            out.push(c);
+        }
+    }
+    if let Some(first) = out.get(..1) {
+        let lower = first.to_lowercase();
+        out.replace_range(..1, &lower);
+    }
+    format!("invalid xml: {}", out.replace("XML", "xml"))
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn xml_errors_have_positions_and_backticks() {
+        let mut sink = Sink::new(Path::new("t.man"));
+        assert!(parse("<a>\n <b></c></a>", &mut sink).is_none());
+        let d = &sink.items[0];
+        assert_eq!(d.message, "invalid xml: expected `b` tag, not `c`");
+        assert_eq!(d.pos, Pos::new(2, 5));
+    }
+
+    #[test]
+    fn positions_agree_with_roxmltree() {
+        let text = "<a>\r\n  <b x='é'/>\n\n\t<c  y=\"1\"/></a>";
+        let doc = Document::parse(text).unwrap();
+        let mut sink = Sink::new(Path::new("t.man"));
+        let line_starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        let cx = Cx {
+            text,
+            line_starts,
+            sink: &mut sink,
+        };
+        for byte in (0..=text.len()).filter(|b| text.is_char_boundary(*b)) {
+            let r = doc.text_pos_at(byte);
+            assert_eq!(cx.pos(byte), Pos::new(r.row, r.col), "byte {byte}");
+        }
+    }
+
+    #[test]
+    fn finds_counters_beside_events_and_strings() {
+        let text = r#"<instrumentationManifest xmlns="http://schemas.microsoft.com/win/2004/08/events"
+            xmlns:win="https://manifests.microsoft.com/win/2004/08/windows/events">
+          <instrumentation>
+            <events><provider name="etw"/></events>
+            <counters xmlns="http://schemas.microsoft.com/win/2005/12/counters" schemaVersion="2.0">
+              <provider providerGuid="{00000000-0000-0000-0000-000000000001}"/>
+            </counters>
+          </instrumentation>
+          <localization><resources culture="en-US"><stringTable>
+            <string id="a" value="A"/>
+          </stringTable></resources></localization>
+        </instrumentationManifest>"#;
+        let mut sink = Sink::new(Path::new("t.man"));
+        let m = parse(text, &mut sink).unwrap();
+        assert!(sink.items.is_empty(), "{:?}", sink.items);
+        assert_eq!(m.counters.unwrap().providers.len(), 1);
+        assert_eq!(m.strings["a"].value, "A");
+    }
+}

@@ -1,0 +1,749 @@
+//! The Rust generator (issue 3 point 4): a pure function from the resolved [`Manifest`] to
+//! formatted source that calls PCW only through the runtime contract documented at the crate
+//! root. Output is deterministic, marked `@generated`, and uses fully qualified paths.
+
+use std::collections::{BTreeMap, HashSet};
+
+use proc_macro2::{Literal, TokenStream};
+use quote::quote;
+
+use crate::ir::{CounterSet, Manifest, Struct};
+use crate::names;
+
+/// What the generator needs besides the manifest (the pure part of [`crate::Config`]).
+#[derive(Clone)]
+pub(crate) struct Options {
+    pub(crate) runtime_path: syn::Path,
+    pub(crate) silo_neutral: bool,
+    pub(crate) module_name: String,
+    /// Struct key (see [`crate::Config::bind_struct`]) → user type path.
+    pub(crate) bindings: BTreeMap<String, syn::Path>,
+    /// Shown in the header comment.
+    pub(crate) source_name: String,
+}
+
+/// The key a binding uses for a struct: `Set` for an implicit struct or a set's only struct,
+/// otherwise `Set.StructName` (both forms work for single-struct sets).
+pub(crate) fn struct_keys(set: &CounterSet, st: &Struct) -> Vec<String> {
+    let mut keys = vec![format!("{}.{}", set.symbol, st.name)];
+    if set.structs.len() == 1 {
+        keys.push(set.symbol.clone());
+    }
+    keys
+}
+
+fn ident(s: &str) -> syn::Ident {
+    if let Some(raw) = s.strip_prefix("r#") {
+        syn::Ident::new_raw(raw, proc_macro2::Span::call_site())
+    } else {
+        syn::Ident::new(s, proc_macro2::Span::call_site())
+    }
+}
+
+fn doc(text: &str) -> TokenStream {
+    let lines = text.lines().map(|l| format!(" {l}"));
+    quote! { #( #[doc = #lines] )* }
+}
+
+/// Rust names chosen for one set's structs, fields and parameters.
+struct SetNames {
+    module: syn::Ident,
+    structs: Vec<StructNames>,
+}
+
+struct StructNames {
+    ty: TokenStream,
+    /// The generated type's ident, or `None` when bound to a user type.
+    generated: Option<syn::Ident>,
+    param: syn::Ident,
+    /// Manifest field → Rust field.
+    fields: BTreeMap<String, syn::Ident>,
+}
+
+fn set_names(set: &CounterSet, opts: &Options, used_modules: &mut HashSet<String>) -> SetNames {
+    let mut module = names::snake(&set.symbol);
+    while !used_modules.insert(module.clone()) {
+        module.push('_');
+    }
+    let mut used_types: HashSet<String> = ["Registration", "Instance"]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+    let mut used_params: HashSet<String> = [
+        "buffer",
+        "name",
+        "id",
+        "registration",
+        "data",
+        "handle",
+        "status",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    let implicit =
+        set.structs.len() == 1 && set.structs.first().is_some_and(|s| s.c_type.is_none());
+    let structs = set
+        .structs
+        .iter()
+        .map(|st| {
+            let bound = struct_keys(set, st)
+                .iter()
+                .find_map(|k| opts.bindings.get(k).cloned());
+            let mut tname = if implicit {
+                "Values".to_owned()
+            } else {
+                names::camel(st.c_type.as_deref().unwrap_or(&st.name))
+            };
+            while !used_types.insert(tname.clone()) {
+                tname.push_str("Values");
+            }
+            let mut pname = if implicit {
+                "values".to_owned()
+            } else {
+                names::snake(&st.name)
+            };
+            while !used_params.insert(pname.clone()) {
+                pname.push_str("_values");
+            }
+            let fields = st
+                .fields
+                .iter()
+                .map(|f| (f.name.clone(), ident(&names::snake(&f.name))))
+                .collect();
+            let generated_ident = ident(&tname);
+            let (ty, generated) = match bound {
+                Some(path) => (quote!(#path), None),
+                None => (quote!(#generated_ident), Some(generated_ident)),
+            };
+            StructNames {
+                ty,
+                generated,
+                param: ident(&pname),
+                fields,
+            }
+        })
+        .collect();
+    SetNames {
+        module: ident(&module),
+        structs,
+    }
+}
+
+/// A set's module name and, per struct, its Rust type and manifest field → Rust field names.
+pub(crate) type SetRustNames = (String, Vec<(String, BTreeMap<String, String>)>);
+
+/// Rust names per counterset, for `inspect`: the module and each struct's type (generated
+/// name or bound path) and field names.
+pub(crate) fn rust_names(manifest: &Manifest, opts: &Options) -> Vec<SetRustNames> {
+    let mut used_modules = HashSet::new();
+    manifest
+        .provider
+        .countersets
+        .iter()
+        .map(|set| {
+            let n = set_names(set, opts, &mut used_modules);
+            let structs = n
+                .structs
+                .iter()
+                .map(|s| {
+                    let fields = s
+                        .fields
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.to_string()))
+                        .collect();
+                    (s.ty.to_string().replace(' ', ""), fields)
+                })
+                .collect();
+            (n.module.to_string(), structs)
+        })
+        .collect()
+}
+
+/// Generates the Rust module for `manifest`.
+#[allow(
+    clippy::too_many_lines,
+    reason = "the shared part of the generated module is one template"
+)]
+pub(crate) fn generate(manifest: &Manifest, opts: &Options) -> String {
+    let rt = &opts.runtime_path;
+    let module = ident(&opts.module_name);
+    let mut used_modules = HashSet::new();
+    let sets: Vec<TokenStream> = manifest
+        .provider
+        .countersets
+        .iter()
+        .map(|set| {
+            let n = set_names(set, opts, &mut used_modules);
+            gen_set(set, &n, opts)
+        })
+        .collect();
+    let provider = &manifest.provider;
+    let module_doc = doc(&format!(
+        "Counters of provider `{}` (`{}`), generated by pcw-gen from `{}`.\n\n\
+         Every PCW call goes through the runtime module `{}` (see the pcw-gen crate docs).",
+        provider.name,
+        provider.guid,
+        opts.source_name,
+        quote!(#rt).to_string().replace(' ', ""),
+    ));
+    let provider_guid = guid_expr(rt, provider.guid.0);
+    let app = &provider.application_identity;
+    let provider_name = &provider.name;
+
+    let file = quote! {
+        #module_doc
+        #[allow(
+            dead_code,
+            reason = "a driver uses only the helpers of the countersets and models it needs"
+        )]
+        #[allow(
+            unused_qualifications,
+            reason = "paths are fully qualified so the code does not depend on the includer's imports"
+        )]
+        #[allow(
+            clippy::cast_possible_truncation,
+            reason = "offsets, sizes and lengths are checked against their field widths at compile time"
+        )]
+        #[allow(
+            clippy::unreadable_literal,
+            reason = "guids are written as one hexadecimal literal, as in the manifest"
+        )]
+        #[allow(
+            clippy::doc_markdown,
+            reason = "names and descriptions are copied from the manifest as written"
+        )]
+        #[allow(
+            clippy::too_many_arguments,
+            reason = "`add` and `create` take one value block per manifest struct, like CTRPP's helpers"
+        )]
+        pub mod #module {
+            /// `providerGuid`.
+            pub const PROVIDER_GUID: #rt::GUID = #provider_guid;
+            /// `providerName`.
+            pub const PROVIDER_NAME: &str = #provider_name;
+            /// `applicationIdentity`: the binary `lodctr /m:` looks for the string resources in.
+            pub const APPLICATION_IDENTITY: &str = #app;
+
+            /// `size_of` a field, for descriptors (`RTL_FIELD_SIZE`) and binding checks.
+            const fn field_size<T, F>(_field: fn(&T) -> &F) -> usize {
+                ::core::mem::size_of::<F>()
+            }
+
+            /// Fails compilation with `what` unless `actual == expected`.
+            const fn assert_size(actual: usize, expected: usize, what: &str) {
+                assert!(actual == expected, "{}", what);
+            }
+
+            /// Fails compilation with `what` unless `size` fits a `u16` offset.
+            const fn assert_fits_u16(size: usize, what: &str) {
+                assert!(size <= 0xFFFF, "{}", what);
+            }
+
+            /// `PcwRegister` with `PCW_VERSION_2`, retried with `PCW_VERSION_1` (and no flags)
+            /// when the system rejects the version with `STATUS_INVALID_PARAMETER_2`
+            /// (Windows builds before 10.0.19645).
+            ///
+            /// # Safety
+            ///
+            /// `info` must describe a valid registration: a live name, `CounterCount`
+            /// descriptors at `Counters`, and a callback and context that stay valid until
+            /// the returned handle is unregistered.
+            unsafe fn register_with_fallback(
+                info: &mut #rt::PCW_REGISTRATION_INFORMATION,
+            ) -> ::core::result::Result<#rt::PPCW_REGISTRATION, #rt::NTSTATUS> {
+                let mut handle = #rt::NULL_REGISTRATION;
+                __pcw_safety!("`handle` is a writable local and `info` is valid per this function's contract.");
+                let mut status = unsafe { #rt::PcwRegister(&raw mut handle, &raw mut *info) };
+                if status == #rt::STATUS_INVALID_PARAMETER_2 {
+                    info.Version = #rt::PCW_VERSION_1;
+                    info.Flags = #rt::PcwRegistrationNone;
+                    handle = #rt::NULL_REGISTRATION;
+                    __pcw_safety!("as above; only the version and flags changed.");
+                    status = unsafe { #rt::PcwRegister(&raw mut handle, &raw mut *info) };
+                }
+                if status < 0 {
+                    ::core::result::Result::Err(status)
+                } else {
+                    ::core::result::Result::Ok(handle)
+                }
+            }
+
+            /// An instance created with `PcwCreateInstance`; closed (`PcwCloseInstance`) on
+            /// drop, never with a NULL handle.
+            #[derive(Debug)]
+            pub struct Instance {
+                handle: #rt::PPCW_INSTANCE,
+            }
+
+            __pcw_safety!("a PCW instance handle is an opaque kernel reference, not tied to the thread that created it, and `Instance` only hands it to `PcwCloseInstance`.");
+            unsafe impl ::core::marker::Send for Instance {}
+
+            impl Instance {
+                /// The raw handle (NULL if PCW returned success without one).
+                pub fn handle(&self) -> #rt::PPCW_INSTANCE {
+                    self.handle
+                }
+
+                /// Closes the instance now (the same as dropping it).
+                pub fn close(self) {
+                    ::core::mem::drop(self);
+                }
+            }
+
+            impl ::core::ops::Drop for Instance {
+                fn drop(&mut self) {
+                    if self.handle != #rt::NULL_INSTANCE {
+                        __pcw_safety!("the handle came from a successful `PcwCreateInstance` and is closed exactly once: it is reset to NULL right after.");
+                        unsafe { #rt::PcwCloseInstance(self.handle) };
+                        self.handle = #rt::NULL_INSTANCE;
+                    }
+                }
+            }
+
+            #(#sets)*
+        }
+    };
+    let text = match syn::parse2::<syn::File>(file) {
+        Ok(f) => prettyplease::unparse(&f),
+        Err(e) => format!(
+            "compile_error!({:?});\n",
+            format!("pcw-gen produced invalid code: {e}")
+        ),
+    };
+    format!(
+        "// @generated by pcw-gen {} from `{}`. Do not edit: change the manifest instead.\n\n{}",
+        env!("CARGO_PKG_VERSION"),
+        opts.source_name,
+        safety_comments(&text)
+    )
+}
+
+/// Turns the `__pcw_safety!("…");` markers (tokens survive formatting, comments do not) into
+/// the safety comments clippy's `undocumented_unsafe_blocks` wants, wrapped at 96 columns.
+fn safety_comments(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        let trimmed = line.trim_start();
+        // prettyplease prints a short marker on one line and wraps a long one over three.
+        let body = if trimmed == "__pcw_safety!(" {
+            let literal = lines.next().unwrap_or_default().trim();
+            let _close = lines.next();
+            literal.strip_prefix('"').and_then(|r| r.strip_suffix('"'))
+        } else {
+            trimmed
+                .strip_prefix("__pcw_safety!(\"")
+                .and_then(|r| r.strip_suffix("\");"))
+        };
+        let Some(body) = body else {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        };
+        let indent = &line[..line.len() - trimmed.len()];
+        let body = body.replace("\\\"", "\"");
+        let mut cur = format!("{indent}// {}:", "SAFETY");
+        for word in body.split_whitespace() {
+            if cur.len() + 1 + word.len() > 96 && !cur.trim_end().ends_with("//") {
+                out.push_str(&cur);
+                out.push('\n');
+                cur = format!("{indent}//");
+            }
+            cur.push(' ');
+            cur.push_str(word);
+        }
+        out.push_str(&cur);
+        out.push('\n');
+    }
+    out
+}
+
+fn guid_expr(rt: &syn::Path, value: u128) -> TokenStream {
+    let lit = Literal::u128_unsuffixed(value);
+    let hex: TokenStream = format!("0x{value:032x}")
+        .parse()
+        .unwrap_or_else(|_| quote!(#lit));
+    quote! { #rt::guid_from_u128(#hex) }
+}
+
+#[allow(
+    clippy::too_many_lines,
+    reason = "one quote! block per counterset reads best whole"
+)]
+fn gen_set(set: &CounterSet, n: &SetNames, opts: &Options) -> TokenStream {
+    let rt = &opts.runtime_path;
+    let module = &n.module;
+    let set_doc = doc(&format!(
+        "Counterset `{}` (`{}`, `{}` instances): {}",
+        set.name,
+        set.guid,
+        set.instances.as_str(),
+        set.description
+    ));
+    let guid = guid_expr(rt, set.guid.0);
+    let name = &set.name;
+    let uri = &set.uri;
+    let name_utf16: Vec<u16> = set.name.encode_utf16().collect();
+    let name_len = Literal::usize_unsuffixed(name_utf16.len());
+    let name_units = name_utf16.iter().map(|u| Literal::u16_unsuffixed(*u));
+    let name_bytes = Literal::usize_unsuffixed(name_utf16.len() * 2);
+    let multi = set.instances.is_multi();
+    let instances = set.instances.as_str();
+
+    // Counter id constants.
+    let mut used = HashSet::new();
+    let mut mask: u64 = 0;
+    let ids = set.counters.iter().map(|c| {
+        let base = c
+            .symbol
+            .as_deref()
+            .or(c.name.as_deref())
+            .or(Some(c.field.as_str()).filter(|f| !f.is_empty()))
+            .map_or_else(|| format!("COUNTER_{}", c.id), names::screaming);
+        let mut cname = base.clone();
+        if !used.insert(cname.clone()) {
+            cname = format!("{base}_{}", c.id);
+            used.insert(cname.clone());
+        }
+        if c.id < 64 {
+            mask |= 1u64 << c.id;
+        }
+        let id = Literal::u16_unsuffixed(c.id);
+        let cid = ident(&cname);
+        let d = doc(&format!(
+            "Counter `{}`: `{}`, {} bytes, field `{}`.",
+            c.name.as_deref().unwrap_or(&c.uri),
+            c.type_name,
+            c.size,
+            c.field
+        ));
+        quote! { #d pub const #cid: u16 = #id; }
+    });
+    let ids: Vec<TokenStream> = ids.collect();
+    let mask_lit: TokenStream = format!("0x{mask:016x}").parse().unwrap_or_default();
+
+    // Structs.
+    let mut structs = Vec::new();
+    let mut checks = Vec::new();
+    for (st, sn) in set.structs.iter().zip(&n.structs) {
+        let ty = &sn.ty;
+        if let Some(gen_ident) = &sn.generated {
+            let fields = st.fields.iter().map(|f| {
+                let fid = sn
+                    .fields
+                    .get(&f.name)
+                    .cloned()
+                    .unwrap_or_else(|| ident("_"));
+                let fty = if f.size == 8 {
+                    quote!(u64)
+                } else {
+                    quote!(u32)
+                };
+                let users: Vec<String> = set
+                    .counters
+                    .iter()
+                    .filter(|c| c.struct_index == st.index && c.field == f.name)
+                    .map(|c| format!("`{}` (`{}`)", c.id, c.type_name))
+                    .collect();
+                let d = doc(&format!(
+                    "Manifest field `{}`, offset {}: counter {}.",
+                    f.name,
+                    f.offset,
+                    users.join(", ")
+                ));
+                quote! { #d pub #fid: #fty, }
+            });
+            let d = doc(&match &st.c_type {
+                Some(c) => format!(
+                    "Value block `{}` (C type `{c}`): `StructIndex` {}, {} bytes.",
+                    st.name, st.index, st.size
+                ),
+                None => format!(
+                    "The counterset's value block: `StructIndex` {}, {} bytes.",
+                    st.index, st.size
+                ),
+            });
+            let size = Literal::usize_unsuffixed(st.size as usize);
+            let size_msg = format!(
+                "pcw-gen: `{gen_ident}` is not the {} bytes `inspect` reports",
+                st.size
+            );
+            structs.push(quote! {
+                #d
+                #[repr(C)]
+                #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+                pub struct #gen_ident { #(#fields)* }
+                // The layout `inspect` reports (natural alignment, as on every Windows target).
+                #[cfg(any(windows, target_pointer_width = "64"))]
+                const _: () = super::assert_size(::core::mem::size_of::<#gen_ident>(), #size, #size_msg);
+            });
+        } else {
+            // Bound user type: every field must exist (offset_of! and the closure below fail
+            // to compile otherwise) with the manifest's size.
+            for f in &st.fields {
+                let fid = sn
+                    .fields
+                    .get(&f.name)
+                    .cloned()
+                    .unwrap_or_else(|| ident("_"));
+                let size = Literal::usize_unsuffixed(f.size as usize);
+                let msg = format!(
+                    "pcw-gen: field `{fid}` of the type bound to struct `{}` must be {} bytes (manifest field `{}`)",
+                    st.name, f.size, f.name
+                );
+                checks.push(quote! {
+                    const _: () = super::assert_size(super::field_size(|s: &#ty| &s.#fid), #size, #msg);
+                });
+            }
+            let msg = format!(
+                "pcw-gen: the type bound to struct `{}` is larger than `PCW_COUNTER_DESCRIPTOR.Offset` can address",
+                st.name
+            );
+            checks.push(quote! {
+                const _: () = super::assert_fits_u16(::core::mem::size_of::<#ty>(), #msg);
+            });
+        }
+    }
+
+    // Descriptors.
+    let descriptors = set.counters.iter().map(|c| {
+        let sn = n.structs.get(usize::from(c.struct_index));
+        let ty = sn.map(|s| s.ty.clone()).unwrap_or_default();
+        let fid = sn
+            .and_then(|s| s.fields.get(&c.field).cloned())
+            .unwrap_or_else(|| ident("_"));
+        let id = Literal::u16_unsuffixed(c.id);
+        let si = Literal::u16_unsuffixed(c.struct_index);
+        quote! {
+            #rt::PCW_COUNTER_DESCRIPTOR {
+                Id: #id,
+                StructIndex: #si,
+                Offset: ::core::mem::offset_of!(#ty, #fid) as u16,
+                Size: super::field_size(|s: &#ty| &s.#fid) as u16,
+            },
+        }
+    });
+    let count = Literal::usize_unsuffixed(set.counters.len());
+    let nstructs = Literal::usize_unsuffixed(set.structs.len());
+
+    let params: Vec<TokenStream> = n
+        .structs
+        .iter()
+        .map(|s| {
+            let p = &s.param;
+            let ty = &s.ty;
+            quote!(#p: &#ty)
+        })
+        .collect();
+    let raw_params: Vec<TokenStream> = n
+        .structs
+        .iter()
+        .map(|s| {
+            let p = &s.param;
+            let ty = &s.ty;
+            quote!(#p: *const #ty)
+        })
+        .collect();
+    let data_from_refs = n.structs.iter().map(|s| {
+        let p = &s.param;
+        let ty = &s.ty;
+        quote! {
+            #rt::PCW_DATA {
+                Data: ::core::ptr::from_ref::<#ty>(#p).cast(),
+                Size: ::core::mem::size_of::<#ty>() as u32,
+            },
+        }
+    });
+    let data_from_ptrs = n.structs.iter().map(|s| {
+        let p = &s.param;
+        let ty = &s.ty;
+        quote! {
+            #rt::PCW_DATA {
+                Data: #p.cast(),
+                Size: ::core::mem::size_of::<#ty>() as u32,
+            },
+        }
+    });
+    let flags = if opts.silo_neutral {
+        quote!(#rt::PcwRegistrationSiloNeutral)
+    } else {
+        quote!(#rt::PcwRegistrationNone)
+    };
+    let name_doc = if multi {
+        "Instance names must be unique within the counterset (PCW compares them case-insensitively) and non-empty."
+    } else {
+        "This is a `single` counterset: pass an empty name."
+    };
+    let add_doc = doc(&format!(
+        "Adds one instance to a collect request (`PcwAddInstance`) from inside the callback.\n\n\
+         {name_doc} `id` must be unique and stable across calls (unlike the KCS sample, which \
+         gives every instance 0).\n\n\
+         # Safety\n\n`buffer` must be the `Buffer` of the `PCW_CALLBACK_INFORMATION` that PCW \
+         passed to the callback now running."
+    ));
+    let create_doc = doc(&format!(
+        "Creates an instance PCW reads by itself (`PcwCreateInstance`).\n\n{name_doc}\n\n\
+         # Errors\n\nThe `NTSTATUS` of `PcwCreateInstance` when it fails.\n\n\
+         # Safety\n\nEvery value block pointer must be valid for reads of its type until the \
+         returned [`super::Instance`] is dropped (or the registration is unregistered): PCW \
+         reads the blocks at any time in between. Close the instance before freeing them."
+    ));
+    let checks = quote! { #(#checks)* };
+
+    quote! {
+        #set_doc
+        pub mod #module {
+            /// The counterset `guid`.
+            pub const GUID: #rt::GUID = #guid;
+            /// The counterset `name`, which is also the name given to `PcwRegister`.
+            pub const NAME: &str = #name;
+            /// The counterset `uri`.
+            pub const URI: &str = #uri;
+            /// `instances` as written in the manifest.
+            pub const INSTANCES: &str = #instances;
+            /// Whether consumers may see several instances (`instances` is not `single`).
+            pub const MULTI_INSTANCE: bool = #multi;
+            /// `NAME` in UTF-16, without a terminator.
+            static NAME_UTF16: [u16; #name_len] = [#(#name_units),*];
+            /// `CounterMask` bits of every counter with an id below 64.
+            pub const COUNTER_MASK: u64 = #mask_lit;
+            /// Number of value blocks (`PCW_DATA` entries) per instance.
+            pub const STRUCT_COUNT: usize = #nstructs;
+
+            /// Counter ids (`PCW_COUNTER_DESCRIPTOR.Id`).
+            pub mod ids {
+                #(#ids)*
+            }
+
+            #(#structs)*
+            #checks
+
+            /// The counter descriptors, in manifest order (`CTRPP`'s `Descriptors[]`).
+            pub static DESCRIPTORS: [#rt::PCW_COUNTER_DESCRIPTOR; #count] = [
+                #(#descriptors)*
+            ];
+
+            /// A live registration of this counterset; unregistered on drop, never with a
+            /// NULL handle.
+            #[derive(Debug)]
+            pub struct Registration {
+                handle: #rt::PPCW_REGISTRATION,
+            }
+
+            __pcw_safety!("a PCW registration handle is an opaque kernel reference, not tied to the thread that registered, and `Registration` only hands it to `PcwCreateInstance` and `PcwUnregister`.");
+            unsafe impl ::core::marker::Send for Registration {}
+
+            impl Registration {
+                /// The raw handle (NULL if PCW returned success without one).
+                pub fn handle(&self) -> #rt::PPCW_REGISTRATION {
+                    self.handle
+                }
+
+                /// Unregisters now (the same as dropping the registration).
+                pub fn unregister(self) {
+                    ::core::mem::drop(self);
+                }
+            }
+
+            impl ::core::ops::Drop for Registration {
+                fn drop(&mut self) {
+                    if self.handle != #rt::NULL_REGISTRATION {
+                        __pcw_safety!("the handle came from a successful `PcwRegister` and is unregistered exactly once: it is reset to NULL right after.");
+                        unsafe { #rt::PcwUnregister(self.handle) };
+                        self.handle = #rt::NULL_REGISTRATION;
+                    }
+                }
+            }
+
+            /// Registers the counterset (`PcwRegister`): `PCW_VERSION_2`, falling back to
+            /// `PCW_VERSION_1` on systems that reject it.
+            ///
+            /// # Errors
+            ///
+            /// The `NTSTATUS` of `PcwRegister` when registration fails.
+            ///
+            /// # Safety
+            ///
+            /// `callback` (if any) must be safe to call with `context` from any thread until
+            /// the returned [`Registration`] is dropped, and `context` must stay valid as
+            /// long.
+            pub unsafe fn register(
+                callback: ::core::option::Option<#rt::PcwCallback>,
+                context: *mut ::core::ffi::c_void,
+            ) -> ::core::result::Result<Registration, #rt::NTSTATUS> {
+                let mut name = #rt::UNICODE_STRING {
+                    Length: #name_bytes,
+                    MaximumLength: #name_bytes,
+                    Buffer: NAME_UTF16.as_ptr().cast_mut(),
+                };
+                let mut info = #rt::PCW_REGISTRATION_INFORMATION {
+                    Version: #rt::PCW_VERSION_2,
+                    Name: &raw mut name,
+                    CounterCount: DESCRIPTORS.len() as u32,
+                    Counters: DESCRIPTORS.as_ptr().cast_mut(),
+                    Callback: #rt::pcw_callback(callback),
+                    CallbackContext: context,
+                    Flags: #flags,
+                };
+                __pcw_safety!("`info` points at this counterset's static name and descriptors (PCW copies both during the call and never writes through them); the callback contract is this function's.");
+                let handle = unsafe { super::register_with_fallback(&mut info) }?;
+                ::core::result::Result::Ok(Registration { handle })
+            }
+
+            #add_doc
+            pub unsafe fn add(
+                buffer: #rt::PPCW_BUFFER,
+                name: &#rt::UNICODE_STRING,
+                id: u32,
+                #(#params),*
+            ) -> #rt::NTSTATUS {
+                let mut data = [#(#data_from_refs)*];
+                __pcw_safety!("`buffer` is the collect buffer per this function's contract; `name` and the value blocks are live references for the duration of the call, in which PCW copies them.");
+                unsafe {
+                    #rt::PcwAddInstance(buffer, name, id, data.len() as u32, data.as_mut_ptr())
+                }
+            }
+
+            /// Reports one instance's name and id without values (`PcwAddInstance` with no
+            /// data), for `PcwCallbackEnumerateInstances`.
+            ///
+            /// # Safety
+            ///
+            /// As for [`add`].
+            pub unsafe fn enumerate(
+                buffer: #rt::PPCW_BUFFER,
+                name: &#rt::UNICODE_STRING,
+                id: u32,
+            ) -> #rt::NTSTATUS {
+                __pcw_safety!("as in `add`; a zero count with a NULL data pointer is what EnumerateInstances expects.");
+                unsafe { #rt::PcwAddInstance(buffer, name, id, 0, ::core::ptr::null_mut()) }
+            }
+
+            #create_doc
+            pub unsafe fn create(
+                registration: &Registration,
+                name: &#rt::UNICODE_STRING,
+                #(#raw_params),*
+            ) -> ::core::result::Result<super::Instance, #rt::NTSTATUS> {
+                let mut data = [#(#data_from_ptrs)*];
+                let mut handle = #rt::NULL_INSTANCE;
+                __pcw_safety!("`handle` is a writable local, `registration` is live, `name` is copied during the call, and the blocks' lifetime is this function's contract.");
+                let status = unsafe {
+                    #rt::PcwCreateInstance(
+                        &raw mut handle,
+                        registration.handle,
+                        name,
+                        data.len() as u32,
+                        data.as_mut_ptr(),
+                    )
+                };
+                if status < 0 {
+                    ::core::result::Result::Err(status)
+                } else {
+                    ::core::result::Result::Ok(super::Instance { handle })
+                }
+            }
+        }
+    }
+}

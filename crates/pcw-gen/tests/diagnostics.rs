@@ -1,0 +1,297 @@
+//! The table test of issue 3 point 2: each invalid manifest pins the message, line and column
+//! of the diagnostic that names its problem; plus "every problem in one run".
+
+use std::path::Path;
+
+use pcw_gen::{Severity, analyze};
+
+/// A valid kernel-mode schema 2.0 manifest, one thing per line so positions are easy to read.
+const BASE: &str = r#"<instrumentationManifest xmlns="http://schemas.microsoft.com/win/2004/08/events">
+ <instrumentation>
+  <counters xmlns="http://schemas.microsoft.com/win/2005/12/counters" schemaVersion="2.0">
+   <provider providerType="kernelMode" applicationIdentity="t.sys"
+             providerGuid="{11111111-2222-3333-4444-555555555555}">
+    <counterSet guid="{aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee}" uri="T.Set" symbol="TSet"
+                name="T Set" nameID="1" description="d" descriptionID="3" instances="multiple">
+     <counter id="1" uri="T.A" field="A" name="A" nameID="5" description="a" descriptionID="7"
+              type="perf_average_timer" baseID="2" detailLevel="standard"/>
+     <counter id="2" uri="T.B" field="B" type="perf_average_base" detailLevel="standard"/>
+     <counter id="3" uri="T.C" field="C" name="C" nameID="9" description="c" descriptionID="11"
+              type="perf_counter_large_rawcount" detailLevel="advanced"/>
+    </counterSet>
+   </provider>
+  </counters>
+ </instrumentation>
+</instrumentationManifest>
+"#;
+
+/// The third counter, to be replaced by cases about a single counter.
+const C3: &str = r#"<counter id="3" uri="T.C" field="C" name="C" nameID="9" description="c" descriptionID="11"
+              type="perf_counter_large_rawcount" detailLevel="advanced"/>"#;
+
+fn with(from: &str, to: &str) -> String {
+    assert!(BASE.contains(from), "case does not apply: {from}");
+    BASE.replacen(from, to, 1)
+}
+
+/// Replaces the third counter by one with `attrs` (and `id="3"` unless `attrs` has an id).
+fn c3(attrs: &str) -> String {
+    let id = if attrs.contains("id=") {
+        ""
+    } else {
+        r#"id="3" "#
+    };
+    with(
+        C3,
+        &format!(
+            r#"<counter {id}uri="T.C" name="C" nameID="9" description="c" descriptionID="11"
+              {attrs}/>"#
+        ),
+    )
+}
+
+struct Case {
+    name: &'static str,
+    text: String,
+    severity: Severity,
+    line: u32,
+    column: u32,
+    message: &'static str,
+}
+
+fn case(
+    name: &'static str,
+    text: String,
+    severity: Severity,
+    (line, column): (u32, u32),
+    message: &'static str,
+) -> Case {
+    Case {
+        name,
+        text,
+        severity,
+        line,
+        column,
+        message,
+    }
+}
+
+use Severity::{Error as E, Warning as W};
+
+#[allow(clippy::too_many_lines, reason = "the table")]
+fn cases() -> Vec<Case> {
+    let second_set = r#"    <counterSet guid="{aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee}" uri="T.Set2" symbol="TSet2"
+                name="T Set 2" nameID="21" description="d" descriptionID="23">
+     <counter id="1" uri="T.Z" field="Z" name="Z" nameID="25" description="z" descriptionID="27"
+              type="perf_counter_rawcount" detailLevel="standard"/>
+    </counterSet>
+   </provider>"#;
+    vec![
+        case("xml syntax", with("    </counterSet>\n", ""), E, (13, 4), "invalid xml: expected `counterSet` tag, not `provider`"),
+        case("no counters", with("counters xmlns", "countersX xmlns").replace("</counters>", "</countersX>"), E, (1, 1), "the manifest has no `<counters>` section"),
+        case("schema version", with(r#"schemaVersion="2.0""#, r#"schemaVersion="3.0""#), E, (3, 86), "unsupported `schemaVersion` `3.0`"),
+        case("provider type", with(r#"providerType="kernelMode""#, r#"providerType="kernel""#), E, (4, 28), "invalid `providerType` value `kernel`"),
+        case("provider guid", with("{11111111-2222-3333-4444-555555555555}", "11111111-2222-3333-4444-555555555555"), E, (5, 28), "`providerGuid` is not a braced guid: `11111111-2222-3333-4444-555555555555`"),
+        case("application identity missing", with(r#" applicationIdentity="t.sys""#, ""), E, (4, 4), "`<provider>` is missing the `applicationIdentity` attribute"),
+        case("resource base in 2.0", with(r#"applicationIdentity="t.sys""#, r#"applicationIdentity="t.sys" resourceBase="10""#), E, (4, 82), "`resourceBase` is not allowed with `schemaVersion=\"2.0\"`"),
+        case("set uri missing", with(r#" uri="T.Set""#, ""), E, (6, 5), "`<counterSet>` is missing the `uri` attribute"),
+        case("set symbol", with(r#"symbol="TSet""#, r#"symbol="1Set""#), E, (6, 83), "`symbol` must be a c identifier, not `1Set`"),
+        case("instances", with(r#"instances="multiple""#, r#"instances="many""#), E, (7, 86), "invalid `instances` value `many`"),
+        case("set nameID missing", with(r#" nameID="1""#, ""), E, (6, 5), "`<counterSet>` has a `name` but no `nameID`"),
+        case("nameID in 1.1", with(r#"schemaVersion="2.0""#, r#"schemaVersion="1.1""#), E, (7, 38), "`nameID` is not allowed with `schemaVersion=\"1.1\"`"),
+        case("counter id syntax", c3(r#"id="x3" field="C" type="perf_counter_rawcount" detailLevel="standard""#), E, (12, 19), "`id` must be a 32-bit unsigned number, not `x3`"),
+        case("counter id too large", c3(r#"id="70000" field="C" type="perf_counter_rawcount" detailLevel="standard""#), E, (12, 19), "counter id `70000` does not fit `PCW_COUNTER_DESCRIPTOR.Id`, which is 16 bits"),
+        case("counter id duplicate", with(r#"<counter id="3""#, r#"<counter id="1""#), E, (11, 19), "counter id `1` is used twice in counterset `TSet`"),
+        case("counter name duplicate", with(r#"name="C" nameID="9""#, r#"name="a" nameID="9""#), E, (11, 48), "counter name `a` is already used by counter `1`"),
+        case("unknown type", c3(r#"field="C" type="perf_counter_rawcnt" detailLevel="standard""#), E, (12, 31), "unknown counter type `perf_counter_rawcnt`"),
+        case("uppercase type", c3(r#"field="C" type="PERF_COUNTER_RAWCOUNT" detailLevel="standard""#), E, (12, 31), "unknown counter type `PERF_COUNTER_RAWCOUNT`"),
+        case("text type", c3(r#"field="C" type="perf_counter_text" detailLevel="standard""#), E, (12, 31), "counter type `perf_counter_text` has no fixed 4- or 8-byte value"),
+        case("composite type", c3(r#"field="C" type="perf_counter_composite" detailLevel="standard""#), E, (12, 31), "counter type `perf_counter_composite` has no `winperf.h` value"),
+        case("detail level", c3(r#"field="C" type="perf_counter_rawcount" detailLevel="expert""#), E, (12, 67), "invalid `detailLevel` value `expert`"),
+        case("default scale", c3(r#"field="C" type="perf_counter_rawcount" detailLevel="standard" defaultScale="11""#), E, (12, 91), "`defaultScale` must be an integer from -10 to 10, not `11`"),
+        case("aggregate", c3(r#"field="C" type="perf_counter_rawcount" detailLevel="standard" aggregate="median""#), E, (12, 88), "invalid `aggregate` value `median`"),
+        case("counter attribute", with(r#"detailLevel="advanced"/>"#, r#"detailLevel="advanced"><counterAttributes><counterAttribute name="bold"/></counterAttributes></counter>"#), E, (12, 116), "invalid `counterAttribute` value `bold`"),
+        case("baseID missing", with(r#" baseID="2""#, ""), E, (8, 6), "`perf_average_timer` counter `1` has no `baseID`"),
+        case("baseID unknown", with(r#"baseID="2""#, r#"baseID="9""#), E, (9, 49), "`baseID` `9` does not name a counter of this counterset"),
+        case("baseID wrong type", with(r#"baseID="2""#, r#"baseID="3""#), E, (9, 49), "`baseID` `3` names a `perf_counter_large_rawcount` counter, but `perf_average_timer` needs a `perf_average_base`"),
+        case("base placement", with(r#"     <counter id="2""#, r#"     <counter id="4" uri="T.D" field="D" name="D" nameID="13" description="x" descriptionID="15" type="perf_counter_rawcount" detailLevel="standard"/>
+     <counter id="2""#), E, (9, 49), "base counter `2` must come right after counter `1`"),
+        case("perfTimeID missing", c3(r#"field="C" type="perf_elapsed_time" perfFreqID="1" detailLevel="standard""#), E, (11, 6), "`perf_elapsed_time` counter `3` has no `perfTimeID`"),
+        case("perfFreqID wrong size", c3(r#"field="C" type="perf_elapsed_time" perfTimeID="3" perfFreqID="2" detailLevel="standard""#), E, (12, 62), "`perfTimeID` `3` names the counter itself, not an 8-byte time value"),
+        case("unknown struct", c3(r#"field="C" struct="Nope" type="perf_counter_rawcount" detailLevel="standard""#), E, (12, 33), "counter names struct `Nope` but its counterset has no `<structs>`"),
+        case("unknown declared struct", c3(r#"field="C" struct="Nope" type="perf_counter_rawcount" detailLevel="standard""#).replace(r#"instances="multiple">"#, r#"instances="multiple">
+     <structs><struct name="S1" type="S1_T"/><struct name="S2" type="S2_T"/></structs>"#), E, (13, 33), "unknown struct `Nope`"),
+        case("struct not named", with(r#"instances="multiple">"#, r#"instances="multiple">
+     <structs><struct name="S1" type="S1_T"/><struct name="S2" type="S2_T"/></structs>"#), E, (9, 6), "`<counter>` does not say which `struct` holds it"),
+        case("field missing", c3(r#"type="perf_counter_rawcount" detailLevel="standard""#), E, (11, 6), "`<counter>` has no `field`"),
+        case("shared field size", c3(r#"field="A" type="perf_counter_large_rawcount" detailLevel="standard""#), E, (12, 22), "field `A` is 4 bytes for an earlier counter but `perf_counter_large_rawcount` values are 8 bytes"),
+        case("field symbol", c3(r#"field="C-1" type="perf_counter_rawcount" detailLevel="standard""#), E, (12, 22), "`field` must be a c identifier, not `C-1`"),
+        case("field rust collision", c3(r#"field="a" type="perf_counter_rawcount" detailLevel="standard""#), E, (12, 22), "fields `A` and `a` both become the rust field `a`"),
+        case("duplicate set guid", with("   </provider>", second_set), E, (14, 23), "counterset guid `{aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee}` is already used by counterset `TSet`"),
+        case("duplicate resource id", with(r#"descriptionID="11""#, r#"descriptionID="7""#), E, (11, 93), "resource id `7` is already used at line 8"),
+        case("undefined string", with(r#"name="T Set""#, r#"name="$(string.Missing)""#), E, (7, 23), "`name` refers to string `Missing`, which no `<stringTable>` defines"),
+        case("name too long", with(r#"name="T Set""#, &format!(r#"name="{}""#, "n".repeat(1024))), E, (7, 23), "`name` is longer than 1023 characters"),
+        case("two providers", with("  </counters>", "   <provider providerGuid=\"{11111111-2222-3333-4444-555555555556}\" applicationIdentity=\"u.sys\"/>\n  </counters>"), E, (15, 4), "a manifest may contain only one `<provider>`"),
+        case("empty set", with(&format!("{C3}\n"), "").replace(r#"     <counter id="1" uri="T.A" field="A" name="A" nameID="5" description="a" descriptionID="7"
+              type="perf_average_timer" baseID="2" detailLevel="standard"/>
+     <counter id="2" uri="T.B" field="B" type="perf_average_base" detailLevel="standard"/>
+"#, ""), E, (6, 5), "`<counterSet>` has no `<counter>`; the schema requires at least one"),
+        case("multi timer", c3(r#"field="C" type="perf_counter_multi_timer" detailLevel="standard""#), E, (11, 6), "`perf_counter_multi_timer` counter `3` has no `multiCounterID`"),
+        case("id beyond mask", with(r#"<counter id="3""#, r#"<counter id="64""#), W, (11, 19), "counter id `64` can never be selected through `CounterMask`, which has bits 0 to 63"),
+        case("unknown attribute", with(r#"baseID="2""#, r#"baseId="2""#), W, (9, 41), "unknown attribute `baseId` on `<counter>`"),
+        case("application identity path", with(r#"applicationIdentity="t.sys""#, r#"applicationIdentity="C:\drivers\t.sys""#), W, (4, 61), "`applicationIdentity` `C:\\drivers\\t.sys` contains a path"),
+        case("user-mode provider symbol", with(r#"providerType="kernelMode""#, r#"providerType="userMode""#), E, (4, 4), "a `userMode` `<provider>` needs a `symbol`"),
+    ]
+}
+
+#[test]
+fn table() {
+    let print = std::env::var_os("PCW_GEN_PRINT").is_some();
+    let mut failures = Vec::new();
+    let all = cases();
+    assert!(all.len() >= 25);
+    for c in &all {
+        let a = analyze(Path::new("t.man"), c.text.as_bytes());
+        if print {
+            println!("== {}", c.name);
+            for d in &a.diagnostics {
+                println!(
+                    "   {:?} {}:{} {}",
+                    d.severity, d.pos.line, d.pos.column, d.message
+                );
+            }
+        }
+        let found = a.diagnostics.iter().any(|d| {
+            d.severity == c.severity
+                && d.pos.line == c.line
+                && d.pos.column == c.column
+                && d.message == c.message
+        });
+        if !found {
+            failures.push(format!(
+                "{}: expected {:?} {}:{} {:?}, got {:#?}",
+                c.name, c.severity, c.line, c.column, c.message, a.diagnostics
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn base_is_valid() {
+    let a = analyze(Path::new("t.man"), BASE.as_bytes());
+    assert!(a.diagnostics.is_empty(), "{:#?}", a.diagnostics);
+    assert!(a.manifest.is_some());
+}
+
+#[test]
+fn every_problem_is_reported_in_one_run() {
+    let text = BASE
+        .replace(r#"providerType="kernelMode""#, r#"providerType="kernel""#)
+        .replace(r#"instances="multiple""#, r#"instances="many""#)
+        .replace(r#"baseID="2""#, r#"baseID="9""#)
+        .replace(
+            r#"type="perf_counter_large_rawcount""#,
+            r#"type="perf_counter_rawcnt""#,
+        )
+        .replace(r#"detailLevel="advanced""#, r#"detailLevel="expert""#);
+    let a = analyze(Path::new("t.man"), text.as_bytes());
+    let errors: Vec<String> = a
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| format!("{}:{} {}", d.pos.line, d.pos.column, d.message))
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            "4:28 invalid `providerType` value `kernel`",
+            "7:86 invalid `instances` value `many`",
+            "9:49 `baseID` `9` does not name a counter of this counterset",
+            "12:21 unknown counter type `perf_counter_rawcnt`",
+            "12:55 invalid `detailLevel` value `expert`",
+        ]
+    );
+    assert!(a.manifest.is_none());
+    // Diagnostics come sorted by position.
+    let positions: Vec<_> = a.diagnostics.iter().map(|d| d.pos).collect();
+    let mut sorted = positions.clone();
+    sorted.sort();
+    assert_eq!(positions, sorted);
+}
+
+#[test]
+fn rendered_diagnostics_name_file_line_and_column() {
+    let text = with(r#"instances="multiple""#, r#"instances="Multiple""#);
+    let a = analyze(Path::new("dir/t.man"), text.as_bytes());
+    assert_eq!(
+        pcw_gen::render_all(&a.diagnostics),
+        "dir/t.man:7:86: error: invalid `instances` value `Multiple`\n  \
+         = hint: values are case-sensitive: write `multiple`\n1 error, 0 warnings\n"
+    );
+}
+
+mod never_panics {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn on_arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+            let _ = analyze(Path::new("f.man"), &bytes);
+        }
+
+        #[test]
+        fn on_mutated_manifests(pos in 0usize..BASE.len(), len in 0usize..40, insert in "[<>\"=a-z0-9{}/ -]{0,12}") {
+            let mut text = BASE.to_owned();
+            let start = (0..=pos).rev().find(|i| text.is_char_boundary(*i)).unwrap_or(0);
+            let end = (start + len).min(text.len());
+            let end = (end..=text.len()).find(|i| text.is_char_boundary(*i)).unwrap_or(text.len());
+            text.replace_range(start..end, &insert);
+            let a = analyze(Path::new("f.man"), text.as_bytes());
+            // Either a manifest or at least one error, never both.
+            prop_assert_eq!(a.manifest.is_some(), !a.has_errors());
+        }
+    }
+}
+
+#[test]
+fn lint_files_reports_every_file() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/manifests");
+    let missing = dir.join("does-not-exist.man");
+    let diagnostics = pcw_gen::lint_files(&[
+        dir.join("fabrikam_v2.man"),
+        dir.join("northwind_user.man"),
+        missing.clone(),
+    ]);
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:#?}");
+    assert_eq!(diagnostics[0].file, missing);
+    assert!(diagnostics[0].is_error());
+    assert!(
+        diagnostics[0]
+            .message
+            .starts_with("cannot read the manifest: ")
+    );
+}
+
+#[test]
+fn a_broken_counter_neither_hides_nor_fakes_other_problems() {
+    // The base counter has its own error: the fraction counter's `baseID` must not be reported
+    // as dangling, and a duplicate id on the broken counter is still found.
+    let text = with(
+        r#"<counter id="2" uri="T.B" field="B" type="perf_average_base" detailLevel="standard"/>"#,
+        r#"<counter id="2" uri="T.B" field="B" type="perf_average_base" detailLevel="expert"/>"#,
+    )
+    .replacen(r#"<counter id="3""#, r#"<counter id="2""#, 1);
+    let a = analyze(Path::new("t.man"), text.as_bytes());
+    let messages: Vec<&str> = a.diagnostics.iter().map(|d| d.message.as_str()).collect();
+    assert_eq!(
+        messages,
+        [
+            "invalid `detailLevel` value `expert`",
+            "counter id `2` is used twice in counterset `TSet`",
+        ]
+    );
+}

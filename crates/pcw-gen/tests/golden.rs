@@ -1,0 +1,282 @@
+//! Golden tests: every output for the project's own manifests, compared with the files in
+//! `tests/golden/` (line endings normalised to LF before comparing). Regenerate with
+//! `PCW_GEN_BLESS=1 cargo test -p pcw-gen --test golden`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use pcw_gen::Config;
+
+fn dir(sub: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join(sub)
+}
+
+fn normalise(s: &str) -> String {
+    s.replace("\r\n", "\n")
+}
+
+fn check(name: &str, actual: &str) {
+    let path = dir("golden").join(name);
+    if std::env::var_os("PCW_GEN_BLESS").is_some() {
+        fs::create_dir_all(dir("golden")).unwrap();
+        fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; run `PCW_GEN_BLESS=1 cargo test -p pcw-gen --test golden`",
+            path.display()
+        )
+    });
+    let (expected, actual) = (normalise(&expected), normalise(actual));
+    if expected != actual {
+        let line = expected
+            .lines()
+            .zip(actual.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or_else(|| expected.lines().count().min(actual.lines().count()));
+        panic!(
+            "{name} differs from the golden file at line {}:\n  expected: {:?}\n  actual:   {:?}\n\
+             (bless with PCW_GEN_BLESS=1 if the change is intended)",
+            line + 1,
+            expected.lines().nth(line),
+            actual.lines().nth(line)
+        );
+    }
+}
+
+fn generate(config: &Config, manifest: &str, golden_stem: &str) {
+    let path = dir("manifests").join(manifest);
+    let bytes = fs::read(&path).unwrap();
+    // Label with the bare file name so golden files do not depend on the checkout path.
+    let generated = match config.generate(Path::new(manifest), &bytes) {
+        Ok(g) => g,
+        Err(e) => panic!("{e}"),
+    };
+    check(&format!("{golden_stem}.rs"), &generated.rust);
+    check(&format!("{golden_stem}.rc"), &generated.rc);
+    check(&format!("{golden_stem}.h"), &generated.symbols_h);
+    let ini = generated.ini;
+    assert_eq!(
+        ini.get(..2),
+        Some(&[0xFF, 0xFE][..]),
+        "ini must start with a UTF-16LE BOM"
+    );
+    let units: Vec<u16> = ini[2..]
+        .chunks_exact(2)
+        .map(|p| u16::from_le_bytes([p[0], p[1]]))
+        .collect();
+    check(
+        &format!("{golden_stem}.ini"),
+        &String::from_utf16(&units).unwrap(),
+    );
+    check(
+        &format!("{golden_stem}.inspect.json"),
+        &generated.inspect.to_json(),
+    );
+    let warnings: String = generated
+        .warnings
+        .iter()
+        .map(|w| w.render() + "\n")
+        .collect();
+    check(&format!("{golden_stem}.warnings.txt"), &warnings);
+}
+
+#[test]
+fn fabrikam_v2() {
+    generate(&Config::new(), "fabrikam_v2.man", "fabrikam_v2");
+}
+
+#[test]
+fn fabrikam_v2_bound_silo_neutral() {
+    let mut config = Config::new();
+    config
+        .silo_neutral(true)
+        .runtime_path("::pcw_runtime")
+        .module_name("fabrikam_bound")
+        .bind_struct("FabDriver", "crate::stats::DriverStats")
+        .bind_struct("FabQueue.QueueData", "crate::stats::QueueStats");
+    generate(&config, "fabrikam_v2.man", "fabrikam_v2_bound");
+}
+
+#[test]
+fn contoso_v11() {
+    generate(&Config::new(), "contoso_v11.man", "contoso_v11");
+}
+
+#[test]
+fn user_mode_is_refused_with_one_diagnostic() {
+    let path = dir("manifests").join("northwind_user.man");
+    let bytes = fs::read(&path).unwrap();
+    let err = Config::new()
+        .generate(Path::new("northwind_user.man"), &bytes)
+        .unwrap_err();
+    let pcw_gen::Error::Manifest { diagnostics } = err else {
+        panic!("expected manifest diagnostics, got {err}");
+    };
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
+    assert!(diagnostics[0].message.contains("`providerType`"));
+    assert_eq!((diagnostics[0].pos.line, diagnostics[0].pos.column), (7, 7));
+    // It lints clean, and inspect still describes it.
+    assert!(pcw_gen::analyze(&path, &bytes).diagnostics.is_empty());
+    let inspect = Config::new().inspect(&path, &bytes).unwrap();
+    assert_eq!(inspect.provider.provider_type, "userMode");
+}
+
+#[test]
+fn utf16_and_bomless_variants_generate_the_same_code() {
+    let path = dir("manifests").join("fabrikam_v2.man");
+    let text = fs::read_to_string(&path).unwrap();
+    let reference = Config::new()
+        .generate(Path::new("fabrikam_v2.man"), text.as_bytes())
+        .unwrap()
+        .rust;
+    let utf16le: Vec<u8> = [0xFF, 0xFE]
+        .into_iter()
+        .chain(text.encode_utf16().flat_map(u16::to_le_bytes))
+        .collect();
+    let utf16be: Vec<u8> = [0xFE, 0xFF]
+        .into_iter()
+        .chain(text.encode_utf16().flat_map(u16::to_be_bytes))
+        .collect();
+    let no_decl = text.replacen("<?xml version=\"1.0\" encoding=\"UTF-8\"?>", "", 1);
+    let bom8: Vec<u8> = [0xEF, 0xBB, 0xBF]
+        .into_iter()
+        .chain(no_decl.bytes())
+        .collect();
+    let crlf = text.replace('\n', "\r\n");
+    for bytes in [utf16le, utf16be, bom8, crlf.into_bytes()] {
+        let g = Config::new()
+            .generate(Path::new("fabrikam_v2.man"), &bytes)
+            .unwrap();
+        assert_eq!(g.rust, reference);
+    }
+}
+
+#[test]
+fn compile_writes_only_when_changed() {
+    let out = std::env::temp_dir().join(format!("pcw-gen-test-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&out);
+    let manifest = dir("manifests").join("contoso_v11.man");
+    let mut config = Config::new();
+    config.out_dir(&out).cargo_protocol(false);
+    let written = config.compile(&manifest).unwrap();
+    let t1 = fs::metadata(&written.rust).unwrap().modified().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    config.compile(&manifest).unwrap();
+    let t2 = fs::metadata(&written.rust).unwrap().modified().unwrap();
+    assert_eq!(t1, t2, "unchanged output must not be rewritten");
+    assert!(written.ini.exists() && written.rc.exists() && written.symbols_h.exists());
+    let _ = fs::remove_dir_all(&out);
+}
+
+#[test]
+fn unknown_binding_is_a_config_error() {
+    let path = dir("manifests").join("fabrikam_v2.man");
+    let bytes = fs::read(&path).unwrap();
+    let err = Config::new()
+        .bind_struct("FabQueue.Nope", "crate::X")
+        .generate(&path, &bytes)
+        .unwrap_err();
+    assert!(err.to_string().contains("`FabQueue.QueueData`"), "{err}");
+}
+
+#[test]
+fn golden_manifests_cover_every_fixed_size_counter_type() {
+    let mut seen = std::collections::BTreeSet::new();
+    for m in ["fabrikam_v2.man", "contoso_v11.man"] {
+        let bytes = fs::read(dir("manifests").join(m)).unwrap();
+        let inspect = Config::new().inspect(Path::new(m), &bytes).unwrap();
+        for set in &inspect.countersets {
+            seen.extend(set.counters.iter().map(|c| c.type_name.clone()));
+        }
+    }
+    let expected: std::collections::BTreeSet<String> = pcw_core::counter_type::MANIFEST_TYPE_NAMES
+        .iter()
+        .filter(|(_, t)| matches!(t.size(), Some(4 | 8)))
+        .map(|(n, _)| (*n).to_owned())
+        .collect();
+    assert_eq!(expected.len(), 36);
+    assert_eq!(seen, expected);
+}
+
+#[test]
+fn golden_manifests_cover_every_instance_kind() {
+    let mut seen = std::collections::BTreeSet::new();
+    for m in ["fabrikam_v2.man", "contoso_v11.man"] {
+        let bytes = fs::read(dir("manifests").join(m)).unwrap();
+        let inspect = Config::new().inspect(Path::new(m), &bytes).unwrap();
+        seen.extend(inspect.countersets.iter().map(|s| s.instances.clone()));
+    }
+    assert_eq!(
+        seen.into_iter().collect::<Vec<_>>(),
+        [
+            "globalAggregate",
+            "globalAggregateHistory",
+            "multiple",
+            "multipleAggregate",
+            "single"
+        ]
+    );
+}
+
+mod arbitrary_text {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn xml_escape(s: &str) -> String {
+        s.replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('"', "&quot;")
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Any counter or counterset name/description text yields code that parses (names
+        /// flow into string literals, doc comments, identifiers, the `.rc` and the `.ini`).
+        #[test]
+        fn generated_code_always_parses(
+            name in "[^\u{0}-\u{1f}]{1,40}",
+            description in "[^\u{0}-\u{1f}]{0,80}",
+        ) {
+            let text = fs::read_to_string(dir("manifests").join("fabrikam_v2.man")).unwrap();
+            let text = text
+                .replace("name=\"Queue Depth\"", &format!("name=\"{}\"", xml_escape(&name)))
+                .replace(
+                    "description=\"Requests waiting in the queue.\"",
+                    &format!("description=\"{}\"", xml_escape(&description)),
+                )
+                .replace(
+                    "name=\"Fabrikam Queue\"",
+                    &format!("name=\"{} Set\"", xml_escape(&name)),
+                );
+            match Config::new().generate(Path::new("p.man"), text.as_bytes()) {
+                Ok(g) => {
+                    prop_assert!(syn::parse_file(&g.rust).is_ok(), "{}", g.rust);
+                }
+                // A name can collide with another one (case-insensitively) or look like a
+                // `$(string.…)` reference: those are reported, not generated.
+                Err(pcw_gen::Error::Manifest { diagnostics }) => {
+                    prop_assert!(diagnostics.iter().any(pcw_gen::Diagnostic::is_error));
+                }
+                Err(e) => prop_assert!(false, "{e}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn errors_debug_print_like_display_for_build_scripts() {
+    let err = Config::new()
+        .generate(Path::new("bad.man"), b"<instrumentationManifest/>")
+        .unwrap_err();
+    assert_eq!(format!("{err:?}"), err.to_string());
+    assert!(
+        err.to_string()
+            .starts_with("bad.man:1:1: error: the manifest has no `<counters>` section\n"),
+        "{err}"
+    );
+}
