@@ -1,0 +1,826 @@
+//! typeperf's output and input formats: the PDH CSV it prints (header of full counter paths, one
+//! row per sample) and the counter paths it accepts (REFERENCE.md §4.4), as pure functions.
+//!
+//! # CSV
+//!
+//! What typeperf prints to the console, as seen in published captures of its output:
+//!
+//! ```text
+//!
+//! "(PDH-CSV 4.0)","\\HOST\Processor(_Total)\% Processor Time","\\HOST\Memory\Available MBytes"
+//! "04/19/2013 21:43:48.823","0.005660","14015.000000"
+//! Exiting, please wait...
+//! The command completed successfully.
+//! ```
+//!
+//! * an empty line, then the header: [`HEADER_TAG`] and the full path of every counter,
+//!   `\\COMPUTER\Object(Instance)\Counter`, wildcards already expanded ([`header_row`]);
+//! * one row per sample: the local time as `MM/DD/YYYY HH:MM:SS.mmm`, then each value with six
+//!   decimals ([`sample_row`], [`format_value`]);
+//! * every field in double quotes, separated by commas; a quote inside a field is doubled
+//!   ([`quote_field`]; typeperf's own fields never contain one);
+//! * a value PDH could not compute is the blank field `" "` ([`BLANK_VALUE`]). PDH-CSV logs show
+//!   it in the first row for counters that need two samples. typeperf itself collects once
+//!   before its first row (`typeperf … -sc 1` prints rates, not blanks), so a faithful driver
+//!   primes with one collection; a value that still fails (negative delta, zero interval) is
+//!   printed blank. Map a [`crate::pdh::cook`] result with `.ok()`.
+//! * then the two closing messages [`EXITING_MESSAGE`] and [`COMPLETED_MESSAGE`]. Lines end with
+//!   `\r\n` on Windows ([`LINE_END`]); the functions here return lines without the terminator.
+//!
+//! relog and Performance Monitor logs add the time zone to the first field
+//! (`"(PDH-CSV 4.0) (GMT Standard Time)(-60)"`) and print full precision; typeperf's console
+//! output has neither. Whether typeperf asks PDH for `PDH_FMT_NOCAP100` is not established by
+//! public material; [`FORMAT_FLAGS`] is PDH's default (capped). **(inference)**
+//!
+//! # Counter paths
+//!
+//! `\\computer\object(parent/instance#index)\counter`, every part but object and counter
+//! optional (`PdhExpandWildCardPath`'s list of forms). `*` may stand in the parent, instance,
+//! index and counter, alone or inside a name (`pro*`, from Vista on); the computer and object
+//! may not contain it. [`CounterPath::parse`] splits and checks a path, [`PathError`] says
+//! what is wrong with a malformed one, [`wildcard_match`] matches one part against a name.
+//!
+//! Splitting rules: the counter is everything after the last `\` (counter names contain `/` and
+//! `%` but no `\`); the instance is everything between the first `(` after the object and the
+//! final `)`, so instance names may contain `\`, `(`, `)` and `#` (`\_TZ.THRM`,
+//! `Intel(R) Ethernet`); the parent ends at the first `/`; `#index` is split off the end only
+//! when it is digits or `*`.
+
+use core::fmt;
+
+use crate::pdh::FormatFlags;
+
+/// The first field of the header row.
+pub const HEADER_TAG: &str = "(PDH-CSV 4.0)";
+/// The field printed for a value PDH could not compute (a single space).
+pub const BLANK_VALUE: &str = " ";
+/// typeperf's message after the last sample.
+pub const EXITING_MESSAGE: &str = "Exiting, please wait...";
+/// typeperf's last line on success.
+pub const COMPLETED_MESSAGE: &str = "The command completed successfully.";
+/// The line terminator typeperf writes on Windows.
+pub const LINE_END: &str = "\r\n";
+/// The format flags to cook typeperf's values with: PDH's default (scaled, capped at 100).
+pub const FORMAT_FLAGS: FormatFlags = FormatFlags::NONE;
+/// `PDH_MAX_COUNTER_PATH`: the longest counter path PDH accepts, in characters.
+pub const MAX_COUNTER_PATH: usize = 2048;
+/// `PDH_MAX_INSTANCE_NAME`: the longest instance name, in characters (REFERENCE.md §4.3).
+pub const MAX_INSTANCE_NAME: usize = 1024;
+
+/// Quotes one CSV field: wraps it in double quotes and doubles any quote inside.
+pub fn quote_field(field: &str) -> String {
+    let mut out = String::with_capacity(field.len() + 2);
+    out.push('"');
+    for c in field.chars() {
+        if c == '"' {
+            out.push('"');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
+}
+
+/// typeperf's header row: [`HEADER_TAG`] and the given full counter paths, quoted and
+/// comma-separated, without a line terminator.
+pub fn header_row<P: AsRef<str>>(paths: &[P]) -> String {
+    let mut row = quote_field(HEADER_TAG);
+    for path in paths {
+        row.push(',');
+        row.push_str(&quote_field(path.as_ref()));
+    }
+    row
+}
+
+/// A value as typeperf prints it, unquoted: six decimals (`12.000000`), or [`BLANK_VALUE`] for
+/// `None` and for values that are not finite. `-0.0` prints as `0.000000`.
+pub fn format_value(value: Option<f64>) -> String {
+    match value {
+        Some(v) if v.is_finite() => {
+            // Adding 0.0 turns -0.0 into +0.0; a tiny negative rounds to "-0.000000" in C's
+            // printf as in Rust, which is what typeperf would print too.
+            format!("{:.6}", v + 0.0)
+        }
+        _ => BLANK_VALUE.to_owned(),
+    }
+}
+
+/// One sample row: the time stamp and every value ([`format_value`]), quoted and
+/// comma-separated, without a line terminator.
+pub fn sample_row(time: &CsvTimestamp, values: &[Option<f64>]) -> String {
+    let mut row = quote_field(&time.to_string());
+    for value in values {
+        row.push(',');
+        row.push_str(&quote_field(&format_value(*value)));
+    }
+    row
+}
+
+/// A local date and time as typeperf prints it: `MM/DD/YYYY HH:MM:SS.mmm`.
+///
+/// Built from a Unix time and a UTC offset the caller supplies, so nothing here reads a clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CsvTimestamp {
+    /// Year, 1 to 9999.
+    pub year: u16,
+    /// Month, 1 to 12.
+    pub month: u8,
+    /// Day of the month, 1 to 31.
+    pub day: u8,
+    /// Hour, 0 to 23.
+    pub hour: u8,
+    /// Minute, 0 to 59.
+    pub minute: u8,
+    /// Second, 0 to 59.
+    pub second: u8,
+    /// Millisecond, 0 to 999.
+    pub millisecond: u16,
+}
+
+impl CsvTimestamp {
+    /// The local time of `unix_millis` (milliseconds since 1970-01-01 00:00:00 UTC) at
+    /// `utc_offset_minutes` east of UTC (for example 60 for CET, −300 for EST), in the
+    /// proleptic Gregorian calendar. `None` outside years 1 to 9999.
+    pub fn from_unix_millis(unix_millis: i64, utc_offset_minutes: i32) -> Option<Self> {
+        let local = unix_millis.checked_add(i64::from(utc_offset_minutes).checked_mul(60_000)?)?;
+        let days = local.div_euclid(86_400_000);
+        let in_day = local.rem_euclid(86_400_000);
+        let (year, month, day) = civil_from_days(days);
+        Some(Self {
+            year: u16::try_from(year)
+                .ok()
+                .filter(|y| (1..=9999).contains(y))?,
+            month,
+            day,
+            hour: u8::try_from(in_day / 3_600_000).ok()?,
+            minute: u8::try_from(in_day / 60_000 % 60).ok()?,
+            second: u8::try_from(in_day / 1000 % 60).ok()?,
+            millisecond: u16::try_from(in_day % 1000).ok()?,
+        })
+    }
+}
+
+impl fmt::Display for CsvTimestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{:02}/{:02}/{:04} {:02}:{:02}:{:02}.{:03}",
+            self.month, self.day, self.year, self.hour, self.minute, self.second, self.millisecond
+        )
+    }
+}
+
+/// Year, month and day of a count of days since 1970-01-01 (Howard Hinnant's `civil_from_days`
+/// algorithm, proleptic Gregorian).
+fn civil_from_days(days: i64) -> (i64, u8, u8) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097); // [0, 146096]
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365; // [0, 399]
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100); // [0, 365]
+    let mp = (5 * doy + 2) / 153; // [0, 11]
+    let day = doy - (153 * mp + 2) / 5 + 1; // [1, 31]
+    let month = if mp < 10 { mp + 3 } else { mp - 9 }; // [1, 12]
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (
+        year,
+        u8::try_from(month).unwrap_or(0),
+        u8::try_from(day).unwrap_or(0),
+    )
+}
+
+/// The instance part of a counter path: `parent/name#index`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct InstanceSpec {
+    /// The parent instance (before the first `/`), if any; may contain `*`.
+    pub parent: Option<String>,
+    /// The instance name; may contain `*`.
+    pub name: String,
+    /// The `#index` suffix, if any.
+    pub index: Option<InstanceIndex>,
+}
+
+/// The `#index` of an instance: which of several same-named instances (the first is `#0` or
+/// no index at all).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum InstanceIndex {
+    /// `#n`.
+    Number(u32),
+    /// `#*`: every index.
+    Any,
+}
+
+/// A parsed counter path, `\\computer\object(parent/instance#index)\counter`.
+///
+/// [`fmt::Display`] writes it back in the same form, so a path with every wildcard replaced by
+/// a name is the full path for a typeperf header.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CounterPath {
+    /// The computer, without the leading `\\`; `None` for the local computer.
+    pub machine: Option<String>,
+    /// The object (counterset) name.
+    pub object: String,
+    /// The instance, for multi-instance objects.
+    pub instance: Option<InstanceSpec>,
+    /// The counter name; may contain `*`.
+    pub counter: String,
+}
+
+/// Why a counter path is malformed (`PDH_CSTATUS_BAD_COUNTERNAME` in PDH).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PathError {
+    /// The path is empty.
+    #[error("empty counter path")]
+    Empty,
+    /// The path is longer than `PDH_MAX_COUNTER_PATH` characters.
+    #[error("counter path is {0} characters long; the limit is {MAX_COUNTER_PATH}")]
+    TooLong(usize),
+    /// The path does not start with `\`.
+    #[error("counter path must start with `\\` (`\\object\\counter`)")]
+    MissingLeadingBackslash,
+    /// `\\` is not followed by a computer name and `\`.
+    #[error("`\\\\` must be followed by a computer name and `\\`")]
+    EmptyMachine,
+    /// There is no `\counter` after the object.
+    #[error("missing `\\counter` after the object")]
+    MissingCounter,
+    /// The object name is empty.
+    #[error("empty object name")]
+    EmptyObject,
+    /// The counter name is empty.
+    #[error("empty counter name")]
+    EmptyCounter,
+    /// An instance was opened with `(` but the object part does not end with `)`.
+    #[error("instance opened with `(` is not closed by `)` before `\\counter`")]
+    UnclosedInstance,
+    /// A `)` without a matching `(`.
+    #[error("`)` without `(` in `{0}`")]
+    UnexpectedCloseParen(String),
+    /// `()`, or `parent/` with nothing after the slash.
+    #[error("empty instance name")]
+    EmptyInstance,
+    /// `/name` with nothing before the slash.
+    #[error("empty parent instance name")]
+    EmptyParent,
+    /// The instance name is longer than `PDH_MAX_INSTANCE_NAME` characters.
+    #[error("instance name is {0} characters long; the limit is {MAX_INSTANCE_NAME}")]
+    InstanceTooLong(usize),
+    /// `#` followed by digits that do not fit in 32 bits. (`#` followed by anything but digits
+    /// or `*` is part of the instance name.)
+    #[error("bad instance index `#{0}`: expected a number below 2^32 or `*`")]
+    BadIndex(String),
+    /// A `*` in the computer or object name, where PDH allows none.
+    #[error("`*` is not allowed in the {0} name")]
+    WildcardNotAllowed(&'static str),
+}
+
+impl CounterPath {
+    /// Parses a counter path. See the module documentation for the accepted forms.
+    ///
+    /// # Errors
+    ///
+    /// A [`PathError`] naming the first problem found.
+    pub fn parse(path: &str) -> Result<Self, PathError> {
+        if path.is_empty() {
+            return Err(PathError::Empty);
+        }
+        let length = path.chars().count();
+        if length > MAX_COUNTER_PATH {
+            return Err(PathError::TooLong(length));
+        }
+        let rest = path
+            .strip_prefix('\\')
+            .ok_or(PathError::MissingLeadingBackslash)?;
+        let (machine, rest) = match rest.strip_prefix('\\') {
+            Some(after) => {
+                let (machine, rest) = after.split_once('\\').ok_or(PathError::EmptyMachine)?;
+                if machine.is_empty() {
+                    return Err(PathError::EmptyMachine);
+                }
+                if machine.contains('*') {
+                    return Err(PathError::WildcardNotAllowed("computer"));
+                }
+                (Some(machine.to_owned()), rest)
+            }
+            None => (None, rest),
+        };
+        // `rest` is `object(instance)\counter` or `object\counter`.
+        let (object_part, counter) = rest.rsplit_once('\\').ok_or(PathError::MissingCounter)?;
+        if counter.is_empty() {
+            return Err(PathError::EmptyCounter);
+        }
+        let (object, instance) = match object_part.split_once('(') {
+            Some((object, inside)) => {
+                let inside = inside
+                    .strip_suffix(')')
+                    .ok_or(PathError::UnclosedInstance)?;
+                (object, Some(parse_instance(inside)?))
+            }
+            None => (object_part, None),
+        };
+        if object.contains(')') {
+            return Err(PathError::UnexpectedCloseParen(object.to_owned()));
+        }
+        if object.is_empty() {
+            return Err(PathError::EmptyObject);
+        }
+        if object.contains('*') {
+            return Err(PathError::WildcardNotAllowed("object"));
+        }
+        Ok(Self {
+            machine,
+            object: object.to_owned(),
+            instance,
+            counter: counter.to_owned(),
+        })
+    }
+
+    /// Whether any part (parent, instance, index or counter) is or contains a wildcard.
+    pub fn has_wildcards(&self) -> bool {
+        self.counter.contains('*')
+            || self.instance.as_ref().is_some_and(|i| {
+                i.name.contains('*')
+                    || i.parent.as_ref().is_some_and(|p| p.contains('*'))
+                    || i.index == Some(InstanceIndex::Any)
+            })
+    }
+
+    /// The same path with `machine` as its computer when it names none (typeperf's header
+    /// always shows the computer).
+    #[must_use]
+    pub fn with_default_machine(mut self, machine: &str) -> Self {
+        if self.machine.is_none() {
+            self.machine = Some(machine.to_owned());
+        }
+        self
+    }
+}
+
+impl fmt::Display for CounterPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(machine) = &self.machine {
+            write!(f, "\\\\{machine}")?;
+        }
+        write!(f, "\\{}", self.object)?;
+        if let Some(instance) = &self.instance {
+            f.write_str("(")?;
+            if let Some(parent) = &instance.parent {
+                write!(f, "{parent}/")?;
+            }
+            f.write_str(&instance.name)?;
+            match instance.index {
+                Some(InstanceIndex::Number(n)) => write!(f, "#{n}")?,
+                Some(InstanceIndex::Any) => f.write_str("#*")?,
+                None => {}
+            }
+            f.write_str(")")?;
+        }
+        write!(f, "\\{}", self.counter)
+    }
+}
+
+/// Parses the text between the parentheses: `parent/name#index`.
+fn parse_instance(inside: &str) -> Result<InstanceSpec, PathError> {
+    let (parent, rest) = match inside.split_once('/') {
+        Some((parent, rest)) => {
+            if parent.is_empty() {
+                return Err(PathError::EmptyParent);
+            }
+            (Some(parent.to_owned()), rest)
+        }
+        None => (None, inside),
+    };
+    let (name, index) = match rest.rsplit_once('#') {
+        Some((name, "*")) => (name, Some(InstanceIndex::Any)),
+        Some((name, suffix))
+            if !suffix.is_empty() && suffix.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            let n = suffix
+                .parse::<u32>()
+                .map_err(|_| PathError::BadIndex(suffix.to_owned()))?;
+            (name, Some(InstanceIndex::Number(n)))
+        }
+        // `#` followed by anything else, or by nothing, is part of the name (`C#`, `a#b`).
+        _ => (rest, None),
+    };
+    if name.is_empty() {
+        return Err(PathError::EmptyInstance);
+    }
+    let length = name.chars().count();
+    if length > MAX_INSTANCE_NAME {
+        return Err(PathError::InstanceTooLong(length));
+    }
+    Ok(InstanceSpec {
+        parent,
+        name: name.to_owned(),
+        index,
+    })
+}
+
+/// Whether `name` matches `pattern`, where `*` matches any run of characters (PDH's only
+/// wildcard), case-insensitively as PDH compares names.
+///
+/// Runs in O(|pattern| × |name|) at worst, without recursion.
+pub fn wildcard_match(pattern: &str, name: &str) -> bool {
+    let p: Vec<char> = pattern.chars().flat_map(char::to_lowercase).collect();
+    let n: Vec<char> = name.chars().flat_map(char::to_lowercase).collect();
+    // Classic greedy match with one backtrack point: the last star seen.
+    let (mut pi, mut ni) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while ni < n.len() {
+        match p.get(pi) {
+            Some('*') => {
+                star = Some((pi, ni));
+                pi += 1;
+            }
+            Some(c) if Some(c) == n.get(ni) => {
+                pi += 1;
+                ni += 1;
+            }
+            _ => match star {
+                Some((star_pi, star_ni)) => {
+                    pi = star_pi + 1;
+                    ni = star_ni + 1;
+                    star = Some((star_pi, star_ni + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p.get(pi..)
+        .is_some_and(|tail| tail.iter().all(|&c| c == '*'))
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use crate::pdh::{RawSample, SampleTimes, cook};
+    use pcw_core::counter_type::CounterType;
+
+    /// A strict RFC 4180 reader for one line: every field must be quoted.
+    fn parse_csv_line(line: &str) -> Vec<String> {
+        let mut fields = Vec::new();
+        let mut chars = line.chars().peekable();
+        loop {
+            assert_eq!(
+                chars.next(),
+                Some('"'),
+                "field must open with a quote: {line}"
+            );
+            let mut field = String::new();
+            loop {
+                match chars.next() {
+                    Some('"') if chars.peek() == Some(&'"') => {
+                        chars.next();
+                        field.push('"');
+                    }
+                    Some('"') => break,
+                    Some(c) => field.push(c),
+                    None => panic!("unterminated field: {line}"),
+                }
+            }
+            fields.push(field);
+            match chars.next() {
+                Some(',') => {}
+                None => return fields,
+                Some(c) => panic!("unexpected {c:?} after a field: {line}"),
+            }
+        }
+    }
+
+    #[test]
+    fn header_golden() {
+        let paths = [
+            r"\\HOST\Geometric Waves(Small Wave)\Triangle",
+            r"\\HOST\Processor(_Total)\% Processor Time",
+        ];
+        assert_eq!(
+            header_row(&paths),
+            concat!(
+                r#""(PDH-CSV 4.0)","\\HOST\Geometric Waves(Small Wave)\Triangle","#,
+                r#""\\HOST\Processor(_Total)\% Processor Time""#
+            )
+        );
+        assert_eq!(header_row::<&str>(&[]), r#""(PDH-CSV 4.0)""#);
+        // Parses back field for field.
+        let fields = parse_csv_line(&header_row(&paths));
+        assert_eq!(fields, [HEADER_TAG, paths[0], paths[1]]);
+    }
+
+    #[test]
+    fn row_golden() {
+        // 2013-04-19 21:43:48.823 UTC.
+        let t = CsvTimestamp::from_unix_millis(1_366_407_828_823, 0).unwrap();
+        let row = sample_row(&t, &[Some(12.0), None, Some(0.005_66), Some(176_361_472.0)]);
+        assert_eq!(
+            row,
+            r#""04/19/2013 21:43:48.823","12.000000"," ","0.005660","176361472.000000""#
+        );
+        assert_eq!(
+            parse_csv_line(&row),
+            [
+                "04/19/2013 21:43:48.823",
+                "12.000000",
+                " ",
+                "0.005660",
+                "176361472.000000"
+            ]
+        );
+        assert_eq!(sample_row(&t, &[]), r#""04/19/2013 21:43:48.823""#);
+    }
+
+    #[test]
+    fn values() {
+        assert_eq!(format_value(Some(12.0)), "12.000000");
+        assert_eq!(format_value(Some(0.024_353_4)), "0.024353");
+        assert_eq!(format_value(Some(2.5e-7)), "0.000000");
+        assert_eq!(format_value(Some(1e9)), "1000000000.000000");
+        assert_eq!(format_value(Some(-3.25)), "-3.250000");
+        assert_eq!(format_value(Some(-0.0)), "0.000000");
+        assert_eq!(format_value(None), " ");
+        assert_eq!(format_value(Some(f64::NAN)), " ");
+        assert_eq!(format_value(Some(f64::INFINITY)), " ");
+    }
+
+    #[test]
+    fn quoting() {
+        assert_eq!(quote_field(""), r#""""#);
+        assert_eq!(quote_field("a,b"), r#""a,b""#);
+        assert_eq!(quote_field(r#"say "hi""#), r#""say ""hi""""#);
+        assert_eq!(parse_csv_line(&quote_field(r#"x"",y"#)), [r#"x"",y"#]);
+    }
+
+    #[test]
+    fn timestamps() {
+        let at = |ms, off| CsvTimestamp::from_unix_millis(ms, off).unwrap().to_string();
+        assert_eq!(at(0, 0), "01/01/1970 00:00:00.000");
+        // One millisecond before the epoch.
+        assert_eq!(at(-1, 0), "12/31/1969 23:59:59.999");
+        // 2024-02-29 12:00:00 UTC, a leap day; shown at UTC+1 and UTC-5.
+        assert_eq!(at(1_709_208_000_000, 0), "02/29/2024 12:00:00.000");
+        assert_eq!(at(1_709_208_000_000, 60), "02/29/2024 13:00:00.000");
+        assert_eq!(at(1_709_208_000_000, -300), "02/29/2024 07:00:00.000");
+        // Crossing midnight backwards into the previous year.
+        assert_eq!(at(1_704_067_200_500, -1), "12/31/2023 23:59:00.500");
+        // 9999-12-31 23:59:59.999 is the last representable instant.
+        assert_eq!(at(253_402_300_799_999, 0), "12/31/9999 23:59:59.999");
+        assert_eq!(CsvTimestamp::from_unix_millis(253_402_300_800_000, 0), None);
+        assert_eq!(CsvTimestamp::from_unix_millis(i64::MAX, 60), None);
+        assert_eq!(CsvTimestamp::from_unix_millis(i64::MIN, 0), None);
+    }
+
+    #[test]
+    fn whole_output_parses_as_csv() {
+        // Two collections of a rate counter and a raw count, cooked and printed.
+        let ty = CounterType::Counter;
+        let times = |perf_time| SampleTimes {
+            perf_time,
+            perf_freq: 1000,
+            ..SampleTimes::default()
+        };
+        let s0 = RawSample::for_counter(ty, 10, None, &times(0)).unwrap();
+        let s1 = RawSample::for_counter(ty, 40, None, &times(1500)).unwrap();
+        let first = cook(ty, 0, None, &s0, FORMAT_FLAGS).ok();
+        // (40 - 10) / (1500 / 1000 s) = 20.
+        let second = cook(ty, 0, Some(&s0), &s1, FORMAT_FLAGS).ok();
+        let t0 = CsvTimestamp::from_unix_millis(1_700_000_000_000, 0).unwrap();
+        let t1 = CsvTimestamp::from_unix_millis(1_700_000_001_500, 0).unwrap();
+        let lines = [
+            String::new(),
+            header_row(&[r"\\H\S\Rate", r"\\H\S\Count"]),
+            sample_row(&t0, &[first, Some(7.0)]),
+            sample_row(&t1, &[second, Some(8.0)]),
+        ];
+        assert_eq!(lines[2], r#""11/14/2023 22:13:20.000"," ","7.000000""#);
+        assert_eq!(
+            lines[3],
+            r#""11/14/2023 22:13:21.500","20.000000","8.000000""#
+        );
+        let output = lines.join(LINE_END);
+        let rows: Vec<Vec<String>> = output
+            .split(LINE_END)
+            .filter(|l| !l.is_empty())
+            .map(parse_csv_line)
+            .collect();
+        assert!(rows.iter().all(|r| r.len() == 3));
+        assert_eq!(rows[0][0], HEADER_TAG);
+    }
+
+    fn inst(parent: Option<&str>, name: &str, index: Option<InstanceIndex>) -> InstanceSpec {
+        InstanceSpec {
+            parent: parent.map(str::to_owned),
+            name: name.to_owned(),
+            index,
+        }
+    }
+
+    #[test]
+    fn parse_valid_paths() {
+        use InstanceIndex::{Any, Number};
+        let p = |m: Option<&str>, o: &str, i: Option<InstanceSpec>, c: &str| CounterPath {
+            machine: m.map(str::to_owned),
+            object: o.to_owned(),
+            instance: i,
+            counter: c.to_owned(),
+        };
+        let cases = [
+            (
+                r"\System\System Up Time",
+                p(None, "System", None, "System Up Time"),
+            ),
+            (
+                r"\\HOST\Memory\Available MBytes",
+                p(Some("HOST"), "Memory", None, "Available MBytes"),
+            ),
+            (
+                r"\Geometric Waves(*)\*",
+                p(None, "Geometric Waves", Some(inst(None, "*", None)), "*"),
+            ),
+            (
+                r"\Geometric Waves(Small Wave)\Triangle",
+                p(
+                    None,
+                    "Geometric Waves",
+                    Some(inst(None, "Small Wave", None)),
+                    "Triangle",
+                ),
+            ),
+            (
+                r"\\srv\Thread(svchost/12#3)\% Processor Time",
+                p(
+                    Some("srv"),
+                    "Thread",
+                    Some(inst(Some("svchost"), "12", Some(Number(3)))),
+                    "% Processor Time",
+                ),
+            ),
+            (
+                r"\Process(svchost#*)\IO Data Operations/sec",
+                p(
+                    None,
+                    "Process",
+                    Some(inst(None, "svchost", Some(Any))),
+                    "IO Data Operations/sec",
+                ),
+            ),
+            (
+                r"\Thread(*/*#*)\Context Switches/sec",
+                p(
+                    None,
+                    "Thread",
+                    Some(inst(Some("*"), "*", Some(Any))),
+                    "Context Switches/sec",
+                ),
+            ),
+            // Instance names may contain `\`, parentheses and a `#` that is not an index.
+            (
+                r"\Thermal Zone Information(\_TZ.THRM)\Temperature",
+                p(
+                    None,
+                    "Thermal Zone Information",
+                    Some(inst(None, r"\_TZ.THRM", None)),
+                    "Temperature",
+                ),
+            ),
+            (
+                r"\Network Interface(Intel(R) Ethernet)\Bytes Total/sec",
+                p(
+                    None,
+                    "Network Interface",
+                    Some(inst(None, "Intel(R) Ethernet", None)),
+                    "Bytes Total/sec",
+                ),
+            ),
+            (
+                r"\Lang(C#)\Users",
+                p(None, "Lang", Some(inst(None, "C#", None)), "Users"),
+            ),
+            (
+                r"\Process(pro*)\Working Set",
+                p(
+                    None,
+                    "Process",
+                    Some(inst(None, "pro*", None)),
+                    "Working Set",
+                ),
+            ),
+            (
+                r"\Provider Statistics\Collections/sec",
+                p(None, "Provider Statistics", None, "Collections/sec"),
+            ),
+        ];
+        for (text, expected) in cases {
+            let parsed = CounterPath::parse(text).unwrap();
+            assert_eq!(parsed, expected, "{text}");
+            // Display gives the path back unchanged.
+            assert_eq!(parsed.to_string(), text);
+        }
+    }
+
+    #[test]
+    fn parse_errors() {
+        let cases: [(&str, PathError); 18] = [
+            ("", PathError::Empty),
+            ("System\\Up", PathError::MissingLeadingBackslash),
+            (r"\\\System\Up", PathError::EmptyMachine),
+            (r"\\HOST", PathError::EmptyMachine),
+            (r"\System", PathError::MissingCounter),
+            (r"\\HOST\System", PathError::MissingCounter),
+            (r"\System\", PathError::EmptyCounter),
+            (r"\\HOST\\Counter", PathError::EmptyObject),
+            (r"\(x)\Counter", PathError::EmptyObject),
+            (r"\Obj(x\Counter", PathError::UnclosedInstance),
+            (r"\Obj(x)y\Counter", PathError::UnclosedInstance),
+            (
+                r"\Obj)\Counter",
+                PathError::UnexpectedCloseParen("Obj)".to_owned()),
+            ),
+            (r"\Obj()\Counter", PathError::EmptyInstance),
+            (r"\Obj(p/)\Counter", PathError::EmptyInstance),
+            (r"\Obj(/i)\Counter", PathError::EmptyParent),
+            (r"\Obj(p/#2)\Counter", PathError::EmptyInstance),
+            (
+                r"\Obj(i#99999999999)\Counter",
+                PathError::BadIndex("99999999999".to_owned()),
+            ),
+            (r"\Ob*\Counter", PathError::WildcardNotAllowed("object")),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(CounterPath::parse(text), Err(expected), "{text:?}");
+        }
+        assert_eq!(
+            CounterPath::parse(r"\\*\Obj\C"),
+            Err(PathError::WildcardNotAllowed("computer"))
+        );
+        let long = format!(r"\O\{}", "c".repeat(MAX_COUNTER_PATH));
+        assert_eq!(
+            CounterPath::parse(&long),
+            Err(PathError::TooLong(MAX_COUNTER_PATH + 3))
+        );
+        let long_instance = format!(r"\O({})\C", "i".repeat(MAX_INSTANCE_NAME + 1));
+        assert_eq!(
+            CounterPath::parse(&long_instance),
+            Err(PathError::InstanceTooLong(MAX_INSTANCE_NAME + 1))
+        );
+        assert_eq!(
+            PathError::BadIndex("x".to_owned()).to_string(),
+            "bad instance index `#x`: expected a number below 2^32 or `*`"
+        );
+        assert_eq!(
+            PathError::MissingLeadingBackslash.to_string(),
+            r"counter path must start with `\` (`\object\counter`)"
+        );
+    }
+
+    #[test]
+    fn wildcards_and_machine() {
+        let parse = |s| CounterPath::parse(s).unwrap();
+        assert!(parse(r"\O(*)\C").has_wildcards());
+        assert!(parse(r"\O(i)\*").has_wildcards());
+        assert!(parse(r"\O(*/i)\C").has_wildcards());
+        assert!(parse(r"\O(i#*)\C").has_wildcards());
+        assert!(parse(r"\O(pro*)\C").has_wildcards());
+        assert!(!parse(r"\O(i#2)\C").has_wildcards());
+        assert!(!parse(r"\O\C").has_wildcards());
+        assert_eq!(
+            parse(r"\O(i)\C").with_default_machine("HOST").to_string(),
+            r"\\HOST\O(i)\C"
+        );
+        assert_eq!(
+            parse(r"\\A\O\C").with_default_machine("HOST").to_string(),
+            r"\\A\O\C"
+        );
+    }
+
+    #[test]
+    fn wildcard_matching() {
+        let yes = [
+            ("*", ""),
+            ("*", "Small Wave"),
+            ("*Wave", "Large Wave"),
+            ("pro*", "Processor"),
+            ("PRO*", "processor"),
+            ("s*l*e", "Small Wave"),
+            ("Large Wave", "LARGE WAVE"),
+            ("a**b", "ab"),
+            ("*a*a*a*a*a*a*a*a*b", &format!("{}b", "a".repeat(1000))),
+        ];
+        for (pattern, name) in yes {
+            assert!(wildcard_match(pattern, name), "{pattern} ~ {name}");
+        }
+        let no = [
+            ("", "x"),
+            ("pro*", "xprocessor"),
+            ("*Wave", "Waves"),
+            ("a*b", "a"),
+            ("?mall", "Small"),
+        ];
+        for (pattern, name) in no {
+            assert!(!wildcard_match(pattern, name), "{pattern} !~ {name}");
+        }
+        // The adversarial pattern against a 1000-character name without a `b`: must answer
+        // quickly (linear number of restarts per star).
+        let name = "a".repeat(1000);
+        assert!(!wildcard_match("*a*a*a*a*a*a*a*a*b", &name));
+    }
+}
