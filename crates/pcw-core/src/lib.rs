@@ -28,10 +28,12 @@
     )
 )]
 
-#[cfg(feature = "alloc")]
+#[cfg(any(feature = "alloc", test))]
 extern crate alloc;
 
 pub mod counter_type;
+#[cfg(any(feature = "alloc", test))]
+pub mod registry;
 pub mod v1;
 pub mod wildcard;
 

@@ -1,0 +1,614 @@
+//! The instance registry of a multi-instance counterset (issue 4 §3, REFERENCE.md §4.3): stable
+//! ids below `0xFFFFFFFE` that are never reused while their instance lives, names unique under
+//! case-insensitive comparison, O(1) lookup by id, iteration in a stable order, and readers (the
+//! `PCW_CALLBACK`) that run concurrently with adds and removes.
+//!
+//! The registry is generic over a shared/exclusive lock ([`RawRwLock`]) so the kernel can use a
+//! push lock and tests a host lock. Adding an instance allocates (fallibly: an allocation
+//! failure is an error, never an abort); reading and removing never allocate, so the collect
+//! path stays allocation-free.
+//!
+//! Ids are `generation << 20 | slot`: slot numbers are reused after an instance is removed, with
+//! the next generation, so an id names one instance for as long as it lives and a stale id finds
+//! nothing. Names are indexed in an open-addressing hash table of their upper-cased form.
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::cell::UnsafeCell;
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use crate::wildcard;
+
+/// A shared/exclusive lock without data, as the kernel's push locks and `ERESOURCE`s are.
+///
+/// # Safety
+/// Implementations must provide mutual exclusion: while the lock is held exclusively no other
+/// holder exists, and while it is held shared only shared holders exist.
+pub unsafe trait RawRwLock {
+    /// A new, unlocked lock.
+    const INIT: Self;
+    /// Acquires the lock shared, waiting as needed.
+    fn lock_shared(&self);
+    /// Releases a shared hold.
+    ///
+    /// # Safety
+    /// The caller holds the lock shared.
+    unsafe fn unlock_shared(&self);
+    /// Acquires the lock exclusively, waiting as needed.
+    fn lock_exclusive(&self);
+    /// Releases an exclusive hold.
+    ///
+    /// # Safety
+    /// The caller holds the lock exclusively.
+    unsafe fn unlock_exclusive(&self);
+}
+
+/// A spinning reader/writer lock on one atomic word, for hosts and tests (the kernel build uses
+/// a push lock instead). Writers take precedence: once a writer waits, new readers hold back, so
+/// a steady stream of readers cannot starve it.
+#[derive(Debug, Default)]
+pub struct SpinRwLock {
+    /// `EXCLUSIVE` when held by a writer; otherwise the number of readers, plus `WRITER_WAITING`
+    /// while a writer waits for them to leave.
+    state: AtomicU32,
+}
+
+const WRITER_WAITING: u32 = 0x8000_0000;
+const EXCLUSIVE: u32 = u32::MAX;
+
+// SAFETY: a writer enters only by moving the state from "no readers" (0 or WRITER_WAITING) to
+// EXCLUSIVE, and a reader only by incrementing a state with neither WRITER_WAITING nor
+// EXCLUSIVE set (EXCLUSIVE includes the WRITER_WAITING bit), so the two never overlap.
+unsafe impl RawRwLock for SpinRwLock {
+    const INIT: Self = Self {
+        state: AtomicU32::new(0),
+    };
+
+    fn lock_shared(&self) {
+        loop {
+            let s = self.state.load(Ordering::Relaxed);
+            if s & WRITER_WAITING == 0
+                && s < WRITER_WAITING - 1
+                && self
+                    .state
+                    .compare_exchange_weak(s, s + 1, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+            {
+                return;
+            }
+            core::hint::spin_loop();
+        }
+    }
+
+    unsafe fn unlock_shared(&self) {
+        self.state.fetch_sub(1, Ordering::Release);
+    }
+
+    fn lock_exclusive(&self) {
+        loop {
+            let s = self.state.load(Ordering::Relaxed);
+            if s == 0 || s == WRITER_WAITING {
+                if self
+                    .state
+                    .compare_exchange_weak(s, EXCLUSIVE, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    return;
+                }
+            } else if s & WRITER_WAITING == 0 {
+                self.state.fetch_or(WRITER_WAITING, Ordering::Relaxed);
+            }
+            core::hint::spin_loop();
+        }
+    }
+
+    unsafe fn unlock_exclusive(&self) {
+        self.state.store(0, Ordering::Release);
+    }
+}
+
+/// Bits of an id that number the slot.
+const SLOT_BITS: u32 = 20;
+/// Most instances one registry can hold.
+pub const MAX_INSTANCES: usize = 1 << SLOT_BITS;
+/// Generations run `0..=MAX_GENERATION` so that every id stays below `0xFFFFFFFE`.
+const MAX_GENERATION: u32 = (0xFFFF_FFFD >> SLOT_BITS) - 1;
+/// Longest instance name, in UTF-16 units (`PERF_MAX_INSTANCE_NAME` less the NUL).
+pub const MAX_NAME_UNITS: usize = 1023;
+
+/// Why an instance could not be added.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegistryError {
+    /// An instance with this name (compared case-insensitively) exists.
+    NameTaken {
+        /// Its id.
+        existing: u32,
+    },
+    /// The name is empty or longer than [`MAX_NAME_UNITS`].
+    BadName,
+    /// The registry holds its limit of instances.
+    Full,
+    /// Memory for the instance could not be allocated.
+    NoMemory,
+}
+
+/// One live instance.
+#[derive(Debug)]
+pub struct Entry<T> {
+    id: u32,
+    name: Box<[u16]>,
+    value: T,
+}
+
+impl<T> Entry<T> {
+    /// The instance id.
+    pub const fn id(&self) -> u32 {
+        self.id
+    }
+    /// The instance name, UTF-16 without a NUL.
+    pub fn name(&self) -> &[u16] {
+        &self.name
+    }
+    /// The provider's data for the instance.
+    pub const fn value(&self) -> &T {
+        &self.value
+    }
+}
+
+#[derive(Debug)]
+struct Slot<T> {
+    generation: u32,
+    entry: Option<Entry<T>>,
+}
+
+/// The data the lock protects.
+#[derive(Debug)]
+struct Inner<T> {
+    slots: Vec<Slot<T>>,
+    /// Free slot numbers; its capacity always covers every slot, so pushing never allocates.
+    free: Vec<u32>,
+    /// Open-addressing index of names: 0 = empty, `TOMBSTONE` = deleted, else slot + 1.
+    names: Vec<u32>,
+    /// Used (live + tombstone) entries of `names`.
+    names_used: usize,
+    live: usize,
+    limit: usize,
+}
+
+const TOMBSTONE: u32 = u32::MAX;
+
+/// FNV-1a over the upper-cased units.
+fn name_hash(name: &[u16]) -> u64 {
+    name.iter().fold(0xcbf2_9ce4_8422_2325, |h, u| {
+        (h ^ u64::from(wildcard::upcase(*u))).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+impl<T> Inner<T> {
+    fn find_name(&self, name: &[u16]) -> Option<usize> {
+        let mask = self.names.len().checked_sub(1)?;
+        // Truncating the hash to the table size is the point of the mask.
+        #[allow(clippy::cast_possible_truncation)]
+        let mut at = (name_hash(name) as usize) & mask;
+        for _ in 0..self.names.len() {
+            match self.names.get(at).copied() {
+                Some(0) | None => return None,
+                Some(TOMBSTONE) => {}
+                Some(s) => {
+                    let slot = (s - 1) as usize;
+                    let hit = self
+                        .slots
+                        .get(slot)
+                        .and_then(|s| s.entry.as_ref())
+                        .is_some_and(|e| wildcard::eq_ignore_case(&e.name, name));
+                    if hit {
+                        return Some(at);
+                    }
+                }
+            }
+            at = (at + 1) & mask;
+        }
+        None
+    }
+
+    /// Grows (and cleans) the name index so one more name fits under a load of one half.
+    fn reserve_name(&mut self) -> Result<(), RegistryError> {
+        if (self.names_used + 1) * 2 <= self.names.len() {
+            return Ok(());
+        }
+        let want = ((self.live + 1) * 4).next_power_of_two().max(16);
+        let mut table: Vec<u32> = Vec::new();
+        table
+            .try_reserve_exact(want)
+            .map_err(|_| RegistryError::NoMemory)?;
+        table.resize(want, 0);
+        let mask = want - 1;
+        for (slot, s) in self.slots.iter().enumerate() {
+            if let Some(e) = &s.entry {
+                #[allow(clippy::cast_possible_truncation)]
+                let mut at = (name_hash(&e.name) as usize) & mask;
+                while table.get(at).is_some_and(|v| *v != 0) {
+                    at = (at + 1) & mask;
+                }
+                if let Some(v) = table.get_mut(at) {
+                    // slot < MAX_INSTANCES, so slot + 1 fits in u32.
+                    *v = u32::try_from(slot + 1).unwrap_or(TOMBSTONE);
+                }
+            }
+        }
+        self.names = table;
+        self.names_used = self.live;
+        Ok(())
+    }
+
+    fn index_name(&mut self, name: &[u16], slot: u32) {
+        let Some(mask) = self.names.len().checked_sub(1) else {
+            return;
+        };
+        #[allow(clippy::cast_possible_truncation)]
+        let mut at = (name_hash(name) as usize) & mask;
+        while self
+            .names
+            .get(at)
+            .is_some_and(|v| *v != 0 && *v != TOMBSTONE)
+        {
+            at = (at + 1) & mask;
+        }
+        if let Some(v) = self.names.get_mut(at) {
+            if *v == 0 {
+                self.names_used += 1;
+            }
+            *v = slot + 1;
+        }
+    }
+}
+
+/// The registry. `L` is the lock, `T` the provider's per-instance data.
+pub struct Registry<L: RawRwLock, T> {
+    lock: L,
+    inner: UnsafeCell<Inner<T>>,
+}
+
+// SAFETY: all access to `inner` happens under `lock` (shared for reads, exclusive for writes),
+// so sharing the registry shares `T` by reference (needs Sync) and moves it between threads on
+// removal (needs Send).
+unsafe impl<L: RawRwLock + Sync, T: Send + Sync> Sync for Registry<L, T> {}
+// SAFETY: the registry owns its entries; sending it sends them.
+unsafe impl<L: RawRwLock + Send, T: Send> Send for Registry<L, T> {}
+
+/// Releases a shared hold on drop (so a panicking reader in a test does not leave it locked).
+struct SharedGuard<'a, L: RawRwLock>(&'a L);
+impl<L: RawRwLock> Drop for SharedGuard<'_, L> {
+    fn drop(&mut self) {
+        // SAFETY: constructed only right after `lock_shared` on the same lock.
+        unsafe { self.0.unlock_shared() };
+    }
+}
+
+/// Releases an exclusive hold on drop.
+struct ExclusiveGuard<'a, L: RawRwLock>(&'a L);
+impl<L: RawRwLock> Drop for ExclusiveGuard<'_, L> {
+    fn drop(&mut self) {
+        // SAFETY: constructed only right after `lock_exclusive` on the same lock.
+        unsafe { self.0.unlock_exclusive() };
+    }
+}
+
+/// A read-only view of the registry, valid while the shared lock is held.
+pub struct View<'a, T> {
+    inner: &'a Inner<T>,
+}
+
+impl<'a, T> View<'a, T> {
+    /// The instance with this id, in O(1).
+    pub fn get(&self, id: u32) -> Option<&'a Entry<T>> {
+        let slot = (id & ((1 << SLOT_BITS) - 1)) as usize;
+        let s = self.inner.slots.get(slot)?;
+        s.entry.as_ref().filter(|e| e.id == id)
+    }
+
+    /// The instance with this name (case-insensitive).
+    pub fn by_name(&self, name: &[u16]) -> Option<&'a Entry<T>> {
+        let at = self.inner.find_name(name)?;
+        let slot = self.inner.names.get(at)?.checked_sub(1)? as usize;
+        self.inner.slots.get(slot)?.entry.as_ref()
+    }
+
+    /// Live instances, in slot order (stable between changes).
+    pub fn iter(&self) -> impl Iterator<Item = &'a Entry<T>> + 'a {
+        self.inner.slots.iter().filter_map(|s| s.entry.as_ref())
+    }
+
+    /// Number of live instances.
+    pub const fn len(&self) -> usize {
+        self.inner.live
+    }
+
+    /// Whether there are no instances.
+    pub const fn is_empty(&self) -> bool {
+        self.inner.live == 0
+    }
+}
+
+impl<L: RawRwLock, T> Registry<L, T> {
+    /// An empty registry holding at most `limit` instances (capped at [`MAX_INSTANCES`]).
+    pub const fn new(limit: usize) -> Self {
+        Self {
+            lock: L::INIT,
+            inner: UnsafeCell::new(Inner {
+                slots: Vec::new(),
+                free: Vec::new(),
+                names: Vec::new(),
+                names_used: 0,
+                live: 0,
+                limit: if limit < MAX_INSTANCES {
+                    limit
+                } else {
+                    MAX_INSTANCES
+                },
+            }),
+        }
+    }
+
+    /// Runs `f` with a consistent view, under the shared lock. Never allocates.
+    pub fn read<R>(&self, f: impl FnOnce(View<'_, T>) -> R) -> R {
+        self.lock.lock_shared();
+        let _guard = SharedGuard(&self.lock);
+        // SAFETY: the shared lock is held until `_guard` drops, after `f` returns; writers need
+        // the exclusive lock, so nothing mutates `inner` meanwhile.
+        let inner = unsafe { &*self.inner.get() };
+        f(View { inner })
+    }
+
+    fn write<R>(&self, f: impl FnOnce(&mut Inner<T>) -> R) -> R {
+        self.lock.lock_exclusive();
+        let _guard = ExclusiveGuard(&self.lock);
+        // SAFETY: the exclusive lock is held until `_guard` drops; no other reference to
+        // `inner` exists meanwhile.
+        let inner = unsafe { &mut *self.inner.get() };
+        f(inner)
+    }
+
+    /// Adds an instance and returns its id.
+    ///
+    /// # Errors
+    /// [`RegistryError`]: the name is taken or invalid, the registry is full, or memory ran out.
+    pub fn insert(&self, name: &[u16], value: T) -> Result<u32, RegistryError> {
+        if name.is_empty() || name.len() > MAX_NAME_UNITS {
+            return Err(RegistryError::BadName);
+        }
+        let mut owned: Vec<u16> = Vec::new();
+        owned
+            .try_reserve_exact(name.len())
+            .map_err(|_| RegistryError::NoMemory)?;
+        owned.extend_from_slice(name);
+        let owned = owned.into_boxed_slice();
+        self.write(|inner| {
+            if let Some(at) = inner.find_name(name) {
+                let slot = inner.names.get(at).copied().unwrap_or(1).saturating_sub(1);
+                let existing = inner
+                    .slots
+                    .get(slot as usize)
+                    .and_then(|s| s.entry.as_ref())
+                    .map_or(0, |e| e.id);
+                return Err(RegistryError::NameTaken { existing });
+            }
+            if inner.live >= inner.limit {
+                return Err(RegistryError::Full);
+            }
+            inner.reserve_name()?;
+            let slot = if let Some(slot) = inner.free.pop() {
+                slot
+            } else {
+                let n = inner.slots.len();
+                inner
+                    .slots
+                    .try_reserve(1)
+                    .map_err(|_| RegistryError::NoMemory)?;
+                // Keep `free` able to hold every slot, so `remove` never allocates.
+                let want = inner.slots.capacity().saturating_sub(inner.free.len());
+                inner
+                    .free
+                    .try_reserve(want)
+                    .map_err(|_| RegistryError::NoMemory)?;
+                inner.slots.push(Slot {
+                    generation: 0,
+                    entry: None,
+                });
+                u32::try_from(n).map_err(|_| RegistryError::Full)?
+            };
+            let Some(s) = inner.slots.get_mut(slot as usize) else {
+                return Err(RegistryError::Full);
+            };
+            let id = (s.generation << SLOT_BITS) | slot;
+            s.entry = Some(Entry {
+                id,
+                name: owned,
+                value,
+            });
+            inner.live += 1;
+            inner.index_name(name, slot);
+            Ok(id)
+        })
+    }
+
+    /// Removes the instance with this id and returns its data; `None` if no such instance lives.
+    /// Never allocates.
+    pub fn remove(&self, id: u32) -> Option<T> {
+        self.write(|inner| {
+            let slot = id & ((1 << SLOT_BITS) - 1);
+            let live = |inner: &Inner<T>| {
+                inner
+                    .slots
+                    .get(slot as usize)
+                    .and_then(|s| s.entry.as_ref())
+                    .filter(|e| e.id == id)
+                    .map(|e| inner.find_name(&e.name))
+            };
+            let name_at = live(inner)?;
+            if let Some(v) = name_at.and_then(|at| inner.names.get_mut(at)) {
+                *v = TOMBSTONE;
+            }
+            let s = inner.slots.get_mut(slot as usize)?;
+            let entry = s.entry.take()?;
+            s.generation = if s.generation >= MAX_GENERATION {
+                0
+            } else {
+                s.generation + 1
+            };
+            inner.live -= 1;
+            // Capacity was reserved for every slot when the slot was made.
+            if inner.free.len() < inner.free.capacity() {
+                inner.free.push(slot);
+            }
+            Some(entry.value)
+        })
+    }
+
+    /// Number of live instances.
+    pub fn len(&self) -> usize {
+        self.read(|v| v.len())
+    }
+
+    /// Whether there are no instances.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    extern crate std;
+    use std::string::String;
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+    use std::vec;
+
+    type Reg = Registry<SpinRwLock, u64>;
+
+    fn w(s: &str) -> Vec<u16> {
+        s.encode_utf16().collect()
+    }
+
+    #[test]
+    fn names_are_unique_case_insensitively() {
+        let r = Reg::new(16);
+        let small = r.insert(&w("Small Wave"), 1).unwrap();
+        assert_eq!(
+            r.insert(&w("SMALL WAVE"), 2),
+            Err(RegistryError::NameTaken { existing: small })
+        );
+        assert_eq!(r.insert(&w(""), 2), Err(RegistryError::BadName));
+        assert_eq!(
+            r.insert(&vec![b'a'.into(); 1024], 2),
+            Err(RegistryError::BadName)
+        );
+        let medium = r.insert(&w("Medium Wave"), 2).unwrap();
+        assert_ne!(small, medium);
+        r.read(|v| {
+            assert_eq!(v.get(medium).unwrap().value(), &2);
+            assert_eq!(v.by_name(&w("medium wave")).unwrap().id(), medium);
+            let names: Vec<String> = v
+                .iter()
+                .map(|e| String::from_utf16_lossy(e.name()))
+                .collect();
+            assert_eq!(names, ["Small Wave", "Medium Wave"]);
+        });
+    }
+
+    #[test]
+    fn ids_are_not_reused_while_alive_and_stale_ids_find_nothing() {
+        let r = Reg::new(4);
+        let a = r.insert(&w("a"), 1).unwrap();
+        let b = r.insert(&w("b"), 2).unwrap();
+        assert_eq!(r.remove(a), Some(1));
+        assert_eq!(r.remove(a), None, "removed twice");
+        let c = r.insert(&w("a"), 3).unwrap();
+        assert_ne!(c, a, "the slot is reused with a new generation");
+        assert_eq!(c & 0xFFFFF, a & 0xFFFFF);
+        r.read(|v| {
+            assert!(v.get(a).is_none());
+            assert_eq!(v.get(c).unwrap().value(), &3);
+            assert_eq!(v.get(b).unwrap().value(), &2);
+        });
+        r.insert(&w("x"), 0).unwrap();
+        r.insert(&w("y"), 0).unwrap();
+        assert_eq!(r.insert(&w("z"), 0), Err(RegistryError::Full));
+    }
+
+    #[test]
+    fn ids_stay_below_the_reserved_values_through_generation_wrap() {
+        let r = Reg::new(1);
+        let mut seen_max = 0;
+        for i in 0..(MAX_GENERATION as usize + 3) {
+            let id = r.insert(&w("only"), i as u64).unwrap();
+            assert!(id < 0xFFFF_FFFE);
+            seen_max = seen_max.max(id);
+            r.remove(id).unwrap();
+        }
+        assert_eq!(seen_max >> SLOT_BITS, MAX_GENERATION);
+    }
+
+    #[test]
+    fn many_instances_keep_the_index_consistent() {
+        let r = Reg::new(MAX_INSTANCES);
+        let ids: Vec<u32> = (0..5000)
+            .map(|i| r.insert(&w(&std::format!("inst {i}")), i).unwrap())
+            .collect();
+        for (i, id) in ids.iter().enumerate().step_by(2) {
+            assert_eq!(r.remove(*id), Some(i as u64));
+        }
+        for i in (0..5000).step_by(2) {
+            r.insert(&w(&std::format!("INST {i}")), i + 10_000).unwrap();
+        }
+        assert_eq!(r.len(), 5000);
+        r.read(|v| {
+            for i in 0..5000u64 {
+                let e = v.by_name(&w(&std::format!("Inst {i}"))).unwrap();
+                assert_eq!(*e.value(), if i % 2 == 0 { i + 10_000 } else { i });
+                assert_eq!(v.get(e.id()).unwrap().id(), e.id());
+            }
+            assert_eq!(v.iter().count(), 5000);
+        });
+    }
+
+    #[test]
+    fn readers_run_while_writers_churn() {
+        let r = Arc::new(Reg::new(1024));
+        for i in 0..16 {
+            r.insert(&w(&std::format!("stable {i}")), 7).unwrap();
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let readers: Vec<_> = (0..4)
+            .map(|_| {
+                let (r, stop) = (Arc::clone(&r), Arc::clone(&stop));
+                std::thread::spawn(move || {
+                    let mut rounds = 0u32;
+                    while !stop.load(Ordering::Relaxed) || rounds < 100 {
+                        r.read(|v| {
+                            let stable = v
+                                .iter()
+                                .filter(|e| e.name().starts_with(&w("stable")))
+                                .count();
+                            assert_eq!(stable, 16, "no lost or duplicated instance");
+                            assert_eq!(v.iter().count(), v.len());
+                        });
+                        rounds += 1;
+                    }
+                })
+            })
+            .collect();
+        for round in 0..2000u64 {
+            let id = r
+                .insert(&w(&std::format!("churn {}", round % 7)), round)
+                .unwrap();
+            assert_eq!(r.remove(id), Some(round));
+        }
+        stop.store(true, Ordering::Relaxed);
+        for t in readers {
+            t.join().unwrap();
+        }
+        assert_eq!(r.len(), 16);
+    }
+}
