@@ -18,6 +18,7 @@ if [ ${#targets[@]} -eq 0 ]; then
   mapfile -t targets < <(cargo +nightly fuzz list)
 fi
 for t in "${targets[@]}"; do
+  # Seed corpora are committed under fuzz/corpus/<target>; new finds are added there too.
   mkdir -p "corpus/$t"
   # The decoder starts from the dump fixtures: well-formed blocks it can mutate into deep cases.
   if [ "$t" = v1_validate ]; then

@@ -1,7 +1,8 @@
 //! `pcw`: the pcw-rs command line, one subcommand per module.
 //!
 //! Exit codes, for every subcommand: 0 success; 1 usage, I/O or other operational errors;
-//! 2 the input was read but is invalid (for `dump`: malformed performance data). Errors are
+//! 2 the input was read but is invalid (for `dump`: malformed performance data). The manifest
+//! commands exit 1 on a manifest with errors, as CTRPP does. Errors are
 //! printed to stderr as `error: …`.
 //!
 //! To add a command: a module with an `Args` struct (clap `Args` derive) and
@@ -9,6 +10,7 @@
 //! [`main`].
 
 mod dump;
+mod manifest;
 
 use std::process::ExitCode;
 
@@ -28,6 +30,12 @@ enum Command {
     /// Decode, validate and print a binary `PERF_DATA_BLOCK` (a raw `HKEY_PERFORMANCE_DATA`
     /// reply saved to a file).
     Dump(dump::Args),
+    /// Check counter manifests (`.man`) and print every diagnostic; exit 1 on any error.
+    Lint(manifest::LintArgs),
+    /// Generate the Rust register/add module (and `.rc`, lodctr `.ini`/`.h`) from a manifest.
+    Gen(manifest::GenArgs),
+    /// Print a manifest's resolved counter layout (`--json`: the pcw-gen-inspect document).
+    Inspect(manifest::InspectArgs),
     /// Sample the driver's countersets under the simulated kernel, typeperf-style (arrives with
     /// the driver; until then it says so and fails).
     Typeperf(TypeperfArgs),
@@ -76,6 +84,9 @@ fn main() -> ExitCode {
     };
     match &cli.command {
         Command::Dump(args) => report(dump::run(args)),
+        Command::Lint(args) => report(manifest::lint(args)),
+        Command::Gen(args) => report(manifest::gen_files(args)),
+        Command::Inspect(args) => report(manifest::inspect(args)),
         Command::Typeperf(_) => {
             eprintln!(
                 "error: `pcw typeperf` is not available yet: it samples the driver's countersets \

@@ -1,0 +1,180 @@
+//! `pcw lint`, `pcw gen` and `pcw inspect` run through the real binary over pcw-gen's test
+//! manifests: exit codes, diagnostics on stderr, and outputs identical to pcw-gen's golden files.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn gen_tests() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../pcw-gen/tests")
+}
+
+fn manifest(name: &str) -> PathBuf {
+    gen_tests().join("manifests").join(name)
+}
+
+fn golden(name: &str) -> String {
+    std::fs::read_to_string(gen_tests().join("golden").join(name))
+        .unwrap()
+        .replace("\r\n", "\n")
+}
+
+fn pcw(args: &[&std::ffi::OsStr]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pcw"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn os<T: AsRef<std::ffi::OsStr> + ?Sized>(s: &T) -> &std::ffi::OsStr {
+    s.as_ref()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("pcw-cli-manifest-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn lint_passes_good_manifests_and_fails_bad_ones_with_positions() {
+    let good = [manifest("contoso_v11.man"), manifest("fabrikam_v2.man")];
+    let out = pcw(&[os("lint"), good[0].as_os_str(), good[1].as_os_str()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let dir = scratch("lint");
+    let bad = dir.join("bad.man");
+    std::fs::write(
+        &bad,
+        "<instrumentationManifest>\n<instrumentation>\n<counters schemaVersion=\"2.0\">\n\
+         <provider providerType=\"kernelMode\" providerGuid=\"{x}\"/>\n\
+         </counters>\n</instrumentation>\n</instrumentationManifest>\n",
+    )
+    .unwrap();
+    let out = pcw(&[os("lint"), bad.as_os_str(), good[1].as_os_str()]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("bad.man:4:1: error: `<provider>` is missing the `applicationIdentity`"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("`providerGuid` is not a braced guid: `{x}`"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("error: 2 error(s) in the manifest"),
+        "{stderr}"
+    );
+
+    let missing = dir.join("missing.man");
+    let out = pcw(&[os("lint"), missing.as_os_str()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read the manifest"));
+}
+
+#[test]
+fn gen_writes_the_golden_outputs() {
+    let dir = scratch("gen");
+    let (rs, rc, ini, h) = (
+        dir.join("f.rs"),
+        dir.join("f.rc"),
+        dir.join("f.ini"),
+        dir.join("f.h"),
+    );
+    let m = manifest("fabrikam_v2.man");
+    let out = pcw(&[
+        os("gen"),
+        m.as_os_str(),
+        os("-o"),
+        rs.as_os_str(),
+        os("--rc"),
+        rc.as_os_str(),
+        os("--ini"),
+        ini.as_os_str(),
+        os("--symbols"),
+        h.as_os_str(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&rs).unwrap(),
+        golden("fabrikam_v2.rs")
+    );
+    assert_eq!(
+        std::fs::read_to_string(&rc).unwrap().replace("\r\n", "\n"),
+        golden("fabrikam_v2.rc")
+    );
+    assert_eq!(
+        std::fs::read_to_string(&h).unwrap().replace("\r\n", "\n"),
+        golden("fabrikam_v2.h")
+    );
+    let ini_bytes = std::fs::read(&ini).unwrap();
+    assert_eq!(
+        &ini_bytes[..2],
+        &[0xFF, 0xFE],
+        "the lodctr .ini is UTF-16LE with a BOM"
+    );
+    let units: Vec<u16> = ini_bytes[2..]
+        .chunks_exact(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect();
+    assert_eq!(
+        String::from_utf16(&units).unwrap().replace("\r\n", "\n"),
+        golden("fabrikam_v2.ini")
+    );
+
+    // Without -o the module goes to stdout; a user-mode provider is refused and writes nothing.
+    let out = pcw(&[os("gen"), m.as_os_str()]);
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        golden("fabrikam_v2.rs")
+    );
+    let user_out = dir.join("user.rs");
+    let out = pcw(&[
+        os("gen"),
+        manifest("northwind_user.man").as_os_str(),
+        os("-o"),
+        user_out.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`providerType` is `userMode`"));
+    assert!(
+        !user_out.exists(),
+        "nothing is written for a refused manifest"
+    );
+
+    // --ini without --symbols is a usage error.
+    let out = pcw(&[os("gen"), m.as_os_str(), os("--ini"), ini.as_os_str()]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn inspect_json_is_the_documented_document() {
+    let m = manifest("contoso_v11.man");
+    let out = pcw(&[os("inspect"), m.as_os_str(), os("--json")]);
+    assert!(out.status.success());
+    let mut got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut want: serde_json::Value =
+        serde_json::from_str(&golden("contoso_v11.inspect.json")).unwrap();
+    // `file` is the path as given on the command line; everything else must match.
+    got["file"] = serde_json::Value::Null;
+    want["file"] = serde_json::Value::Null;
+    assert_eq!(got, want);
+
+    let text = pcw(&[os("inspect"), m.as_os_str()]);
+    let text = String::from_utf8(text.stdout).unwrap();
+    for set in want["countersets"].as_array().unwrap() {
+        assert!(text.contains(set["name"].as_str().unwrap()));
+        for c in set["counters"].as_array().unwrap() {
+            assert!(text.contains(&format!("0x{:08x}", c["counter_type"].as_u64().unwrap())));
+        }
+    }
+}
