@@ -1,6 +1,37 @@
-//! pcw-driver: the kernel-mode PCW counterset provider (WDM).
+//! pcw-driver: the kernel-mode PCW counterset provider (WDM) of pcw-rs.
 //!
-//! The driver's code (`DriverEntry`, the generated countersets, the `PCW_CALLBACK`, the control
-//! device) arrives with the driver issue; until then this crate only fixes the workspace's
-//! root package and its dependency on the shared runtime, `pcw-core`.
-#![no_std]
+//! Its countersets come from `manifest/pcw_driver.man`, compiled at build time by pcw-gen into
+//! [`countersets`]; [`driver::load`] and [`driver::unload`] are what `DriverEntry` and
+//! `DriverUnload` do; [`waves`] and [`stats`] hold the two `PCW_CALLBACK`s and [`queues`] the
+//! `PcwCreateInstance` instances. Every PCW and kernel item goes through [`pcw_rt`].
+//!
+//! On a Windows target the crate is `no_std`; everywhere else it is an ordinary library whose
+//! PCW imports resolve to pcw-sim, which is how its tests and `pcw typeperf` run the driver's
+//! real code. The kernel paths (callbacks, unload) never panic and never allocate.
+#![cfg_attr(target_os = "windows", no_std)]
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
+
+extern crate alloc;
+
+/// The register/add layer pcw-gen generated from `manifest/pcw_driver.man`.
+pub mod countersets {
+    include!(concat!(env!("OUT_DIR"), "/pcw_driver.rs"));
+}
+
+pub mod driver;
+pub mod pcw_rt;
+pub mod queues;
+pub mod stats;
+mod sync;
+pub mod waves;
+
+/// The driver's counter manifest, for tools that need its names and layout (`pcw typeperf`).
+pub const MANIFEST: &str = include_str!("../manifest/pcw_driver.man");

@@ -32,6 +32,7 @@
 extern crate alloc;
 
 pub mod counter_type;
+pub mod filter;
 #[cfg(any(feature = "alloc", test))]
 pub mod registry;
 pub mod v1;

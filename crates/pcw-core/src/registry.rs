@@ -461,6 +461,11 @@ impl<L: RawRwLock, T> Registry<L, T> {
             if inner.free.len() < inner.free.capacity() {
                 inner.free.push(slot);
             }
+            if inner.live == 0 {
+                // Emptied (an unload): reuse slots from the first again, so a reload lists its
+                // instances in the order it adds them. Sorting in place does not allocate.
+                inner.free.sort_unstable_by(|a, b| b.cmp(a));
+            }
             Some(entry.value)
         })
     }
@@ -535,6 +540,27 @@ mod tests {
         r.insert(&w("x"), 0).unwrap();
         r.insert(&w("y"), 0).unwrap();
         assert_eq!(r.insert(&w("z"), 0), Err(RegistryError::Full));
+    }
+
+    #[test]
+    fn an_emptied_registry_lists_new_instances_in_insertion_order() {
+        let r = Reg::new(8);
+        let ids: Vec<u32> = ["a", "b", "c"]
+            .iter()
+            .map(|n| r.insert(&w(n), 0).unwrap())
+            .collect();
+        for id in ids {
+            r.remove(id);
+        }
+        for n in ["x", "y", "z"] {
+            r.insert(&w(n), 0).unwrap();
+        }
+        let names: Vec<String> = r.read(|v| {
+            v.iter()
+                .map(|e| String::from_utf16_lossy(e.name()))
+                .collect()
+        });
+        assert_eq!(names, ["x", "y", "z"]);
     }
 
     #[test]

@@ -23,6 +23,7 @@ use std::collections::BTreeMap;
 use std::ffi::c_void;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+use pcw_core::filter::{InstanceFilter, counter_wanted};
 use pcw_core::wildcard;
 use windows_sys::Wdk::Foundation::{PPCW_BUFFER, PPCW_INSTANCE, PPCW_REGISTRATION};
 use windows_sys::Wdk::System::SystemServices::{
@@ -42,8 +43,7 @@ pub const FIRST_V2_BUILD: u32 = 19645;
 pub const BUILD_SERVER_2022: u32 = 20348;
 /// A build that only knows `PCW_VERSION_1` (Windows 10 1809 / Server 2019).
 pub const BUILD_SERVER_2019: u32 = 17763;
-/// `PCW_ANY_INSTANCE_ID`.
-pub const PCW_ANY_INSTANCE_ID: u32 = 0xFFFF_FFFF;
+pub use pcw_core::filter::PCW_ANY_INSTANCE_ID;
 
 /// The real callback type (windows-sys types `PPCW_CALLBACK` as a zero-argument pointer).
 type RealCallback =
@@ -155,6 +155,133 @@ static STATE: Mutex<State> = Mutex::new(State {
     next_instance_id: 0,
 });
 
+/// The simulated clock behind `KeQueryPerformanceCounter` and `KeQuerySystemTimePrecise`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Clock {
+    /// Time moves only when [`Kernel::advance`] moves it: deterministic tests.
+    Manual,
+    /// Time follows the host's monotonic clock from boot: demos and `pcw typeperf`.
+    Real,
+}
+
+/// Ticks per second of the simulated performance counter (what Windows reports on most
+/// machines since Windows 10).
+pub const PERF_FREQUENCY: i64 = 10_000_000;
+/// The simulated system time at boot: 2026-11-22 00:00:00 UTC as a `FILETIME` (100 ns units
+/// since 1601).
+pub const BOOT_SYSTEM_TIME: i64 = 134_083_296_000_000_000;
+
+#[derive(Debug)]
+struct ClockState {
+    mode: Clock,
+    /// Manual time since boot, in 100 ns units.
+    manual: i64,
+    started: Option<std::time::Instant>,
+}
+
+static CLOCK: Mutex<ClockState> = Mutex::new(ClockState {
+    mode: Clock::Manual,
+    manual: 0,
+    started: None,
+});
+
+/// Time since boot, in 100 ns units.
+fn since_boot() -> i64 {
+    let c = CLOCK.lock().unwrap_or_else(PoisonError::into_inner);
+    match (c.mode, c.started) {
+        (Clock::Real, Some(start)) => i64::try_from(start.elapsed().as_nanos() / 100)
+            .unwrap_or(i64::MAX)
+            .saturating_add(c.manual),
+        _ => c.manual,
+    }
+}
+
+/// `KeQueryPerformanceCounter`: ticks since boot at [`PERF_FREQUENCY`].
+///
+/// # Safety
+/// `frequency` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn KeQueryPerformanceCounter(frequency: *mut i64) -> i64 {
+    let _sim = InDdi::enter();
+    if !frequency.is_null() {
+        // SAFETY: checked non-NULL; the caller provides a writable i64.
+        unsafe { frequency.write(PERF_FREQUENCY) };
+    }
+    since_boot()
+}
+
+/// `KeQuerySystemTimePrecise`: [`BOOT_SYSTEM_TIME`] plus the time since boot.
+///
+/// # Safety
+/// `current_time` is writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn KeQuerySystemTimePrecise(current_time: *mut i64) {
+    let _sim = InDdi::enter();
+    if !current_time.is_null() {
+        // SAFETY: checked non-NULL; the caller provides a writable i64.
+        unsafe { current_time.write(BOOT_SYSTEM_TIME + since_boot()) };
+    }
+}
+
+std::thread_local! {
+    /// (a provider callback is running on this thread, simulator DDIs entered from it).
+    static PROVIDER: std::cell::Cell<(bool, u32)> = const { std::cell::Cell::new((false, 0)) };
+}
+
+/// Whether the current thread is running provider code: inside a `PCW_CALLBACK` the simulator
+/// called, and not inside one of the simulator's own DDIs. A counting allocator in a test
+/// binary uses this to prove the provider's callback allocates nothing (the simulator's own
+/// bookkeeping allocates, and is excluded).
+pub fn in_provider_code() -> bool {
+    PROVIDER.with(|p| {
+        let (callback, ddi) = p.get();
+        callback && ddi == 0
+    })
+}
+
+/// Marks the simulator's own code while alive (see [`in_provider_code`]).
+struct InDdi;
+
+impl InDdi {
+    fn enter() -> Self {
+        PROVIDER.with(|p| {
+            let (c, d) = p.get();
+            p.set((c, d + 1));
+        });
+        Self
+    }
+}
+
+impl Drop for InDdi {
+    fn drop(&mut self) {
+        PROVIDER.with(|p| {
+            let (c, d) = p.get();
+            p.set((c, d.saturating_sub(1)));
+        });
+    }
+}
+
+/// Calls a provider callback with [`in_provider_code`] true for its duration.
+///
+/// # Safety
+/// As calling `f` directly.
+unsafe fn call_provider(
+    f: RealCallback,
+    kind: i32,
+    info: *const PCW_CALLBACK_INFORMATION,
+    context: *const c_void,
+) -> NTSTATUS {
+    let outer = PROVIDER.with(|p| {
+        let saved = p.get();
+        p.set((true, 0));
+        saved
+    });
+    // SAFETY: per this function's contract.
+    let status = unsafe { f(kind, info, context) };
+    PROVIDER.with(|p| p.set(outer));
+    status
+}
+
 /// Held by whoever drives the simulated kernel; one at a time, as there is one kernel.
 static SESSION: Mutex<()> = Mutex::new(());
 
@@ -219,12 +346,8 @@ impl Default for Request {
 impl Request {
     /// Whether an instance passes PCW's own filter.
     pub fn selects(&self, name: &[u16], id: u32) -> bool {
-        let id_ok = self.instance_id == PCW_ANY_INSTANCE_ID || self.instance_id == id;
-        let name_ok = self.instance_mask.as_ref().is_none_or(|m| {
-            let mask: Vec<u16> = m.encode_utf16().collect();
-            wildcard::is_match_all(&mask) || wildcard::matches(&mask, name)
-        });
-        id_ok && name_ok
+        let mask: Option<Vec<u16>> = self.instance_mask.as_deref().map(utf16_string);
+        InstanceFilter::new(self.instance_id, mask.as_deref()).selects(name, id)
     }
 }
 
@@ -315,17 +438,31 @@ unsafe fn read_values(
         if end > size as usize || ptr == 0 {
             return None;
         }
-        let wanted = d.id < 64 && counter_mask & (1u64 << d.id) != 0;
-        if !wanted {
+        if !counter_wanted(counter_mask, d.id) {
             continue;
         }
-        let mut raw = [0u8; 8];
-        let n = usize::from(d.size).min(8);
-        let src = (ptr + usize::from(d.offset)) as *const u8;
-        // SAFETY: `src..src + n` lies inside the block (checked against `size` above) and the
-        // caller guarantees the block is readable; unaligned bytes are copied, not referenced.
-        unsafe { std::ptr::copy_nonoverlapping(src, raw.as_mut_ptr(), n) };
-        values.insert(d.id, u64::from_le_bytes(raw));
+        let at = ptr + usize::from(d.offset);
+        let value = match d.size {
+            // Aligned 4- and 8-byte values are read with one load, as PCW's copy does on x64;
+            // a provider that updates them with atomics is never seen half-written.
+            8 if at % 8 == 0 => {
+                // SAFETY: inside the readable block (checked above), aligned for u64.
+                unsafe { std::ptr::read_volatile(at as *const u64) }
+            }
+            4 if at % 4 == 0 => {
+                // SAFETY: inside the readable block (checked above), aligned for u32.
+                u64::from(unsafe { std::ptr::read_volatile(at as *const u32) })
+            }
+            _ => {
+                let mut raw = [0u8; 8];
+                let n = usize::from(d.size).min(8);
+                // SAFETY: `at..at + n` lies inside the block (checked against `size` above);
+                // unaligned bytes are copied, not referenced.
+                unsafe { std::ptr::copy_nonoverlapping(at as *const u8, raw.as_mut_ptr(), n) };
+                u64::from_le_bytes(raw)
+            }
+        };
+        values.insert(d.id, value);
     }
     Some(values)
 }
@@ -350,6 +487,7 @@ pub unsafe extern "system" fn PcwRegister(
     registration: *mut PPCW_REGISTRATION,
     info: *const PCW_REGISTRATION_INFORMATION,
 ) -> NTSTATUS {
+    let _sim = InDdi::enter();
     let mut st = state();
     if let Some(status) = take_fault(&mut st, PcwCall::Register) {
         return status;
@@ -411,6 +549,7 @@ pub unsafe extern "system" fn PcwRegister(
 /// None beyond the DDI's: any handle value is accepted and checked.
 #[unsafe(no_mangle)]
 pub unsafe extern "system" fn PcwUnregister(registration: PPCW_REGISTRATION) {
+    let _sim = InDdi::enter();
     let mut st = state();
     if registration == 0 {
         st.bugchecks.push(Bugcheck::UnregisterNull);
@@ -436,6 +575,7 @@ pub unsafe extern "system" fn PcwAddInstance(
     count: u32,
     data: *const PCW_DATA,
 ) -> NTSTATUS {
+    let _sim = InDdi::enter();
     if let Some(status) = take_fault(&mut state(), PcwCall::AddInstance) {
         return status;
     }
@@ -489,6 +629,7 @@ pub unsafe extern "system" fn PcwCreateInstance(
     count: u32,
     data: *const PCW_DATA,
 ) -> NTSTATUS {
+    let _sim = InDdi::enter();
     let mut st = state();
     if let Some(status) = take_fault(&mut st, PcwCall::CreateInstance) {
         return status;
@@ -541,6 +682,7 @@ pub unsafe extern "system" fn PcwCreateInstance(
 /// None beyond the DDI's: any handle value is accepted and checked.
 #[unsafe(no_mangle)]
 pub unsafe extern "system" fn PcwCloseInstance(instance: PPCW_INSTANCE) {
+    let _sim = InDdi::enter();
     let mut st = state();
     if st.created.remove(&instance).is_none() {
         st.bugchecks.push(Bugcheck::CloseStale(instance));
@@ -551,7 +693,17 @@ impl Kernel {
     /// Boots a fresh simulated kernel of the given Windows build, waiting for any other user to
     /// tear theirs down.
     pub fn boot(build: u32) -> Self {
+        Self::boot_with_clock(build, Clock::Manual)
+    }
+
+    /// Boots with the given clock.
+    pub fn boot_with_clock(build: u32, clock: Clock) -> Self {
         let session = SESSION.lock().unwrap_or_else(PoisonError::into_inner);
+        *CLOCK.lock().unwrap_or_else(PoisonError::into_inner) = ClockState {
+            mode: clock,
+            manual: 0,
+            started: Some(std::time::Instant::now()),
+        };
         let mut st = state();
         *st = State {
             build,
@@ -560,6 +712,17 @@ impl Kernel {
         };
         drop(st);
         Self { _session: session }
+    }
+
+    /// Moves the clock forward by `hundred_ns` (100 ns units), in either clock mode.
+    pub fn advance(&self, hundred_ns: i64) {
+        let mut c = CLOCK.lock().unwrap_or_else(PoisonError::into_inner);
+        c.manual = c.manual.saturating_add(hundred_ns.max(0));
+    }
+
+    /// The performance counter now, as the driver sees it.
+    pub fn perf_counter(&self) -> i64 {
+        since_boot()
     }
 
     /// Makes the `nth` (0-based, counted from boot) call of `call` return `status`.
@@ -653,7 +816,7 @@ impl Kernel {
             .map(|(f, ctx)| {
                 // SAFETY: `f` is the provider's registered PCW_CALLBACK and `ctx` its context;
                 // `info` lives across the call.
-                unsafe { f(kind, &raw const info, ctx as *const c_void) }
+                unsafe { call_provider(f, kind, &raw const info, ctx as *const c_void) }
             })
             .collect())
     }
@@ -727,7 +890,8 @@ impl Kernel {
                 };
                 // SAFETY: `f` is the provider's registered PCW_CALLBACK with its context; `info`
                 // and the buffer it points at outlive the call.
-                let status = unsafe { f(kind, &raw const info, context as *const c_void) };
+                let status =
+                    unsafe { call_provider(f, kind, &raw const info, context as *const c_void) };
                 out.statuses.push(status);
             }
             buffer.magic = 0;
@@ -763,7 +927,7 @@ impl Kernel {
                 }
                 let values = values
                     .into_iter()
-                    .filter(|(cid, _)| *cid < 64 && request.counter_mask & (1u64 << cid) != 0)
+                    .filter(|(cid, _)| counter_wanted(request.counter_mask, *cid))
                     .collect();
                 out.instances.push(Instance {
                     name: display,

@@ -1,0 +1,97 @@
+//! The instance filter of a PCW query (`PCW_MASK_INFORMATION`, REFERENCE.md §4.2, seed 004):
+//! `InstanceId` (`PCW_ANY_INSTANCE_ID` = all) and `InstanceMask` (NULL or `*` = all, otherwise a
+//! case-insensitive `*`/`?` wildcard), plus the `CounterMask` bit test. Pure logic, shared by the
+//! driver's callback and by the simulator that checks it.
+
+use crate::wildcard;
+
+/// `PCW_ANY_INSTANCE_ID`: the query is not restricted to one instance id.
+pub const PCW_ANY_INSTANCE_ID: u32 = 0xFFFF_FFFF;
+
+/// Which instances a query asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InstanceFilter<'a> {
+    id: u32,
+    /// `None` when every name passes (a NULL, empty or `*` mask).
+    mask: Option<&'a [u16]>,
+}
+
+impl<'a> InstanceFilter<'a> {
+    /// The filter for an `InstanceId` and an `InstanceMask` (UTF-16, no NUL; `None` for NULL).
+    pub fn new(id: u32, mask: Option<&'a [u16]>) -> Self {
+        Self {
+            id,
+            mask: mask.filter(|m| !wildcard::is_match_all(m)),
+        }
+    }
+
+    /// The filter that passes everything.
+    pub const fn all() -> Self {
+        Self {
+            id: PCW_ANY_INSTANCE_ID,
+            mask: None,
+        }
+    }
+
+    /// The one instance id asked for, if the query names one.
+    pub const fn single_id(&self) -> Option<u32> {
+        if self.id == PCW_ANY_INSTANCE_ID {
+            None
+        } else {
+            Some(self.id)
+        }
+    }
+
+    /// Whether the filter restricts names at all.
+    pub const fn has_name_mask(&self) -> bool {
+        self.mask.is_some()
+    }
+
+    /// Whether an instance passes.
+    pub fn selects(&self, name: &[u16], id: u32) -> bool {
+        (self.id == PCW_ANY_INSTANCE_ID || self.id == id)
+            && self.mask.is_none_or(|m| wildcard::matches(m, name))
+    }
+}
+
+/// Whether `CounterMask` asks for counter `id` (ids of 64 and above cannot be selected).
+pub const fn counter_wanted(counter_mask: u64, id: u16) -> bool {
+    id < 64 && counter_mask & (1u64 << id) != 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    extern crate std;
+    use std::vec::Vec;
+
+    fn w(s: &str) -> Vec<u16> {
+        s.encode_utf16().collect()
+    }
+
+    #[test]
+    fn id_and_mask_combine() {
+        let star = w("*");
+        let small = w("?mall*");
+        assert!(InstanceFilter::new(PCW_ANY_INSTANCE_ID, None).selects(&w("x"), 5));
+        assert!(!InstanceFilter::new(PCW_ANY_INSTANCE_ID, Some(&star)).has_name_mask());
+        assert!(!InstanceFilter::new(PCW_ANY_INSTANCE_ID, Some(&[])).has_name_mask());
+        let f = InstanceFilter::new(3, Some(&small));
+        assert_eq!(f.single_id(), Some(3));
+        assert!(f.selects(&w("SMALL wave"), 3));
+        assert!(!f.selects(&w("Small Wave"), 4));
+        assert!(!f.selects(&w("Large Wave"), 3));
+        assert_eq!(InstanceFilter::all().single_id(), None);
+    }
+
+    #[test]
+    fn counter_mask_bits() {
+        assert!(counter_wanted(0b10, 1));
+        assert!(!counter_wanted(0b10, 0));
+        assert!(counter_wanted(u64::MAX, 63));
+        assert!(
+            !counter_wanted(u64::MAX, 64),
+            "ids above 63 have no mask bit"
+        );
+    }
+}

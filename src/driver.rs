@@ -1,0 +1,102 @@
+//! Loading and unloading: what `DriverEntry` and `DriverUnload` do, as plain functions the
+//! simulator drives on any host. Every counterset is registered through the code pcw-gen
+//! generates from `manifest/pcw_driver.man`; if one registration fails, everything registered
+//! before it is unregistered and the failure returned (the KCS sample unregisters the wrong
+//! set here). Unload closes the dynamic instances, then unregisters in reverse order.
+
+use crate::countersets::pcw_driver::{dynamic_queues, geometric_waves, provider_statistics};
+use crate::pcw_rt::{self, NTSTATUS};
+use crate::sync::Global;
+use crate::{queues, stats, waves};
+
+/// The registrations of a loaded driver. Dropping it unregisters each (NULL-safe); Rust drops
+/// fields in declaration order, so they are declared in reverse order of registration.
+#[derive(Debug)]
+struct Loaded {
+    queues: dynamic_queues::Registration,
+    #[expect(dead_code, reason = "held for its Drop, which unregisters the set")]
+    statistics: provider_statistics::Registration,
+    #[expect(dead_code, reason = "held for its Drop, which unregisters the set")]
+    waves: geometric_waves::Registration,
+}
+
+static STATE: Global<Option<Loaded>> = Global::new(None);
+
+/// What `DriverEntry` does: resets the statistics, installs the waves, registers the three
+/// countersets.
+///
+/// # Errors
+/// The first failing `NTSTATUS`; nothing stays registered or installed after a failure.
+pub fn load() -> Result<(), NTSTATUS> {
+    if STATE.read(Option::is_some) {
+        return Ok(());
+    }
+    stats::STATS.reset(pcw_rt::perf_counter().0);
+    for (name, wave) in waves::WAVES {
+        let units: [u16; 16] = utf16_fixed(name);
+        let len = name.len().min(units.len());
+        if let Err(status) = waves::add(units.get(..len).unwrap_or_default(), wave) {
+            waves::clear();
+            return Err(status);
+        }
+    }
+    let registered = register_all();
+    match registered {
+        Ok(loaded) => {
+            STATE.write(|s| *s = Some(loaded));
+            Ok(())
+        }
+        Err(status) => {
+            waves::clear();
+            Err(status)
+        }
+    }
+}
+
+/// Registers the three sets in order; on failure the ones already registered are dropped
+/// (unregistered) as this function returns.
+fn register_all() -> Result<Loaded, NTSTATUS> {
+    // SAFETY: the callbacks are this crate's PCW_CALLBACKs, which ignore their context; they
+    // stay valid for as long as the driver image is loaded, longer than the registrations.
+    let waves = unsafe { geometric_waves::register(Some(waves::callback), core::ptr::null_mut()) }?;
+    // SAFETY: as above.
+    let statistics =
+        unsafe { provider_statistics::register(Some(stats::callback), core::ptr::null_mut()) }?;
+    // SAFETY: no callback: the set's instances are made with PcwCreateInstance.
+    let queues = unsafe { dynamic_queues::register(None, core::ptr::null_mut()) }?;
+    Ok(Loaded {
+        queues,
+        statistics,
+        waves,
+    })
+}
+
+/// What `DriverUnload` does. Safe to call when not loaded.
+pub fn unload() {
+    // Close the dynamic instances while their counterset is still registered.
+    queues::close_all();
+    let loaded = STATE.write(Option::take);
+    drop(loaded);
+    waves::clear();
+}
+
+/// Whether the countersets are registered.
+pub fn is_loaded() -> bool {
+    STATE.read(Option::is_some)
+}
+
+/// Runs `f` with the dynamic queues' registration, if loaded.
+pub(crate) fn with_queue_registration<R>(
+    f: impl FnOnce(&dynamic_queues::Registration) -> R,
+) -> Option<R> {
+    STATE.read(|s| s.as_ref().map(|l| f(&l.queues)))
+}
+
+/// An ASCII name as UTF-16 in a fixed array (no allocation).
+fn utf16_fixed<const N: usize>(s: &str) -> [u16; N] {
+    let mut out = [0u16; N];
+    for (slot, b) in out.iter_mut().zip(s.bytes()) {
+        *slot = u16::from(b);
+    }
+    out
+}

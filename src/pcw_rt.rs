@@ -1,0 +1,101 @@
+//! The driver's one FFI facade (DESIGN.md, "FFI: one facade, two bindings"): every PCW and
+//! kernel item the driver and its pcw-gen generated code use is named here, and nowhere else.
+//!
+//! It implements pcw-gen's runtime contract (see the pcw-gen crate docs) over windows-sys' `Wdk`
+//! bindings. On a Windows target those link to `ntoskrnl.exe`/`hal.dll`; on any other host the
+//! same symbols resolve to pcw-sim's `#[no_mangle]` implementations in the test or tool binary
+//! that links pcw-sim, so the code under test is the code PCW calls. The WDK build (cargo-make,
+//! issue 8) provides the same names from wdk-sys; the differences between the two bindings are
+//! kept behind the names below (`NULL_*`, `PcwCallback`, `pcw_callback`).
+
+pub use windows_sys::Wdk::Foundation::{PPCW_BUFFER, PPCW_INSTANCE, PPCW_REGISTRATION};
+pub use windows_sys::Wdk::System::SystemServices::{
+    PCW_CALLBACK_INFORMATION, PCW_CALLBACK_TYPE, PCW_COUNTER_DESCRIPTOR, PCW_DATA,
+    PCW_MASK_INFORMATION, PCW_REGISTRATION_INFORMATION, PCW_VERSION_1, PCW_VERSION_2,
+    PPCW_CALLBACK, PcwAddInstance, PcwCallbackAddCounter, PcwCallbackCollectData,
+    PcwCallbackEnumerateInstances, PcwCallbackRemoveCounter, PcwCloseInstance, PcwCreateInstance,
+    PcwRegister, PcwRegistrationNone, PcwRegistrationSiloNeutral, PcwUnregister,
+};
+pub use windows_sys::Win32::Foundation::{
+    NTSTATUS, STATUS_INSUFFICIENT_RESOURCES, STATUS_INVALID_PARAMETER_2,
+    STATUS_OBJECT_NAME_COLLISION, STATUS_SUCCESS, UNICODE_STRING,
+};
+pub use windows_sys::core::GUID;
+
+/// The NULL registration handle (windows-sys types handles as `isize`).
+pub const NULL_REGISTRATION: PPCW_REGISTRATION = 0;
+/// The NULL instance handle.
+pub const NULL_INSTANCE: PPCW_INSTANCE = 0;
+
+/// The real `PCW_CALLBACK` signature.
+pub type PcwCallback = unsafe extern "system" fn(
+    PCW_CALLBACK_TYPE,
+    *const PCW_CALLBACK_INFORMATION,
+    *const core::ffi::c_void,
+) -> NTSTATUS;
+
+/// Converts a callback to the type of `PCW_REGISTRATION_INFORMATION.Callback`, which
+/// windows-sys declares as a zero-argument function pointer.
+pub fn pcw_callback(callback: Option<PcwCallback>) -> PPCW_CALLBACK {
+    callback.map(|f| {
+        // SAFETY: only the pointer's static type changes; PCW calls it with the real
+        // PCW_CALLBACK signature, which is `f`'s.
+        unsafe { core::mem::transmute::<PcwCallback, unsafe extern "system" fn() -> NTSTATUS>(f) }
+    })
+}
+
+/// A GUID from its 128-bit big-endian form, as the manifest writes it.
+pub const fn guid_from_u128(value: u128) -> GUID {
+    GUID::from_u128(value)
+}
+
+/// The lock of the driver's instance registries.
+#[cfg(not(target_os = "windows"))]
+pub type RegistryLock = pcw_core::registry::SpinRwLock;
+/// The lock of the driver's instance registries: a kernel push lock.
+#[cfg(target_os = "windows")]
+pub type RegistryLock = crate::kernel::PushLock;
+
+/// The performance counter and its frequency (`KeQueryPerformanceCounter`).
+pub fn perf_counter() -> (i64, i64) {
+    let mut frequency = 0i64;
+    // SAFETY: `frequency` is a writable local.
+    let now = unsafe {
+        windows_sys::Wdk::System::SystemServices::KeQueryPerformanceCounter(&raw mut frequency)
+    };
+    (now, frequency)
+}
+
+/// The system time in 100 ns units since 1601 (`KeQuerySystemTimePrecise`).
+pub fn system_time() -> i64 {
+    let mut now = 0i64;
+    // SAFETY: `now` is a writable local.
+    unsafe { windows_sys::Wdk::System::SystemServices::KeQuerySystemTimePrecise(&raw mut now) };
+    now
+}
+
+/// A `UNICODE_STRING` over `units` (at most 32 767 of them; longer names are cut, which the
+/// registries' 1023-unit limit never reaches).
+pub fn unicode(units: &[u16]) -> UNICODE_STRING {
+    let bytes = u16::try_from(units.len().saturating_mul(2)).unwrap_or(0xFFFE);
+    UNICODE_STRING {
+        Length: bytes,
+        MaximumLength: bytes,
+        Buffer: units.as_ptr().cast_mut(),
+    }
+}
+
+/// The units of a `UNICODE_STRING`, or `None` for a NULL pointer.
+///
+/// # Safety
+/// `s` is NULL or points to a valid `UNICODE_STRING` whose buffer holds `Length` bytes and
+/// outlives `'a`.
+pub unsafe fn units<'a>(s: *const UNICODE_STRING) -> Option<&'a [u16]> {
+    // SAFETY: per this function's contract.
+    let s = unsafe { s.as_ref() }?;
+    if s.Buffer.is_null() || s.Length == 0 {
+        return Some(&[]);
+    }
+    // SAFETY: the buffer holds `Length` bytes (contract), i.e. `Length / 2` units.
+    Some(unsafe { core::slice::from_raw_parts(s.Buffer, usize::from(s.Length / 2)) })
+}
