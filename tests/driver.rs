@@ -270,7 +270,7 @@ fn the_callback_applies_every_filter_itself() {
             };
             let c = k.collect(WAVES, &request).unwrap();
             assert_eq!(names(&c), [name.as_str()]);
-            assert!(c.unfiltered.is_empty());
+            assert!(c.unfiltered.is_empty() && c.missing.is_empty());
         }
         // An id and a mask that disagree select nothing.
         let request = Request {

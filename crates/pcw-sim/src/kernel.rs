@@ -371,6 +371,10 @@ pub struct Collection {
     /// Instances the callback added although the request excluded them (the callback filtered
     /// too little; PCW drops them, and the docs allow it, but our provider claims to filter).
     pub unfiltered: Vec<String>,
+    /// Instances the request selects and the provider's unfiltered enumeration lists, but the
+    /// collection left out (the callback filtered too much). Only checked when the callback
+    /// succeeded.
+    pub missing: Vec<String>,
     /// Return codes of the callbacks (informational only, as the docs say).
     pub statuses: Vec<NTSTATUS>,
 }
@@ -383,12 +387,15 @@ pub enum SimError {
     UnknownCounterset(String),
 }
 
+/// One `PcwAddInstance`: name, id, and counter id → value.
+type Added = (Vec<u16>, u32, BTreeMap<u16, u64>);
+
 /// The collection context a `PPCW_BUFFER` points at while a callback runs.
 struct CollectBuffer {
     magic: u64,
     enumerate: bool,
     descriptors: Vec<Descriptor>,
-    added: Vec<(Vec<u16>, u32, BTreeMap<u16, u64>)>,
+    added: Vec<Added>,
     misuse: Vec<Misuse>,
 }
 
@@ -837,8 +844,15 @@ impl Kernel {
         Ok(found)
     }
 
-    fn run(counterset: &str, request: &Request, enumerate: bool) -> Result<Collection, SimError> {
-        let regs = Self::callbacks(counterset)?;
+    /// Calls one provider callback for a collection or an enumeration and returns what it
+    /// added, what it did wrong, and its status.
+    fn invoke(
+        f: RealCallback,
+        context: usize,
+        descriptors: &[Descriptor],
+        request: &Request,
+        enumerate: bool,
+    ) -> (Vec<Added>, Vec<Misuse>, NTSTATUS) {
         let mut mask_units: Vec<u16> = request
             .instance_mask
             .as_deref()
@@ -849,6 +863,49 @@ impl Kernel {
             MaximumLength: u16::try_from(mask_units.len() * 2).unwrap_or(u16::MAX),
             Buffer: mask_units.as_mut_ptr(),
         };
+        let mut buffer = Box::new(CollectBuffer {
+            magic: BUFFER_MAGIC,
+            enumerate,
+            descriptors: descriptors.to_vec(),
+            added: Vec::new(),
+            misuse: Vec::new(),
+        });
+        let info = PCW_MASK_INFORMATION {
+            CounterMask: request.counter_mask,
+            InstanceMask: if request.instance_mask.is_some() {
+                &raw mut mask_string
+            } else {
+                std::ptr::null_mut()
+            },
+            InstanceId: request.instance_id,
+            CollectMultiple: request.collect_multiple,
+            Buffer: (&raw mut *buffer) as isize,
+            CancelEvent: std::ptr::null_mut(),
+        };
+        let (info, kind) = if enumerate {
+            (
+                PCW_CALLBACK_INFORMATION {
+                    EnumerateInstances: info,
+                },
+                PcwCallbackEnumerateInstances,
+            )
+        } else {
+            (
+                PCW_CALLBACK_INFORMATION { CollectData: info },
+                PcwCallbackCollectData,
+            )
+        };
+        // SAFETY: `f` is the provider's registered PCW_CALLBACK with its context; `info` and the
+        // buffer it points at outlive the call.
+        let status = unsafe { call_provider(f, kind, &raw const info, context as *const c_void) };
+        buffer.magic = 0;
+        let added = std::mem::take(&mut buffer.added);
+        let misuse = std::mem::take(&mut buffer.misuse);
+        (added, misuse, status)
+    }
+
+    fn run(counterset: &str, request: &Request, enumerate: bool) -> Result<Collection, SimError> {
+        let regs = Self::callbacks(counterset)?;
         let mut out = Collection::default();
         for (handle, callback, context) in regs {
             let descriptors = state()
@@ -856,48 +913,38 @@ impl Kernel {
                 .get(&handle)
                 .map(|r| r.descriptors.clone())
                 .unwrap_or_default();
-            let mut buffer = Box::new(CollectBuffer {
-                magic: BUFFER_MAGIC,
-                enumerate,
-                descriptors: descriptors.clone(),
-                added: Vec::new(),
-                misuse: Vec::new(),
-            });
+            let mut added = Vec::new();
+            let mut misuse = Vec::new();
+            let mut universe = Vec::new();
             if let Some(f) = callback {
-                let info = PCW_MASK_INFORMATION {
-                    CounterMask: request.counter_mask,
-                    InstanceMask: if request.instance_mask.is_some() {
-                        &raw mut mask_string
-                    } else {
-                        std::ptr::null_mut()
-                    },
-                    InstanceId: request.instance_id,
-                    CollectMultiple: request.collect_multiple,
-                    Buffer: (&raw mut *buffer) as isize,
-                    CancelEvent: std::ptr::null_mut(),
-                };
-                let info = if enumerate {
-                    PCW_CALLBACK_INFORMATION {
-                        EnumerateInstances: info,
-                    }
-                } else {
-                    PCW_CALLBACK_INFORMATION { CollectData: info }
-                };
-                let kind = if enumerate {
-                    PcwCallbackEnumerateInstances
-                } else {
-                    PcwCallbackCollectData
-                };
-                // SAFETY: `f` is the provider's registered PCW_CALLBACK with its context; `info`
-                // and the buffer it points at outlive the call.
-                let status =
-                    unsafe { call_provider(f, kind, &raw const info, context as *const c_void) };
+                if !enumerate {
+                    // What the provider says exists, unfiltered: a collection that leaves out an
+                    // instance the request selects has filtered too much.
+                    let everything = Request {
+                        instance_mask: None,
+                        instance_id: PCW_ANY_INSTANCE_ID,
+                        ..request.clone()
+                    };
+                    let (listed, _, _) = Self::invoke(f, context, &descriptors, &everything, true);
+                    universe = listed;
+                }
+                let (a, m, status) = Self::invoke(f, context, &descriptors, request, enumerate);
+                added = a;
+                misuse = m;
                 out.statuses.push(status);
+                if status >= 0 {
+                    for (name, id, _) in &universe {
+                        let returned = added
+                            .iter()
+                            .any(|(n, i, _)| i == id && wildcard::eq_ignore_case(n, name));
+                        if request.selects(name, *id) && !returned {
+                            out.missing.push(String::from_utf16_lossy(name));
+                        }
+                    }
+                }
             }
-            buffer.magic = 0;
             let mut st = state();
-            st.misuse.append(&mut buffer.misuse);
-            let mut added = std::mem::take(&mut buffer.added);
+            st.misuse.append(&mut misuse);
             // PcwCreateInstance instances, read now, under the lock PcwCloseInstance takes.
             for c in st.created.values().filter(|c| c.registration == handle) {
                 // SAFETY: the provider keeps created blocks readable until close (DDI

@@ -31,6 +31,8 @@ const WAVES: [(&str, u32); 3] = [("Small Wave", 1), ("Medium Wave", 2), ("Large 
 
 /// When set, the test callback filters by id itself; otherwise it adds everything.
 static FILTER_IN_CALLBACK: AtomicBool = AtomicBool::new(true);
+/// When set, CollectData leaves out "Medium Wave" although EnumerateInstances lists it.
+static OVERFILTER: AtomicBool = AtomicBool::new(false);
 /// When set, the callback passes a block too short for the descriptors.
 static SHORT_BLOCK: AtomicBool = AtomicBool::new(false);
 static ADD_COUNTER_CALLS: AtomicU32 = AtomicU32::new(0);
@@ -83,6 +85,12 @@ unsafe extern "system" fn callback(
             // SAFETY: both kinds carry a PCW_MASK_INFORMATION.
             let mask = unsafe { info.CollectData };
             for (i, (name, id)) in WAVES.iter().enumerate() {
+                if kind == PcwCallbackCollectData
+                    && OVERFILTER.load(Ordering::Relaxed)
+                    && *name == "Medium Wave"
+                {
+                    continue;
+                }
                 if FILTER_IN_CALLBACK.load(Ordering::Relaxed)
                     && mask.InstanceId != PCW_ANY_INSTANCE_ID
                     && mask.InstanceId != *id
@@ -304,6 +312,35 @@ fn collection_applies_pcw_filters_and_reports_callback_filtering() {
         [STATUS_SUCCESS]
     );
     assert!(ADD_COUNTER_CALLS.load(Ordering::Relaxed) >= 1);
+    unregister(handle);
+    assert!(k.teardown().is_clean());
+}
+
+#[test]
+fn a_callback_that_filters_too_much_is_caught() {
+    let k = Kernel::boot(BUILD_SERVER_2022);
+    let (_, handle) = register(PCW_VERSION_2, 0, "Over");
+    assert!(
+        k.collect("Over", &Request::default())
+            .unwrap()
+            .missing
+            .is_empty()
+    );
+    OVERFILTER.store(true, Ordering::Relaxed);
+    let c = k.collect("Over", &Request::default()).unwrap();
+    let masked = k.collect(
+        "Over",
+        &Request {
+            instance_mask: Some("S*".into()),
+            ..Request::default()
+        },
+    );
+    OVERFILTER.store(false, Ordering::Relaxed);
+    assert_eq!(c.missing, ["Medium Wave"]);
+    assert!(
+        masked.unwrap().missing.is_empty(),
+        "not missing when the request excludes it"
+    );
     unregister(handle);
     assert!(k.teardown().is_clean());
 }
