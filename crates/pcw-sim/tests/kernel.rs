@@ -31,7 +31,7 @@ const WAVES: [(&str, u32); 3] = [("Small Wave", 1), ("Medium Wave", 2), ("Large 
 
 /// When set, the test callback filters by id itself; otherwise it adds everything.
 static FILTER_IN_CALLBACK: AtomicBool = AtomicBool::new(true);
-/// When set, CollectData leaves out "Medium Wave" although EnumerateInstances lists it.
+/// When set, `CollectData` leaves out "Medium Wave" although `EnumerateInstances` lists it.
 static OVERFILTER: AtomicBool = AtomicBool::new(false);
 /// When set, the callback passes a block too short for the descriptors.
 static SHORT_BLOCK: AtomicBool = AtomicBool::new(false);
