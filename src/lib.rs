@@ -27,6 +27,8 @@ pub mod countersets {
 }
 
 pub mod driver;
+#[cfg(target_os = "windows")]
+mod kernel;
 pub mod pcw_rt;
 pub mod queues;
 pub mod stats;
