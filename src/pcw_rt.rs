@@ -17,7 +17,7 @@ pub use windows_sys::Wdk::System::SystemServices::{
     PcwRegister, PcwRegistrationNone, PcwRegistrationSiloNeutral, PcwUnregister,
 };
 pub use windows_sys::Win32::Foundation::{
-    NTSTATUS, STATUS_INSUFFICIENT_RESOURCES, STATUS_INVALID_PARAMETER_2,
+    NTSTATUS, STATUS_CANCELLED, STATUS_INSUFFICIENT_RESOURCES, STATUS_INVALID_PARAMETER_2,
     STATUS_OBJECT_NAME_COLLISION, STATUS_SUCCESS, UNICODE_STRING,
 };
 pub use windows_sys::core::GUID;
@@ -72,6 +72,19 @@ pub fn system_time() -> i64 {
     // SAFETY: `now` is a writable local.
     unsafe { windows_sys::Wdk::System::SystemServices::KeQuerySystemTimePrecise(&raw mut now) };
     now
+}
+
+/// Whether the consumer cancelled the query: `PCW_MASK_INFORMATION.CancelEvent`, when present,
+/// is signalled on cancel (one `KeReadStateEvent`, cheap enough to poll every few instances).
+///
+/// # Safety
+/// `event` is NULL or a valid `KEVENT` (as PCW passes it to the callback).
+pub unsafe fn cancelled(event: *mut windows_sys::Wdk::Foundation::KEVENT) -> bool {
+    if event.is_null() {
+        return false;
+    }
+    // SAFETY: non-NULL, so valid per this function's contract.
+    unsafe { windows_sys::Wdk::System::SystemServices::KeReadStateEvent(event) != 0 }
 }
 
 /// A `UNICODE_STRING` over `units` (at most 32 767 of them; longer names are cut, which the

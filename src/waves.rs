@@ -1,7 +1,7 @@
 //! The "Geometric Waves" counterset: the seed document's example (seed 004), done right. Three
 //! waves, each an instance with a distinct id that stays the same for as long as the driver is
 //! loaded; the `PCW_CALLBACK` honours `InstanceId` (O(1) lookup), `InstanceMask` (linear-time
-//! wildcards) and `CounterMask`, never allocates and never panics.
+//! wildcards), `CounterMask` and the consumer's `CancelEvent`, never allocates and never panics.
 
 use crate::countersets::pcw_driver::geometric_waves as set;
 use crate::pcw_rt::{
@@ -112,6 +112,11 @@ fn answer(mask: &PCW_MASK_INFORMATION, collect: bool) -> NTSTATUS {
     let mut counted = Collected::default();
     let status = REGISTRY.read(|view| {
         let mut add = |entry: &pcw_core::registry::Entry<Wave>| -> NTSTATUS {
+            // Poll the cancel event before the first instance and every 16th after it.
+            // SAFETY: PCW passes NULL or a valid event that lives across the callback.
+            if counted.considered % 16 == 0 && unsafe { pcw_rt::cancelled(mask.CancelEvent) } {
+                return pcw_rt::STATUS_CANCELLED;
+            }
             counted.considered = counted.considered.saturating_add(1);
             if !filter.selects(entry.name(), entry.id()) {
                 return STATUS_SUCCESS;

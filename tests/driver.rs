@@ -301,6 +301,29 @@ fn the_callback_applies_every_filter_itself() {
 }
 
 #[test]
+fn a_cancelled_query_stops_before_adding_anything() {
+    let k = boot(BUILD_SERVER_2022);
+    let request = Request {
+        cancelled: true,
+        ..Request::default()
+    };
+    let c = k.collect(WAVES, &request).unwrap();
+    assert!(c.instances.is_empty());
+    assert_eq!(
+        c.statuses,
+        [windows_sys::Win32::Foundation::STATUS_CANCELLED]
+    );
+    assert_eq!(
+        k.collect(WAVES, &Request::default())
+            .unwrap()
+            .instances
+            .len(),
+        3
+    );
+    assert!(shutdown(k).is_clean());
+}
+
+#[test]
 fn counter_mask_skips_unrequested_work() {
     let wave = waves::WAVES[2].1;
     let only_triangle = waves::values(wave, 0, 0b10);

@@ -25,7 +25,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use pcw_core::filter::{InstanceFilter, counter_wanted};
 use pcw_core::wildcard;
-use windows_sys::Wdk::Foundation::{PPCW_BUFFER, PPCW_INSTANCE, PPCW_REGISTRATION};
+use windows_sys::Wdk::Foundation::{KEVENT, PPCW_BUFFER, PPCW_INSTANCE, PPCW_REGISTRATION};
 use windows_sys::Wdk::System::SystemServices::{
     PCW_CALLBACK_INFORMATION, PCW_COUNTER_DESCRIPTOR, PCW_COUNTER_INFORMATION, PCW_DATA,
     PCW_MASK_INFORMATION, PCW_REGISTRATION_INFORMATION, PCW_VERSION_1, PCW_VERSION_2,
@@ -210,6 +210,17 @@ pub unsafe extern "system" fn KeQueryPerformanceCounter(frequency: *mut i64) -> 
     since_boot()
 }
 
+/// `KeReadStateEvent`: the event's signal state.
+///
+/// # Safety
+/// `event` points to a valid `KEVENT`.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn KeReadStateEvent(event: *const KEVENT) -> i32 {
+    let _sim = InDdi::enter();
+    // SAFETY: the caller passes a valid event; the field is read, not referenced.
+    unsafe { event.as_ref() }.map_or(0, |e| e.Header.SignalState)
+}
+
 /// `KeQuerySystemTimePrecise`: [`BOOT_SYSTEM_TIME`] plus the time since boot.
 ///
 /// # Safety
@@ -330,6 +341,8 @@ pub struct Request {
     pub instance_id: u32,
     /// `FALSE` when the consumer treats the set as single-instance.
     pub collect_multiple: bool,
+    /// Pass a `CancelEvent` that is already signalled (the consumer cancelled).
+    pub cancelled: bool,
 }
 
 impl Default for Request {
@@ -339,6 +352,7 @@ impl Default for Request {
             instance_mask: Some("*".to_owned()),
             instance_id: PCW_ANY_INSTANCE_ID,
             collect_multiple: true,
+            cancelled: false,
         }
     }
 }
@@ -863,6 +877,8 @@ impl Kernel {
             MaximumLength: u16::try_from(mask_units.len() * 2).unwrap_or(u16::MAX),
             Buffer: mask_units.as_mut_ptr(),
         };
+        let mut cancel = Box::new(KEVENT::default());
+        cancel.Header.SignalState = 1;
         let mut buffer = Box::new(CollectBuffer {
             magic: BUFFER_MAGIC,
             enumerate,
@@ -880,7 +896,11 @@ impl Kernel {
             InstanceId: request.instance_id,
             CollectMultiple: request.collect_multiple,
             Buffer: (&raw mut *buffer) as isize,
-            CancelEvent: std::ptr::null_mut(),
+            CancelEvent: if request.cancelled {
+                &raw mut *cancel
+            } else {
+                std::ptr::null_mut()
+            },
         };
         let (info, kind) = if enumerate {
             (
@@ -923,6 +943,7 @@ impl Kernel {
                     let everything = Request {
                         instance_mask: None,
                         instance_id: PCW_ANY_INSTANCE_ID,
+                        cancelled: false,
                         ..request.clone()
                     };
                     let (listed, _, _) = Self::invoke(f, context, &descriptors, &everything, true);
@@ -932,7 +953,7 @@ impl Kernel {
                 added = a;
                 misuse = m;
                 out.statuses.push(status);
-                if status >= 0 {
+                if status >= 0 && !request.cancelled {
                     for (name, id, _) in &universe {
                         let returned = added
                             .iter()
