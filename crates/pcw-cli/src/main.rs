@@ -11,6 +11,7 @@
 
 mod dump;
 mod manifest;
+mod typeperf;
 
 use std::process::ExitCode;
 
@@ -36,17 +37,9 @@ enum Command {
     Gen(manifest::GenArgs),
     /// Print a manifest's resolved counter layout (`--json`: the pcw-gen-inspect document).
     Inspect(manifest::InspectArgs),
-    /// Sample the driver's countersets under the simulated kernel, typeperf-style (arrives with
-    /// the driver; until then it says so and fails).
-    Typeperf(TypeperfArgs),
-}
-
-/// Arguments of `pcw typeperf`, accepted as typeperf takes them.
-#[derive(Debug, clap::Args)]
-struct TypeperfArgs {
-    /// Counter paths and typeperf options (`-sc N`, `-si SECONDS`).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    args: Vec<String>,
+    /// Sample the driver's countersets under the simulated kernel, typeperf-style:
+    /// `pcw typeperf "\Geometric Waves(*)\*" -sc 5 -si 0.2` prints PDH-CSV.
+    Typeperf(typeperf::Args),
 }
 
 /// What a command's error must provide: a message (its `Display`) and an exit code.
@@ -87,12 +80,6 @@ fn main() -> ExitCode {
         Command::Lint(args) => report(manifest::lint(args)),
         Command::Gen(args) => report(manifest::gen_files(args)),
         Command::Inspect(args) => report(manifest::inspect(args)),
-        Command::Typeperf(_) => {
-            eprintln!(
-                "error: `pcw typeperf` is not available yet: it samples the driver's countersets \
-                 under pcw-sim, and the driver lands with issue 4 (the PCW counterset provider)"
-            );
-            ExitCode::from(EXIT_FAILURE)
-        }
+        Command::Typeperf(args) => report(typeperf::run(args)),
     }
 }

@@ -169,7 +169,7 @@ pub enum Clock {
 pub const PERF_FREQUENCY: i64 = 10_000_000;
 /// The simulated system time at boot: 2026-11-22 00:00:00 UTC as a `FILETIME` (100 ns units
 /// since 1601).
-pub const BOOT_SYSTEM_TIME: i64 = 134_083_296_000_000_000;
+pub const BOOT_SYSTEM_TIME: i64 = 134_397_792_000_000_000;
 
 #[derive(Debug)]
 struct ClockState {

@@ -1,0 +1,1398 @@
+//! `pcw typeperf`: typeperf's sampling loop — expand counter paths, prime, collect every
+//! interval, cook with PDH's formulas, print PDH-CSV — over the driver's real countersets
+//! running under pcw-sim's kernel PCW.
+//!
+//! ```text
+//! pcw typeperf PATH… [-sc SAMPLES] [-si INTERVAL]
+//! ```
+//!
+//! What happens, in typeperf's order:
+//!
+//! 1. Every path (`\\computer\Object(Instance)\Counter`, REFERENCE.md §4.4) is parsed with
+//!    [`CounterPath::parse`] and resolved against the driver's manifest (read with pcw-gen's
+//!    `inspect`): the object must be a counterset, the counter pattern must match a displayed
+//!    counter (counters without a name — bases, time stamps, `noDisplay` helpers — are never
+//!    listed), a single-instance set takes no `(instance)` and a multi-instance set needs one.
+//!    The computer, when given, must be [`MACHINE`], the simulated host's name.
+//! 2. Each sampled counterset is told `PcwCallbackAddCounter` with the mask of the counters
+//!    the query needs (PDH does this when a counter is added), then collected once: the
+//!    *priming* collection. Instance wildcards are expanded against the instances it returned
+//!    (typeperf expands once, at start), in PDH's order: counters outer, instances inner.
+//! 3. `SAMPLES` times: wait `INTERVAL`, collect, cook every column from the previous and this
+//!    collection ([`RawSample::for_counter`], [`cook`] with typeperf's [`FORMAT_FLAGS`]) and
+//!    print a row. Because of the priming collection the first row already shows rates.
+//!    A value that cannot be computed (instance gone, negative delta, zero interval) is the
+//!    blank cell.
+//! 4. `PcwCallbackRemoveCounter` for every set, even after an error.
+//!
+//! Aggregation: a `globalAggregate` set is shown as one instance (no parentheses) and a
+//! `multipleAggregate` set gains a `_Total` instance; their values are the providers'
+//! instances combined per counter as the manifest's `aggregate` attribute says (`sum`, `avg`,
+//! `min`, `max`; counters without the attribute are summed; `undefined` has no value, a blank
+//! cell). Raw values are combined, then cooked, so a summed rate is the rate of the sum. Time
+//! and frequency counters named by `perfTimeID`/`perfFreqID` are combined with `max`.
+//!
+//! Output, as typeperf prints it: an empty line, the header row (`"(PDH-CSV 4.0)"` then every
+//! full path `\\PCW-SIM\Object(Instance)\Counter`), one row per sample (the simulated system
+//! time, shown in UTC, as `MM/DD/YYYY HH:MM:SS.mmm`, then six-decimal values). typeperf's
+//! closing messages (`Exiting, please wait...`, `The command completed successfully.`) go to
+//! stderr, so stdout is exactly the CSV document.
+//!
+//! Differences from typeperf, on purpose: `-sc` defaults to [`DEFAULT_SAMPLES`] instead of
+//! "until Ctrl+C" (a simulated kernel has nothing to watch forever); times are UTC (the host's
+//! time zone is not consulted); only `-sc` and `-si` are accepted.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+use std::time::Duration;
+
+use pcw_core::counter_type::CounterType;
+use pcw_sim::kernel::{
+    BOOT_SYSTEM_TIME, BUILD_SERVER_2022, Clock, Collection, Instance, Kernel, PERF_FREQUENCY,
+    Request, SimError, Teardown,
+};
+use pcw_sim::pdh::{RawSample, SampleTimes, cook};
+use pcw_sim::typeperf::{
+    COMPLETED_MESSAGE, CounterPath, CsvTimestamp, EXITING_MESSAGE, FORMAT_FLAGS, InstanceIndex,
+    PathError, header_row, sample_row, wildcard_match,
+};
+
+use crate::Failure;
+
+/// The simulated computer's name: what `\\computer` may say and what the header shows.
+pub const MACHINE: &str = "PCW-SIM";
+/// Samples taken when `-sc` is not given (typeperf would run until Ctrl+C).
+pub const DEFAULT_SAMPLES: u32 = 10;
+/// The interval when `-si` is not given, as typeperf's.
+pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
+/// The name of the aggregate instance of a `multipleAggregate` set.
+pub const TOTAL_INSTANCE: &str = "_Total";
+
+/// `FILETIME` of the Unix epoch (100 ns units since 1601).
+const UNIX_EPOCH_FILETIME: i64 = 116_444_736_000_000_000;
+
+/// Arguments of `pcw typeperf`, taken as typeperf takes them.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Counter paths (`\Object(Instance)\Counter`, `*` for instance and counter) and the
+    /// options `-sc SAMPLES` (default 10) and `-si INTERVAL` (seconds, fractional allowed, or
+    /// `[[hh:]mm:]ss`; default 1).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    args: Vec<String>,
+}
+
+/// Why `pcw typeperf` failed. Every error exits with status 1.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A bad option or a missing path.
+    #[error("{0}")]
+    Usage(String),
+    /// A path that does not parse.
+    #[error("bad counter path `{path}`: {source}")]
+    Path {
+        /// The path as given.
+        path: String,
+        /// What is wrong.
+        source: PathError,
+    },
+    /// `\\computer` names another machine.
+    #[error(
+        "counter path `{path}`: unknown computer `{machine}` (the simulated computer is `{MACHINE}`)"
+    )]
+    UnknownComputer {
+        /// The path as given.
+        path: String,
+        /// The computer it names.
+        machine: String,
+    },
+    /// No counterset has the object's name.
+    #[error("counter path `{path}`: unknown object `{object}`")]
+    UnknownObject {
+        /// The path as given.
+        path: String,
+        /// The object it names.
+        object: String,
+    },
+    /// No displayed counter of the object matches.
+    #[error("counter path `{path}`: object `{object}` has no counter `{counter}`")]
+    UnknownCounter {
+        /// The path as given.
+        path: String,
+        /// The object.
+        object: String,
+        /// The counter name or pattern.
+        counter: String,
+    },
+    /// `(instance)` on a single-instance set.
+    #[error("counter path `{path}`: object `{object}` is single-instance; remove `({instance})`")]
+    UnexpectedInstance {
+        /// The path as given.
+        path: String,
+        /// The object.
+        object: String,
+        /// The instance part given.
+        instance: String,
+    },
+    /// No `(instance)` on a multi-instance set.
+    #[error("counter path `{path}`: object `{object}` has instances; name one or use `(*)`")]
+    MissingInstance {
+        /// The path as given.
+        path: String,
+        /// The object.
+        object: String,
+    },
+    /// The instance part matched no instance of the priming collection.
+    #[error("counter path `{path}`: no instance of `{object}` matches `{instance}`")]
+    NoInstance {
+        /// The path as given.
+        path: String,
+        /// The object.
+        object: String,
+        /// The instance part given.
+        instance: String,
+    },
+    /// The manifest could not be read.
+    #[error("the counter manifest: {0}")]
+    Manifest(#[from] pcw_gen::Error),
+    /// The driver failed to load.
+    #[error("the driver failed to load: NTSTATUS 0x{0:08X}")]
+    Load(u32),
+    /// The simulated kernel refused a collection.
+    #[error("{0}")]
+    Sim(#[from] SimError),
+    /// Writing the output failed.
+    #[error("writing the output: {0}")]
+    Io(#[from] std::io::Error),
+    /// The simulated clock left the years a time stamp can show.
+    #[error("the simulated clock is outside the years 1 to 9999")]
+    ClockRange,
+    /// The driver left something behind at unload.
+    #[error("the driver did not unload cleanly: {0:?}")]
+    Teardown(Teardown),
+}
+
+impl Failure for Error {
+    fn exit_code(&self) -> u8 {
+        crate::EXIT_FAILURE
+    }
+}
+
+/// The parsed command line.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Options {
+    /// Counter paths as given.
+    pub paths: Vec<String>,
+    /// `-sc`.
+    pub samples: u32,
+    /// `-si`.
+    pub interval: Duration,
+}
+
+impl Options {
+    /// Parses typeperf's arguments: paths and the options `-sc N`, `-si INTERVAL` (option
+    /// names case-insensitive, `-` or `/`, as typeperf accepts them).
+    ///
+    /// # Errors
+    /// [`Error::Usage`] for an unknown option, a missing or bad option value, or no path.
+    pub fn parse(args: &[String]) -> Result<Self, Error> {
+        let mut options = Self {
+            paths: Vec::new(),
+            samples: DEFAULT_SAMPLES,
+            interval: DEFAULT_INTERVAL,
+        };
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            let Some(option) = arg.strip_prefix('-').or_else(|| arg.strip_prefix('/')) else {
+                options.paths.push(arg.clone());
+                continue;
+            };
+            let mut value = |name: &str| {
+                args.next()
+                    .ok_or_else(|| Error::Usage(format!("`-{name}` needs a value")))
+            };
+            match option.to_ascii_lowercase().as_str() {
+                "sc" => {
+                    let v = value("sc")?;
+                    options.samples =
+                        v.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
+                            Error::Usage(format!("`-sc {v}`: expected a sample count of 1 or more"))
+                        })?;
+                }
+                "si" => {
+                    let v = value("si")?;
+                    options.interval = parse_interval(v).ok_or_else(|| {
+                        Error::Usage(format!(
+                            "`-si {v}`: expected seconds (fractions allowed) or `[[hh:]mm:]ss`, \
+                             more than 0"
+                        ))
+                    })?;
+                }
+                _ => {
+                    return Err(Error::Usage(format!(
+                        "unknown option `{arg}` (pcw typeperf takes `-sc SAMPLES` and \
+                         `-si INTERVAL`)"
+                    )));
+                }
+            }
+        }
+        if options.paths.is_empty() {
+            return Err(Error::Usage(
+                "no counter path given (for example `\\Geometric Waves(*)\\*`)".to_owned(),
+            ));
+        }
+        Ok(options)
+    }
+}
+
+/// `-si`'s value: `ss[.fff]`, `mm:ss[.fff]` or `hh:mm:ss[.fff]`; `None` if malformed, zero
+/// or absurdly long.
+fn parse_interval(text: &str) -> Option<Duration> {
+    let parts: Vec<&str> = text.split(':').collect();
+    if parts.len() > 3 {
+        return None;
+    }
+    let (seconds_part, whole) = parts.split_last()?;
+    let mut total = 0.0f64;
+    for part in whole {
+        if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        total = total * 60.0 + part.parse::<f64>().ok()?;
+    }
+    let seconds: f64 = seconds_part.parse().ok()?;
+    if !seconds.is_finite() || seconds < 0.0 || seconds_part.starts_with('+') {
+        return None;
+    }
+    let total = total * 60.0 + seconds;
+    (total > 0.0 && total < 1e9).then(|| Duration::from_secs_f64(total))
+}
+
+/// How a counterset's instances are presented (`<counterSet instances>`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `single`: one unnamed instance.
+    Single,
+    /// `multiple`: the provider's instances.
+    Multiple,
+    /// `globalAggregate` (and `globalAggregateHistory`): one instance combining the
+    /// provider's.
+    GlobalAggregate,
+    /// `multipleAggregate`: the provider's instances plus [`TOTAL_INSTANCE`].
+    MultipleAggregate,
+}
+
+impl Kind {
+    fn from_manifest(instances: &str) -> Self {
+        match instances {
+            "single" => Self::Single,
+            "globalAggregate" | "globalAggregateHistory" => Self::GlobalAggregate,
+            "multipleAggregate" => Self::MultipleAggregate,
+            _ => Self::Multiple,
+        }
+    }
+
+    /// Whether paths name an instance.
+    fn has_instances(self) -> bool {
+        matches!(self, Self::Multiple | Self::MultipleAggregate)
+    }
+}
+
+/// How an aggregate instance combines a counter's raw values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Aggregate {
+    /// Sum (also for counters without an `aggregate` attribute).
+    Sum,
+    /// Arithmetic mean, rounded down.
+    Avg,
+    /// Smallest.
+    Min,
+    /// Largest.
+    Max,
+    /// `undefined`: no aggregate value.
+    Undefined,
+}
+
+impl Aggregate {
+    fn from_manifest(aggregate: Option<&str>) -> Self {
+        match aggregate {
+            Some("avg") => Self::Avg,
+            Some("min") => Self::Min,
+            Some("max") => Self::Max,
+            Some("undefined") => Self::Undefined,
+            _ => Self::Sum,
+        }
+    }
+
+    fn combine(self, values: &[u64]) -> Option<u64> {
+        if values.is_empty() {
+            return None;
+        }
+        match self {
+            Self::Sum => Some(values.iter().fold(0u64, |a, v| a.wrapping_add(*v))),
+            Self::Avg => {
+                let sum: u128 = values.iter().map(|v| u128::from(*v)).sum();
+                u64::try_from(sum / values.len() as u128).ok()
+            }
+            Self::Min => values.iter().copied().min(),
+            Self::Max => values.iter().copied().max(),
+            Self::Undefined => None,
+        }
+    }
+}
+
+/// One counter as the manifest declares it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CounterInfo {
+    /// Descriptor id.
+    pub id: u16,
+    /// Display name; `None` for helper counters, which are never listed.
+    pub name: Option<String>,
+    /// V1 counter type.
+    pub counter_type: CounterType,
+    /// `defaultScale`.
+    pub scale: i32,
+    /// `baseID`.
+    pub base_id: Option<u16>,
+    /// `perfTimeID`.
+    pub perf_time_id: Option<u16>,
+    /// `perfFreqID`.
+    pub perf_freq_id: Option<u16>,
+    /// `multiCounterID`.
+    pub multi_id: Option<u16>,
+    /// How an aggregate instance combines it.
+    pub aggregate: Aggregate,
+}
+
+impl CounterInfo {
+    /// The ids this counter's cooking reads: itself and its helpers.
+    fn ids(&self) -> impl Iterator<Item = u16> {
+        [
+            Some(self.id),
+            self.base_id,
+            self.perf_time_id,
+            self.perf_freq_id,
+            self.multi_id,
+        ]
+        .into_iter()
+        .flatten()
+    }
+}
+
+/// One counterset as the manifest declares it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SetInfo {
+    /// The registered name, which is the object name in paths.
+    pub name: String,
+    /// How instances are presented.
+    pub kind: Kind,
+    /// Counters in manifest order.
+    pub counters: Vec<CounterInfo>,
+}
+
+impl SetInfo {
+    fn counter(&self, id: u16) -> Option<&CounterInfo> {
+        self.counters.iter().find(|c| c.id == id)
+    }
+
+    /// How an aggregate combines counter `id`: `max` for the time and frequency helpers,
+    /// otherwise the counter's own attribute.
+    fn aggregate_of(&self, id: u16) -> Aggregate {
+        let is_clock = self
+            .counters
+            .iter()
+            .any(|c| c.perf_time_id == Some(id) || c.perf_freq_id == Some(id));
+        if is_clock {
+            return Aggregate::Max;
+        }
+        self.counter(id).map_or(Aggregate::Sum, |c| c.aggregate)
+    }
+}
+
+/// The countersets typeperf can sample, from a counter manifest.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Catalog {
+    /// In manifest order.
+    pub sets: Vec<SetInfo>,
+}
+
+impl Catalog {
+    /// Reads a manifest's countersets with pcw-gen.
+    ///
+    /// # Errors
+    /// [`Error::Manifest`] when the manifest does not compile.
+    pub fn from_manifest(file: &str, text: &str) -> Result<Self, Error> {
+        let inspect = pcw_gen::Config::new().inspect(Path::new(file), text.as_bytes())?;
+        let sets = inspect
+            .countersets
+            .into_iter()
+            .map(|set| SetInfo {
+                kind: Kind::from_manifest(&set.instances),
+                name: set.name,
+                counters: set
+                    .counters
+                    .into_iter()
+                    .map(|c| CounterInfo {
+                        id: c.id,
+                        name: c.name,
+                        counter_type: CounterType::from_raw(c.counter_type),
+                        scale: c.default_scale,
+                        base_id: c.base_id,
+                        perf_time_id: c.perf_time_id,
+                        perf_freq_id: c.perf_freq_id,
+                        multi_id: c.multi_counter_id,
+                        aggregate: Aggregate::from_manifest(c.aggregate.as_deref()),
+                    })
+                    .collect(),
+            })
+            .collect();
+        Ok(Self { sets })
+    }
+
+    /// The driver's countersets ([`pcw_driver::MANIFEST`]).
+    ///
+    /// # Errors
+    /// As [`Catalog::from_manifest`].
+    pub fn driver() -> Result<Self, Error> {
+        Self::from_manifest("pcw_driver.man", pcw_driver::MANIFEST)
+    }
+
+    fn find(&self, object: &str) -> Option<usize> {
+        self.sets
+            .iter()
+            .position(|s| s.name.eq_ignore_ascii_case(object))
+    }
+}
+
+/// A path resolved against the catalog, instances not yet expanded.
+#[derive(Clone, Debug, PartialEq)]
+struct Selector {
+    path: String,
+    parsed: CounterPath,
+    set: usize,
+    /// Indices into the set's counters, in manifest order.
+    counters: Vec<usize>,
+}
+
+/// Which instance of a set a column reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Target {
+    /// The one instance of a single-instance or global-aggregate set.
+    Only,
+    /// A named instance (including [`TOTAL_INSTANCE`]).
+    Named(String),
+}
+
+/// One CSV column: a counter of an instance.
+#[derive(Clone, Debug, PartialEq)]
+struct Column {
+    /// Full path, as in the header.
+    path: String,
+    set: usize,
+    counter: usize,
+    target: Target,
+}
+
+/// Resolves every path's computer, object and counters (no instance expansion yet).
+fn resolve(catalog: &Catalog, paths: &[String]) -> Result<Vec<Selector>, Error> {
+    paths
+        .iter()
+        .map(|path| {
+            let parsed = CounterPath::parse(path).map_err(|source| Error::Path {
+                path: path.clone(),
+                source,
+            })?;
+            if let Some(machine) = &parsed.machine
+                && !machine.eq_ignore_ascii_case(MACHINE)
+            {
+                return Err(Error::UnknownComputer {
+                    path: path.clone(),
+                    machine: machine.clone(),
+                });
+            }
+            let set = catalog
+                .find(&parsed.object)
+                .ok_or_else(|| Error::UnknownObject {
+                    path: path.clone(),
+                    object: parsed.object.clone(),
+                })?;
+            let info = &catalog.sets[set];
+            let counters: Vec<usize> = info
+                .counters
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| {
+                    c.name
+                        .as_deref()
+                        .is_some_and(|name| wildcard_match(&parsed.counter, name))
+                })
+                .map(|(i, _)| i)
+                .collect();
+            if counters.is_empty() {
+                return Err(Error::UnknownCounter {
+                    path: path.clone(),
+                    object: info.name.clone(),
+                    counter: parsed.counter.clone(),
+                });
+            }
+            match (&parsed.instance, info.kind.has_instances()) {
+                (Some(_), false) => {
+                    return Err(Error::UnexpectedInstance {
+                        path: path.clone(),
+                        object: info.name.clone(),
+                        instance: instance_text(&parsed),
+                    });
+                }
+                (None, true) => {
+                    return Err(Error::MissingInstance {
+                        path: path.clone(),
+                        object: info.name.clone(),
+                    });
+                }
+                _ => {}
+            }
+            Ok(Selector {
+                path: path.clone(),
+                parsed,
+                set,
+                counters,
+            })
+        })
+        .collect()
+}
+
+/// The text between the parentheses of a parsed path.
+fn instance_text(path: &CounterPath) -> String {
+    let shown = path.to_string();
+    match (shown.find('('), shown.rfind(')')) {
+        (Some(open), Some(close)) if open < close => shown[open + 1..close].to_owned(),
+        _ => String::new(),
+    }
+}
+
+/// The raw values of one set in one collection, aggregates added, with the collection's
+/// time fields.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SetSample {
+    /// `PERF_DATA_BLOCK` time fields at collection (object time and frequency are those of
+    /// the block; counters with `perfTimeID`/`perfFreqID` use their helpers instead).
+    pub times: SampleTimes,
+    /// Instances as a consumer sees them: for a global aggregate, the single combined
+    /// instance; for a multiple aggregate, the provider's plus [`TOTAL_INSTANCE`].
+    pub instances: Vec<Instance>,
+}
+
+impl SetSample {
+    /// The consumer's view of a collection of `set`.
+    pub fn new(set: &SetInfo, collection: Collection, times: SampleTimes) -> Self {
+        let mut instances = collection.instances;
+        match set.kind {
+            Kind::Single | Kind::Multiple => {}
+            Kind::GlobalAggregate => instances = vec![aggregate(set, "", &instances)],
+            Kind::MultipleAggregate => {
+                let total = aggregate(set, TOTAL_INSTANCE, &instances);
+                instances.push(total);
+            }
+        }
+        Self { times, instances }
+    }
+
+    fn instance(&self, target: &Target) -> Option<&Instance> {
+        match target {
+            Target::Only => self.instances.first(),
+            Target::Named(name) => self
+                .instances
+                .iter()
+                .find(|i| i.name.eq_ignore_ascii_case(name)),
+        }
+    }
+}
+
+/// Combines the instances' raw values counter by counter.
+fn aggregate(set: &SetInfo, name: &str, instances: &[Instance]) -> Instance {
+    let mut ids: Vec<u16> = instances
+        .iter()
+        .flat_map(|i| i.values.keys().copied())
+        .collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let values = ids
+        .into_iter()
+        .filter_map(|id| {
+            let raw: Vec<u64> = instances
+                .iter()
+                .filter_map(|i| i.values.get(&id).copied())
+                .collect();
+            set.aggregate_of(id).combine(&raw).map(|v| (id, v))
+        })
+        .collect();
+    Instance {
+        name: name.to_owned(),
+        id: 0,
+        values,
+    }
+}
+
+/// Expands instance wildcards against the priming collection; columns in PDH's order.
+fn expand(
+    catalog: &Catalog,
+    selectors: &[Selector],
+    primed: &BTreeMap<usize, SetSample>,
+) -> Result<Vec<Column>, Error> {
+    let mut columns = Vec::new();
+    for selector in selectors {
+        let info = &catalog.sets[selector.set];
+        let targets: Vec<(Target, Option<String>)> = match &selector.parsed.instance {
+            None => vec![(Target::Only, None)],
+            Some(spec) => {
+                let names: Vec<String> = primed.get(&selector.set).map_or_else(Vec::new, |s| {
+                    s.instances.iter().map(|i| i.name.clone()).collect()
+                });
+                // No parent instances in PCW; names are unique, so only index 0 exists.
+                let index_ok = matches!(
+                    spec.index,
+                    None | Some(InstanceIndex::Any | InstanceIndex::Number(0))
+                );
+                let matched: Vec<(Target, Option<String>)> = names
+                    .into_iter()
+                    .filter(|n| index_ok && spec.parent.is_none() && wildcard_match(&spec.name, n))
+                    .map(|n| (Target::Named(n.clone()), Some(n)))
+                    .collect();
+                if matched.is_empty() {
+                    return Err(Error::NoInstance {
+                        path: selector.path.clone(),
+                        object: info.name.clone(),
+                        instance: instance_text(&selector.parsed),
+                    });
+                }
+                matched
+            }
+        };
+        for &counter in &selector.counters {
+            for (target, instance) in &targets {
+                let full = CounterPath {
+                    machine: Some(MACHINE.to_owned()),
+                    object: info.name.clone(),
+                    instance: instance
+                        .as_ref()
+                        .map(|name| pcw_sim::typeperf::InstanceSpec {
+                            parent: None,
+                            name: name.clone(),
+                            index: None,
+                        }),
+                    counter: info.counters[counter].name.clone().unwrap_or_default(),
+                };
+                columns.push(Column {
+                    path: full.to_string(),
+                    set: selector.set,
+                    counter,
+                    target: target.clone(),
+                });
+            }
+        }
+    }
+    Ok(columns)
+}
+
+/// One collection of every sampled set, and when it was taken.
+#[derive(Clone, Debug, PartialEq)]
+struct Frame {
+    /// Simulated system time (`FILETIME`) at collection.
+    system_time: i64,
+    sets: BTreeMap<usize, SetSample>,
+}
+
+/// The raw sample PDH would hold for `counter` of `instance`.
+fn raw_sample(
+    counter: &CounterInfo,
+    instance: &Instance,
+    times: &SampleTimes,
+) -> Option<RawSample> {
+    let value = *instance.values.get(&counter.id)?;
+    let helper = |id: Option<u16>| id.and_then(|id| instance.values.get(&id).copied());
+    let follower = helper(counter.base_id)
+        .or_else(|| helper(counter.multi_id))
+        .or_else(|| helper(counter.perf_time_id));
+    let mut times = *times;
+    if let (Some(time), Some(freq)) = (helper(counter.perf_time_id), helper(counter.perf_freq_id)) {
+        times.object_time = time.cast_signed();
+        times.object_freq = freq.cast_signed();
+    }
+    RawSample::for_counter(counter.counter_type, value, follower, &times).ok()
+}
+
+/// Cooks one row: every column from the older and newer frames.
+fn cook_row(
+    catalog: &Catalog,
+    columns: &[Column],
+    older: Option<&Frame>,
+    newer: &Frame,
+) -> Vec<Option<f64>> {
+    columns
+        .iter()
+        .map(|column| {
+            let counter = &catalog.sets[column.set].counters[column.counter];
+            let sample = |frame: &Frame| {
+                let set = frame.sets.get(&column.set)?;
+                raw_sample(counter, set.instance(&column.target)?, &set.times)
+            };
+            let new = sample(newer)?;
+            let old = older.and_then(sample);
+            cook(
+                counter.counter_type,
+                counter.scale,
+                old.as_ref(),
+                &new,
+                FORMAT_FLAGS,
+            )
+            .ok()
+        })
+        .collect()
+}
+
+/// The counter mask each sampled set's columns need: their counters and helpers (bit *x* for
+/// counter id *x*; an id of 64 or above cannot be expressed, so such a set asks for every
+/// counter).
+fn masks(catalog: &Catalog, selectors: &[Selector]) -> BTreeMap<usize, u64> {
+    let mut masks = BTreeMap::new();
+    for selector in selectors {
+        let info = &catalog.sets[selector.set];
+        let mask = masks.entry(selector.set).or_insert(0u64);
+        for &i in &selector.counters {
+            for id in info.counters[i].ids() {
+                *mask |= 1u64.checked_shl(u32::from(id)).unwrap_or(u64::MAX);
+            }
+        }
+    }
+    masks
+}
+
+/// Collects every set once.
+fn collect_frame(
+    kernel: &Kernel,
+    catalog: &Catalog,
+    masks: &BTreeMap<usize, u64>,
+) -> Result<Frame, Error> {
+    let mut sets = BTreeMap::new();
+    let mut system_time = None;
+    for (&set, &mask) in masks {
+        let info = &catalog.sets[set];
+        let perf_time = kernel.perf_counter();
+        let time_100ns = BOOT_SYSTEM_TIME + perf_time.saturating_mul(10_000_000) / PERF_FREQUENCY;
+        system_time.get_or_insert(time_100ns);
+        let request = Request {
+            counter_mask: mask,
+            collect_multiple: info.kind != Kind::Single,
+            ..Request::default()
+        };
+        let collection = kernel.collect(&info.name, &request)?;
+        let times = SampleTimes {
+            perf_time,
+            perf_freq: PERF_FREQUENCY,
+            perf_time_100ns: time_100ns,
+            object_time: perf_time,
+            object_freq: PERF_FREQUENCY,
+        };
+        sets.insert(set, SetSample::new(info, collection, times));
+    }
+    Ok(Frame {
+        system_time: system_time.unwrap_or(BOOT_SYSTEM_TIME),
+        sets,
+    })
+}
+
+/// The row time stamp of a `FILETIME`, in UTC.
+fn timestamp(system_time: i64) -> Option<CsvTimestamp> {
+    CsvTimestamp::from_unix_millis((system_time - UNIX_EPOCH_FILETIME).div_euclid(10_000), 0)
+}
+
+/// The line terminator of the host (typeperf's `\r\n` on Windows).
+const EOL: &str = if cfg!(windows) { "\r\n" } else { "\n" };
+
+/// typeperf's whole run on a booted kernel with the driver loaded: resolve, `AddCounter`,
+/// prime, expand, then `samples` times `sleep(interval)`, collect and print a row;
+/// `RemoveCounter` at the end, also after an error. `sleep` really sleeps on the real clock;
+/// tests advance the manual clock in it (and may drive the driver between samples).
+///
+/// # Errors
+/// Every [`Error`] of resolution and expansion (before anything is printed), and write or
+/// collection errors.
+pub fn sample(
+    kernel: &Kernel,
+    catalog: &Catalog,
+    paths: &[String],
+    samples: u32,
+    interval: Duration,
+    sleep: &mut dyn FnMut(Duration),
+    out: &mut dyn Write,
+) -> Result<(), Error> {
+    let selectors = resolve(catalog, paths)?;
+    let masks = masks(catalog, &selectors);
+    let mut added = Vec::new();
+    let result = (|| {
+        for (&set, &mask) in &masks {
+            kernel.notify(&catalog.sets[set].name, true, mask)?;
+            added.push((set, mask));
+        }
+        let mut previous = collect_frame(kernel, catalog, &masks)?;
+        let columns = expand(catalog, &selectors, &previous.sets)?;
+        let paths: Vec<&str> = columns.iter().map(|c| c.path.as_str()).collect();
+        write!(out, "{EOL}{}{EOL}", header_row(&paths))?;
+        out.flush()?;
+        for _ in 0..samples {
+            sleep(interval);
+            let frame = collect_frame(kernel, catalog, &masks)?;
+            let values = cook_row(catalog, &columns, Some(&previous), &frame);
+            let time = timestamp(frame.system_time).ok_or(Error::ClockRange)?;
+            write!(out, "{}{EOL}", sample_row(&time, &values))?;
+            out.flush()?;
+            previous = frame;
+        }
+        Ok(())
+    })();
+    for (set, mask) in added {
+        let removed = kernel.notify(&catalog.sets[set].name, false, mask);
+        if result.is_ok() {
+            removed?;
+        }
+    }
+    result
+}
+
+/// `pcw typeperf`: boots the simulated kernel on the real clock, loads the driver, samples,
+/// unloads and checks the teardown.
+///
+/// # Errors
+/// [`Error`].
+pub fn run(args: &Args) -> Result<(), Error> {
+    let options = Options::parse(&args.args)?;
+    let catalog = Catalog::driver()?;
+    let kernel = Kernel::boot_with_clock(BUILD_SERVER_2022, Clock::Real);
+    let result = pcw_driver::driver::load()
+        .map_err(|status| Error::Load(status.cast_unsigned()))
+        .and_then(|()| {
+            let mut stdout = std::io::stdout().lock();
+            sample(
+                &kernel,
+                &catalog,
+                &options.paths,
+                options.samples,
+                options.interval,
+                &mut std::thread::sleep,
+                &mut stdout,
+            )
+        });
+    pcw_driver::driver::unload();
+    let report = kernel.teardown();
+    result?;
+    if !report.is_clean() {
+        return Err(Error::Teardown(report));
+    }
+    eprintln!("{EXITING_MESSAGE}");
+    eprintln!("{COMPLETED_MESSAGE}");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &[&str]) -> Vec<String> {
+        s.iter().map(|a| (*a).to_owned()).collect()
+    }
+
+    /// Runs typeperf on the manual clock; `between` runs in every sleep, before the clock
+    /// moves by the interval.
+    fn run_manual(
+        kernel: &Kernel,
+        paths: &[&str],
+        samples: u32,
+        interval: Duration,
+        between: &mut dyn FnMut(&Kernel),
+    ) -> Result<Vec<Vec<String>>, Error> {
+        let catalog = Catalog::driver().unwrap();
+        let mut out = Vec::new();
+        let mut sleep = |d: Duration| {
+            between(kernel);
+            kernel.advance(i64::try_from(d.as_nanos() / 100).unwrap());
+        };
+        sample(
+            kernel,
+            &catalog,
+            &args(paths),
+            samples,
+            interval,
+            &mut sleep,
+            &mut out,
+        )?;
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.starts_with('\n'), "typeperf starts with an empty line");
+        Ok(text.lines().skip(1).map(parse_csv_line).collect())
+    }
+
+    /// A strict parser of one line of typeperf's CSV: every field quoted.
+    fn parse_csv_line(line: &str) -> Vec<String> {
+        let mut fields = Vec::new();
+        let mut chars = line.chars().peekable();
+        loop {
+            assert_eq!(chars.next(), Some('"'), "field must be quoted: {line}");
+            let mut field = String::new();
+            loop {
+                match chars.next() {
+                    Some('"') if chars.peek() == Some(&'"') => {
+                        chars.next();
+                        field.push('"');
+                    }
+                    Some('"') => break,
+                    Some(c) => field.push(c),
+                    None => panic!("unterminated field: {line}"),
+                }
+            }
+            fields.push(field);
+            match chars.next() {
+                Some(',') => {}
+                None => return fields,
+                Some(c) => panic!("unexpected {c:?} after a field: {line}"),
+            }
+        }
+    }
+
+    fn boot() -> Kernel {
+        let kernel = Kernel::boot_with_clock(BUILD_SERVER_2022, Clock::Manual);
+        // Start away from 0 so the load time is a real time stamp.
+        kernel.advance(5 * 10_000_000);
+        pcw_driver::driver::load().unwrap();
+        kernel
+    }
+
+    fn finish(kernel: Kernel) {
+        pcw_driver::driver::unload();
+        let report = kernel.teardown();
+        assert!(report.is_clean(), "{report:?}");
+    }
+
+    fn num(s: &str) -> f64 {
+        s.parse().unwrap_or_else(|_| panic!("not a number: {s:?}"))
+    }
+
+    #[test]
+    fn timestamps_are_utc_filetimes() {
+        let show = |t| timestamp(t).unwrap().to_string();
+        assert_eq!(show(UNIX_EPOCH_FILETIME), "01/01/1970 00:00:00.000");
+        // 2026-11-22 00:00:00.123 UTC.
+        assert_eq!(
+            show(134_397_792_000_000_000 + 1_230_000),
+            "11/22/2026 00:00:00.123"
+        );
+    }
+
+    #[test]
+    fn options() {
+        let o = Options::parse(&args(&[r"\A\B", "-sc", "3", "-si", "0.25", r"\C\D"])).unwrap();
+        assert_eq!(o.paths, [r"\A\B", r"\C\D"]);
+        assert_eq!((o.samples, o.interval), (3, Duration::from_millis(250)));
+        let o = Options::parse(&args(&[r"\A\B", "/SI", "01:02:03"])).unwrap();
+        assert_eq!(o.interval, Duration::from_secs(3723));
+        assert_eq!(o.samples, DEFAULT_SAMPLES);
+        assert_eq!(
+            Options::parse(&args(&[r"\A\B", "-si", "1:30"]))
+                .unwrap()
+                .interval,
+            Duration::from_secs(90)
+        );
+        for bad in [
+            &["-sc", "3"][..],
+            &[r"\A\B", "-sc"],
+            &[r"\A\B", "-sc", "0"],
+            &[r"\A\B", "-sc", "x"],
+            &[r"\A\B", "-si", "0"],
+            &[r"\A\B", "-si", "-1"],
+            &[r"\A\B", "-si", "a:1"],
+            &[r"\A\B", "-si", "1:2:3:4"],
+            &[r"\A\B", "-si", "nan"],
+            &[r"\A\B", "-o", "f.csv"],
+        ] {
+            assert!(
+                matches!(Options::parse(&args(bad)), Err(Error::Usage(_))),
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn waves_on_the_manual_clock() {
+        let kernel = boot();
+        let rows = run_manual(
+            &kernel,
+            &[
+                r"\Geometric Waves(Small Wave)\*",
+                r"\\pcw-sim\Geometric Waves(*)\Square",
+            ],
+            2,
+            Duration::from_secs(1),
+            &mut |_| {},
+        )
+        .unwrap();
+        finish(kernel);
+        assert_eq!(
+            rows[0],
+            [
+                "(PDH-CSV 4.0)",
+                r"\\PCW-SIM\Geometric Waves(Small Wave)\Triangle",
+                r"\\PCW-SIM\Geometric Waves(Small Wave)\Square",
+                r"\\PCW-SIM\Geometric Waves(Small Wave)\Square",
+                r"\\PCW-SIM\Geometric Waves(Medium Wave)\Square",
+                r"\\PCW-SIM\Geometric Waves(Large Wave)\Square",
+            ]
+        );
+        // Boot at BOOT_SYSTEM_TIME (a midnight, UTC, at the start of a wave period), +5 s
+        // before load, +1 s per sample. At 6 s into the ten-second period the triangle of the
+        // small wave (40 + 20·|5−6|/5) is 44 and every square is low (its minimum); at 7 s the
+        // triangle is 48.
+        let at = |seconds: i64| {
+            timestamp(BOOT_SYSTEM_TIME + seconds * 10_000_000)
+                .unwrap()
+                .to_string()
+        };
+        assert!(at(6).ends_with(" 00:00:06.000"), "{}", at(6));
+        assert_eq!(
+            rows[1],
+            [
+                at(6).as_str(),
+                "44.000000",
+                "40.000000",
+                "40.000000",
+                "30.000000",
+                "20.000000"
+            ]
+        );
+        assert_eq!(rows[2][0], at(7));
+        assert_eq!(rows[2][1], "48.000000");
+        assert_eq!(rows.len(), 3);
+    }
+
+    #[test]
+    fn statistics_are_cooked() {
+        let kernel = boot();
+        let waves = Request {
+            instance_mask: Some("Small*".to_owned()),
+            ..Request::default()
+        };
+        // Four collections of the waves between samples, each keeping 1 of 3 instances.
+        let rows = run_manual(
+            &kernel,
+            &[r"\PCW Provider Statistics\*"],
+            3,
+            Duration::from_millis(500),
+            &mut |k| {
+                for _ in 0..4 {
+                    k.collect("Geometric Waves", &waves).unwrap();
+                }
+            },
+        )
+        .unwrap();
+        finish(kernel);
+        assert_eq!(
+            rows[0],
+            [
+                "(PDH-CSV 4.0)",
+                r"\\PCW-SIM\PCW Provider Statistics\Collections/sec",
+                r"\\PCW-SIM\PCW Provider Statistics\Instances Returned",
+                r"\\PCW-SIM\PCW Provider Statistics\Avg. Collect Time",
+                r"\\PCW-SIM\PCW Provider Statistics\% Instances Filtered",
+                r"\\PCW-SIM\PCW Provider Statistics\Time Since Load",
+            ]
+        );
+        assert_eq!(rows.len(), 4);
+        for (i, row) in rows[1..].iter().enumerate() {
+            let n = f64::from(u32::try_from(i).unwrap() + 1);
+            // 4 collections in 0.5 s.
+            assert_eq!(row[1], "8.000000", "{row:?}");
+            // One instance returned per collection, cumulative.
+            assert!((num(&row[2]) - 4.0 * n).abs() < 1e-9, "{row:?}");
+            // The manual clock does not move during a callback: every timed collection took
+            // 0 ticks, and the average timer's base moved, so 0 s.
+            assert_eq!(row[3], "0.000000", "{row:?}");
+            // 2 of 3 considered instances filtered out, from load on.
+            assert_eq!(row[4], "66.666667", "{row:?}");
+            // Loaded at 5 s; now 0.5 s per sample later.
+            assert!((num(&row[5]) - 0.5 * n).abs() < 1e-9, "{row:?}");
+        }
+    }
+
+    #[test]
+    fn dynamic_queues_rates() {
+        let kernel = boot();
+        let name: Vec<u16> = "rx0".encode_utf16().collect();
+        let rx = pcw_driver::queues::create(&name).unwrap();
+        let name: Vec<u16> = "tx0".encode_utf16().collect();
+        let tx = pcw_driver::queues::create(&name).unwrap();
+        let mut step = 0u64;
+        let rows = run_manual(
+            &kernel,
+            &[r"\PCW Dynamic Queues(*)\*"],
+            3,
+            Duration::from_secs(2),
+            &mut |_| {
+                step += 1;
+                assert!(pcw_driver::queues::record(rx, 100 * step, 1500 * step, 7));
+                assert!(pcw_driver::queues::record(tx, 10, 64, 0));
+            },
+        )
+        .unwrap();
+        assert!(pcw_driver::queues::close(tx));
+        finish(kernel);
+        assert_eq!(
+            rows[0][1..],
+            [
+                r"\\PCW-SIM\PCW Dynamic Queues(rx0)\Packets/sec",
+                r"\\PCW-SIM\PCW Dynamic Queues(tx0)\Packets/sec",
+                r"\\PCW-SIM\PCW Dynamic Queues(rx0)\Bytes Total",
+                r"\\PCW-SIM\PCW Dynamic Queues(tx0)\Bytes Total",
+                r"\\PCW-SIM\PCW Dynamic Queues(rx0)\Depth",
+                r"\\PCW-SIM\PCW Dynamic Queues(tx0)\Depth",
+            ]
+        );
+        // rx: 100, 200, 300 packets per 2 s; tx: 10 per 2 s.
+        let expected = [
+            [
+                "50.000000",
+                "5.000000",
+                "1500.000000",
+                "64.000000",
+                "7.000000",
+                "0.000000",
+            ],
+            [
+                "100.000000",
+                "5.000000",
+                "4500.000000",
+                "128.000000",
+                "7.000000",
+                "0.000000",
+            ],
+            [
+                "150.000000",
+                "5.000000",
+                "9000.000000",
+                "192.000000",
+                "7.000000",
+                "0.000000",
+            ],
+        ];
+        for (row, want) in rows[1..].iter().zip(expected) {
+            assert_eq!(row[1..], want);
+        }
+    }
+
+    #[test]
+    fn a_closed_instance_prints_blank_cells() {
+        let kernel = boot();
+        let name: Vec<u16> = "gone".encode_utf16().collect();
+        let id = pcw_driver::queues::create(&name).unwrap();
+        let mut first = true;
+        let rows = run_manual(
+            &kernel,
+            &[r"\PCW Dynamic Queues(gone)\Depth"],
+            2,
+            Duration::from_secs(1),
+            &mut |_| {
+                if !first {
+                    assert!(pcw_driver::queues::close(id));
+                }
+                first = false;
+            },
+        )
+        .unwrap();
+        finish(kernel);
+        assert_eq!(rows[1][1], "0.000000");
+        assert_eq!(rows[2][1], " ");
+    }
+
+    #[test]
+    fn resolution_errors() {
+        let kernel = boot();
+        let run = |path: &str| {
+            run_manual(&kernel, &[path], 1, Duration::from_secs(1), &mut |_| {}).unwrap_err()
+        };
+        assert!(matches!(run(r"\Nope\*"), Error::UnknownObject { .. }));
+        assert!(matches!(
+            run(r"\Geometric Waves(*)\Sine"),
+            Error::UnknownCounter { .. }
+        ));
+        // Helper counters are not counters one can name.
+        assert!(matches!(
+            run(r"\PCW Provider Statistics\Now"),
+            Error::UnknownCounter { .. }
+        ));
+        assert!(matches!(run(r"Geometric Waves\x"), Error::Path { .. }));
+        assert!(matches!(
+            run(r"\\OTHER\Geometric Waves(*)\*"),
+            Error::UnknownComputer { .. }
+        ));
+        assert!(matches!(
+            run(r"\PCW Provider Statistics(x)\*"),
+            Error::UnexpectedInstance { .. }
+        ));
+        assert!(matches!(
+            run(r"\Geometric Waves\Square"),
+            Error::MissingInstance { .. }
+        ));
+        assert!(matches!(
+            run(r"\Geometric Waves(Tiny*)\Square"),
+            Error::NoInstance { .. }
+        ));
+        assert!(matches!(
+            run(r"\Geometric Waves(Small Wave#1)\Square"),
+            Error::NoInstance { .. }
+        ));
+        // An empty dynamic set has nothing to expand to.
+        assert!(matches!(
+            run(r"\PCW Dynamic Queues(*)\*"),
+            Error::NoInstance { .. }
+        ));
+        finish(kernel);
+    }
+
+    /// pcw-gen's globalAggregate test manifest (contoso), as a multiple aggregate too.
+    fn contoso(kind: &str) -> Catalog {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../pcw-gen/tests/manifests/contoso_v11.man"
+        ))
+        .unwrap()
+        .replace(
+            "instances=\"globalAggregate\"",
+            &format!("instances=\"{kind}\""),
+        );
+        Catalog::from_manifest("contoso_v11.man", &text).unwrap()
+    }
+
+    fn instance(name: &str, values: &[(u16, u64)]) -> Instance {
+        Instance {
+            name: name.to_owned(),
+            id: 0,
+            values: values.iter().copied().collect(),
+        }
+    }
+
+    #[test]
+    fn aggregation_follows_the_manifest() {
+        let catalog = contoso("globalAggregate");
+        let set = catalog.find("Contoso Timers").unwrap();
+        let info = &catalog.sets[set];
+        assert_eq!(info.kind, Kind::GlobalAggregate);
+        // id 1 avg, 2 max, 3 min, 4 undefined, 5 sum with perfTime 7 / perfFreq 8 (max).
+        let a = instance(
+            "a",
+            &[
+                (1, 10),
+                (2, 10),
+                (3, 10),
+                (4, 10),
+                (5, 10),
+                (7, 900),
+                (8, 1000),
+            ],
+        );
+        let b = instance(
+            "b",
+            &[
+                (1, 21),
+                (2, 30),
+                (3, 2),
+                (4, 5),
+                (5, 5),
+                (7, 1000),
+                (8, 1000),
+            ],
+        );
+        let sample = SetSample::new(
+            info,
+            Collection {
+                instances: vec![a, b],
+                ..Collection::default()
+            },
+            SampleTimes::default(),
+        );
+        assert_eq!(sample.instances.len(), 1);
+        let total = &sample.instances[0];
+        let want: BTreeMap<u16, u64> = [(1, 15), (2, 30), (3, 2), (5, 15), (7, 1000), (8, 1000)]
+            .into_iter()
+            .collect();
+        assert_eq!(total.values, want);
+
+        // Paths: no parentheses for the global aggregate, instances refused.
+        let selectors = resolve(&catalog, &args(&[r"\Contoso Timers\% Busy*"])).unwrap();
+        let primed: BTreeMap<usize, SetSample> = [(set, sample)].into_iter().collect();
+        let columns = expand(&catalog, &selectors, &primed).unwrap();
+        let paths: Vec<&str> = columns.iter().map(|c| c.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                r"\\PCW-SIM\Contoso Timers\% Busy Time",
+                r"\\PCW-SIM\Contoso Timers\% Busy Time (100ns)"
+            ]
+        );
+        assert!(matches!(
+            resolve(&catalog, &args(&[r"\Contoso Timers(_Total)\% Busy Time"])),
+            Err(Error::UnexpectedInstance { .. })
+        ));
+    }
+
+    #[test]
+    fn multiple_aggregate_has_a_total_that_cooks() {
+        let catalog = contoso("multipleAggregate");
+        let set = catalog.find("Contoso Timers").unwrap();
+        let info = &catalog.sets[set];
+        assert_eq!(info.kind, Kind::MultipleAggregate);
+        let times = |perf_time| SampleTimes {
+            perf_time,
+            perf_freq: 1000,
+            perf_time_100ns: perf_time * 10_000,
+            object_time: perf_time,
+            object_freq: 1000,
+        };
+        // "% Object Busy" (id 5, perf_obj_time_timer, aggregate sum, object time from ids 7/8).
+        let frame = |t: u64, busy: [u64; 2]| {
+            let collection = Collection {
+                instances: vec![
+                    instance("disk0", &[(5, busy[0]), (7, t), (8, 1000)]),
+                    instance("disk1", &[(5, busy[1]), (7, t), (8, 1000)]),
+                ],
+                ..Collection::default()
+            };
+            Frame {
+                system_time: BOOT_SYSTEM_TIME,
+                sets: [(set, SetSample::new(info, collection, times(0)))]
+                    .into_iter()
+                    .collect(),
+            }
+        };
+        let older = frame(1000, [0, 0]);
+        let newer = frame(2000, [250, 500]);
+        let selectors = resolve(&catalog, &args(&[r"\Contoso Timers(*)\% Object Busy"])).unwrap();
+        let columns = expand(&catalog, &selectors, &older.sets).unwrap();
+        let paths: Vec<&str> = columns.iter().map(|c| c.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                r"\\PCW-SIM\Contoso Timers(disk0)\% Object Busy",
+                r"\\PCW-SIM\Contoso Timers(disk1)\% Object Busy",
+                r"\\PCW-SIM\Contoso Timers(_Total)\% Object Busy",
+            ]
+        );
+        // 100 · ΔN / ΔobjectTime: 25 %, 50 %, and the summed total 75 %.
+        let row = cook_row(&catalog, &columns, Some(&older), &newer);
+        assert_eq!(row, [Some(25.0), Some(50.0), Some(75.0)]);
+        // A `(_Total)` path selects only the aggregate.
+        let selectors =
+            resolve(&catalog, &args(&[r"\Contoso Timers(_total)\% Object Busy"])).unwrap();
+        let columns = expand(&catalog, &selectors, &older.sets).unwrap();
+        assert_eq!(columns.len(), 1);
+        assert_eq!(
+            cook_row(&catalog, &columns, Some(&older), &newer),
+            [Some(75.0)]
+        );
+    }
+}
