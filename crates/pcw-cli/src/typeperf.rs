@@ -888,6 +888,9 @@ pub fn run(args: &Args) -> Result<(), Error> {
     if !report.is_clean() {
         return Err(Error::Teardown(report));
     }
+    // typeperf starts each row with a line break; end the last one so the CSV ends in a
+    // newline and the closing messages start on their own line.
+    println!();
     eprintln!("{EXITING_MESSAGE}");
     eprintln!("{COMPLETED_MESSAGE}");
     Ok(())
