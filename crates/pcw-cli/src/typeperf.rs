@@ -888,9 +888,6 @@ pub fn run(args: &Args) -> Result<(), Error> {
     if !report.is_clean() {
         return Err(Error::Teardown(report));
     }
-    // typeperf starts each row with a line break; end the last one so the CSV ends in a
-    // newline and the closing messages start on their own line.
-    println!();
     eprintln!("{EXITING_MESSAGE}");
     eprintln!("{COMPLETED_MESSAGE}");
     Ok(())
@@ -933,31 +930,8 @@ mod tests {
         Ok(text.lines().skip(1).map(parse_csv_line).collect())
     }
 
-    /// A strict parser of one line of typeperf's CSV: every field quoted.
     fn parse_csv_line(line: &str) -> Vec<String> {
-        let mut fields = Vec::new();
-        let mut chars = line.chars().peekable();
-        loop {
-            assert_eq!(chars.next(), Some('"'), "field must be quoted: {line}");
-            let mut field = String::new();
-            loop {
-                match chars.next() {
-                    Some('"') if chars.peek() == Some(&'"') => {
-                        chars.next();
-                        field.push('"');
-                    }
-                    Some('"') => break,
-                    Some(c) => field.push(c),
-                    None => panic!("unterminated field: {line}"),
-                }
-            }
-            fields.push(field);
-            match chars.next() {
-                Some(',') => {}
-                None => return fields,
-                Some(c) => panic!("unexpected {c:?} after a field: {line}"),
-            }
-        }
+        pcw_sim::typeperf::parse_row(line).unwrap()
     }
 
     fn boot() -> Kernel {

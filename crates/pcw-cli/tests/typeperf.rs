@@ -21,31 +21,7 @@ fn parse_csv(text: &str) -> Vec<Vec<String>> {
         .expect("typeperf's output starts with an empty line");
     assert!(body.ends_with('\n'), "the last record is terminated");
     body.lines()
-        .map(|line| {
-            let mut fields = Vec::new();
-            let mut chars = line.chars().peekable();
-            loop {
-                assert_eq!(chars.next(), Some('"'), "field must be quoted: {line}");
-                let mut field = String::new();
-                loop {
-                    match chars.next() {
-                        Some('"') if chars.peek() == Some(&'"') => {
-                            chars.next();
-                            field.push('"');
-                        }
-                        Some('"') => break,
-                        Some(c) => field.push(c),
-                        None => panic!("unterminated field: {line}"),
-                    }
-                }
-                fields.push(field);
-                match chars.next() {
-                    Some(',') => {}
-                    None => break fields,
-                    Some(c) => panic!("unexpected {c:?} after a field: {line}"),
-                }
-            }
-        })
+        .map(|line| pcw_sim::typeperf::parse_row(line).unwrap())
         .collect()
 }
 

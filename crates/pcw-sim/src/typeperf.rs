@@ -451,41 +451,73 @@ pub fn wildcard_match(pattern: &str, name: &str) -> bool {
         .is_some_and(|tail| tail.iter().all(|&c| c == '*'))
 }
 
+/// Why a line is not a row of typeperf's CSV.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CsvError {
+    /// A field does not open with a quote (typeperf quotes every field).
+    #[error("field {field} does not start with a quote")]
+    Unquoted {
+        /// 0-based field number.
+        field: usize,
+    },
+    /// A field's closing quote is missing.
+    #[error("field {field} is not closed")]
+    Unterminated {
+        /// 0-based field number.
+        field: usize,
+    },
+    /// Something other than a comma follows a field.
+    #[error("{found:?} after field {field}")]
+    Trailing {
+        /// 0-based field number.
+        field: usize,
+        /// The character found.
+        found: char,
+    },
+}
+
+/// Reads one row of typeperf's CSV (every field quoted, `""` inside a field for a quote): the
+/// inverse of [`header_row`] and [`sample_row`], strict, for tools and tests that read the output.
+///
+/// # Errors
+/// [`CsvError`] naming the field where the line breaks the format.
+pub fn parse_row(line: &str) -> Result<Vec<String>, CsvError> {
+    let mut fields = Vec::new();
+    let mut chars = line.chars().peekable();
+    loop {
+        let field = fields.len();
+        if chars.next() != Some('"') {
+            return Err(CsvError::Unquoted { field });
+        }
+        let mut text = String::new();
+        loop {
+            match chars.next() {
+                Some('"') if chars.peek() == Some(&'"') => {
+                    chars.next();
+                    text.push('"');
+                }
+                Some('"') => break,
+                Some(c) => text.push(c),
+                None => return Err(CsvError::Unterminated { field }),
+            }
+        }
+        fields.push(text);
+        match chars.next() {
+            Some(',') => {}
+            None => return Ok(fields),
+            Some(found) => return Err(CsvError::Trailing { field, found }),
+        }
+    }
+}
+
 #[cfg(test)]
 mod test {
     use super::*;
     use crate::pdh::{RawSample, SampleTimes, cook};
     use pcw_core::counter_type::CounterType;
 
-    /// A strict RFC 4180 reader for one line: every field must be quoted.
     fn parse_csv_line(line: &str) -> Vec<String> {
-        let mut fields = Vec::new();
-        let mut chars = line.chars().peekable();
-        loop {
-            assert_eq!(
-                chars.next(),
-                Some('"'),
-                "field must open with a quote: {line}"
-            );
-            let mut field = String::new();
-            loop {
-                match chars.next() {
-                    Some('"') if chars.peek() == Some(&'"') => {
-                        chars.next();
-                        field.push('"');
-                    }
-                    Some('"') => break,
-                    Some(c) => field.push(c),
-                    None => panic!("unterminated field: {line}"),
-                }
-            }
-            fields.push(field);
-            match chars.next() {
-                Some(',') => {}
-                None => return fields,
-                Some(c) => panic!("unexpected {c:?} after a field: {line}"),
-            }
-        }
+        parse_row(line).unwrap()
     }
 
     #[test]
