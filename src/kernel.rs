@@ -1,5 +1,6 @@
 //! The only Windows-kernel-specific code of the driver, in one place: `DriverEntry` and
-//! `DriverUnload`, the push lock behind the instance registries, and — for the non-WDK build
+//! `DriverUnload`, the control device's IRP plumbing (the logic is [`crate::control`]), the push
+//! lock behind the instance registries, and — for the non-WDK build
 //! that is cross-compiled on Linux — a pool allocator and a panic handler (the WDK build gets
 //! those from `wdk-alloc` and `wdk-panic`). Everything else the driver does is plain Rust that
 //! the simulator runs on any host.
@@ -7,12 +8,17 @@
 use core::cell::UnsafeCell;
 
 use pcw_core::registry::RawRwLock;
-use windows_sys::Wdk::Foundation::DRIVER_OBJECT;
+use windows_sys::Wdk::Foundation::{DEVICE_OBJECT, DRIVER_OBJECT, IRP};
 use windows_sys::Wdk::System::SystemServices::{
     ExAcquirePushLockExclusiveEx, ExAcquirePushLockSharedEx, ExReleasePushLockExclusiveEx,
-    ExReleasePushLockSharedEx, KeEnterCriticalRegion, KeLeaveCriticalRegion,
+    ExReleasePushLockSharedEx, IoCreateDevice, IoCreateSymbolicLink, IoDeleteDevice,
+    IoDeleteSymbolicLink, IofCompleteRequest, KeEnterCriticalRegion, KeLeaveCriticalRegion,
 };
-use windows_sys::Win32::Foundation::{NTSTATUS, STATUS_SUCCESS, UNICODE_STRING};
+use windows_sys::Win32::Foundation::{
+    NTSTATUS, STATUS_INVALID_PARAMETER, STATUS_SUCCESS, UNICODE_STRING,
+};
+
+use crate::control;
 
 /// An `EX_PUSH_LOCK`: shared/exclusive, taken with normal kernel APCs disabled, as the push
 /// lock routines require.
@@ -64,8 +70,39 @@ unsafe impl RawRwLock for PushLock {
     }
 }
 
-/// `DriverEntry`: registers the countersets (see [`crate::driver::load`]) and sets the unload
-/// routine. A failure is returned as is, with nothing left registered.
+/// An ASCII string as UTF-16, at compile time.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "evaluated at compile time only; the loop condition bounds both indexes"
+)]
+const fn utf16<const N: usize>(s: &str) -> [u16; N] {
+    let bytes = s.as_bytes();
+    let mut out = [0u16; N];
+    let mut i = 0;
+    while i < N && i < bytes.len() {
+        out[i] = bytes[i] as u16;
+        i += 1;
+    }
+    out
+}
+
+static DEVICE_NAME: [u16; control::DEVICE_NAME.len()] = utf16(control::DEVICE_NAME);
+static SYMBOLIC_LINK: [u16; control::SYMBOLIC_LINK.len()] = utf16(control::SYMBOLIC_LINK);
+
+/// `FILE_DEVICE_UNKNOWN`.
+const FILE_DEVICE_UNKNOWN: u32 = 0x22;
+/// `FILE_DEVICE_SECURE_OPEN`: the device's security descriptor also guards opens of names
+/// below it.
+const FILE_DEVICE_SECURE_OPEN: u32 = 0x100;
+const IRP_MJ_CREATE: usize = 0x00;
+const IRP_MJ_CLOSE: usize = 0x02;
+const IRP_MJ_DEVICE_CONTROL: usize = 0x0e;
+/// Largest input any control IOCTL takes (a 1023-unit queue name), rounded up.
+const MAX_INPUT: usize = 2048;
+
+/// `DriverEntry`: registers the countersets (see [`crate::driver::load`]), creates the control
+/// device and its symbolic link, and sets the dispatch and unload routines. On any failure
+/// everything done so far is undone and the status returned.
 ///
 /// # Safety
 /// Called once by the I/O manager with a valid driver object.
@@ -74,19 +111,143 @@ pub unsafe extern "system" fn driver_entry(
     driver: *mut DRIVER_OBJECT,
     _registry_path: *const UNICODE_STRING,
 ) -> NTSTATUS {
+    // SAFETY: the I/O manager passes a valid, writable driver object.
+    let Some(driver) = (unsafe { driver.as_mut() }) else {
+        return STATUS_INVALID_PARAMETER;
+    };
     if let Err(status) = crate::driver::load() {
         return status;
     }
-    // SAFETY: the I/O manager passes a valid, writable driver object.
-    if let Some(driver) = unsafe { driver.as_mut() } {
-        driver.DriverUnload = Some(driver_unload);
+    let name = crate::pcw_rt::unicode(&DEVICE_NAME);
+    let link = crate::pcw_rt::unicode(&SYMBOLIC_LINK);
+    let mut device: *mut DEVICE_OBJECT = core::ptr::null_mut();
+    // SAFETY: valid driver object, name and out-pointer; no device extension.
+    let status = unsafe {
+        IoCreateDevice(
+            driver,
+            0,
+            &raw const name,
+            FILE_DEVICE_UNKNOWN,
+            FILE_DEVICE_SECURE_OPEN,
+            false,
+            &raw mut device,
+        )
+    };
+    if status < 0 {
+        crate::driver::unload();
+        return status;
     }
+    // SAFETY: both names are valid UNICODE_STRINGs over static buffers.
+    let status = unsafe { IoCreateSymbolicLink(&raw const link, &raw const name) };
+    if status < 0 {
+        // SAFETY: created just above and not yet visible to user mode.
+        unsafe { IoDeleteDevice(device) };
+        crate::driver::unload();
+        return status;
+    }
+    for major in [IRP_MJ_CREATE, IRP_MJ_CLOSE] {
+        if let Some(slot) = driver.MajorFunction.get_mut(major) {
+            *slot = Some(dispatch_create_close);
+        }
+    }
+    if let Some(slot) = driver.MajorFunction.get_mut(IRP_MJ_DEVICE_CONTROL) {
+        *slot = Some(dispatch_device_control);
+    }
+    driver.DriverUnload = Some(driver_unload);
     STATUS_SUCCESS
 }
 
-/// `DriverUnload`: closes the dynamic instances and unregisters every counterset.
-unsafe extern "system" fn driver_unload(_driver: *const DRIVER_OBJECT) {
+/// `DriverUnload`: removes the symbolic link and the device, closes the dynamic instances and
+/// unregisters every counterset.
+unsafe extern "system" fn driver_unload(driver: *const DRIVER_OBJECT) {
+    let link = crate::pcw_rt::unicode(&SYMBOLIC_LINK);
+    // SAFETY: the link was created in DriverEntry; deleting it is allowed at unload.
+    let _ = unsafe { IoDeleteSymbolicLink(&raw const link) };
+    // SAFETY: the I/O manager passes the driver object; its device list holds our one device.
+    if let Some(device) = unsafe { driver.as_ref() }.map(|d| d.DeviceObject) {
+        if !device.is_null() {
+            // SAFETY: created in DriverEntry, deleted once here.
+            unsafe { IoDeleteDevice(device) };
+        }
+    }
     crate::driver::unload();
+}
+
+/// Completes `irp` with `status` and `information`.
+///
+/// # Safety
+/// `irp` is a valid IRP owned by this driver, not yet completed.
+unsafe fn complete(irp: &mut IRP, status: NTSTATUS, information: usize) -> NTSTATUS {
+    irp.IoStatus.Anonymous.Status = status;
+    irp.IoStatus.Information = information;
+    // SAFETY: per this function's contract; IO_NO_INCREMENT.
+    unsafe { IofCompleteRequest(irp, 0) };
+    status
+}
+
+/// `IRP_MJ_CREATE` / `IRP_MJ_CLOSE`: nothing to set up or tear down per handle.
+unsafe extern "system" fn dispatch_create_close(
+    _device: *const DEVICE_OBJECT,
+    irp: *mut IRP,
+) -> NTSTATUS {
+    // SAFETY: the I/O manager passes a valid IRP.
+    let Some(irp) = (unsafe { irp.as_mut() }) else {
+        return STATUS_INVALID_PARAMETER;
+    };
+    // SAFETY: our IRP, completed once here.
+    unsafe { complete(irp, STATUS_SUCCESS, 0) }
+}
+
+/// `IRP_MJ_DEVICE_CONTROL` (METHOD_BUFFERED): copies the input out of the shared system
+/// buffer, runs [`control::device_control`] over the output view, and completes.
+unsafe extern "system" fn dispatch_device_control(
+    _device: *const DEVICE_OBJECT,
+    irp: *mut IRP,
+) -> NTSTATUS {
+    // SAFETY: the I/O manager passes a valid IRP.
+    let Some(irp) = (unsafe { irp.as_mut() }) else {
+        return STATUS_INVALID_PARAMETER;
+    };
+    // SAFETY: for a dispatched IRP, Tail.Overlay.CurrentStackLocation is this driver's stack
+    // location (what IoGetCurrentIrpStackLocation reads).
+    let stack = unsafe { irp.Tail.Overlay.Anonymous2.Anonymous.CurrentStackLocation };
+    // SAFETY: valid for the IRP's lifetime.
+    let Some(stack) = (unsafe { stack.as_ref() }) else {
+        // SAFETY: our IRP, completed once.
+        return unsafe { complete(irp, STATUS_INVALID_PARAMETER, 0) };
+    };
+    // SAFETY: the DeviceIoControl member is the active one for IRP_MJ_DEVICE_CONTROL.
+    let params = unsafe { stack.Parameters.DeviceIoControl };
+    let (in_len, out_len) = (
+        params.InputBufferLength as usize,
+        params.OutputBufferLength as usize,
+    );
+    // SAFETY: METHOD_BUFFERED: AssociatedIrp.SystemBuffer is the system buffer.
+    let buffer = unsafe { irp.AssociatedIrp.SystemBuffer }.cast::<u8>();
+    if in_len > MAX_INPUT || (buffer.is_null() && (in_len > 0 || out_len > 0)) {
+        // SAFETY: our IRP, completed once.
+        return unsafe { complete(irp, STATUS_INVALID_PARAMETER, 0) };
+    }
+    let mut input = [0u8; MAX_INPUT];
+    if in_len > 0 {
+        // SAFETY: the system buffer holds max(in, out) bytes, so `in_len` are readable; the
+        // copy is into a local that does not overlap it.
+        unsafe { core::ptr::copy_nonoverlapping(buffer, input.as_mut_ptr(), in_len) };
+    }
+    let output: &mut [u8] = if out_len == 0 {
+        &mut []
+    } else {
+        // SAFETY: the system buffer holds at least `out_len` bytes and nothing else references
+        // it while this IRP is ours.
+        unsafe { core::slice::from_raw_parts_mut(buffer, out_len) }
+    };
+    let c = control::device_control(
+        params.IoControlCode,
+        input.get(..in_len).unwrap_or_default(),
+        output,
+    );
+    // SAFETY: our IRP, completed once.
+    unsafe { complete(irp, c.status, c.information) }
 }
 
 /// The non-WDK build's allocator and panic handler.

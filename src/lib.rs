@@ -26,11 +26,13 @@ pub mod countersets {
     include!(concat!(env!("OUT_DIR"), "/pcw_driver.rs"));
 }
 
+pub mod control;
 pub mod driver;
 #[cfg(target_os = "windows")]
 mod kernel;
 pub mod pcw_rt;
 pub mod queues;
+pub mod snapshot;
 pub mod stats;
 mod sync;
 pub mod waves;

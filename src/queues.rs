@@ -122,6 +122,11 @@ pub fn record(id: u32, packets: u64, bytes: u64, depth: u32) -> bool {
 }
 
 impl Queue {
+    /// The queue's counter block.
+    pub fn counters(&self) -> &QueueCounters {
+        &self.counters
+    }
+
     /// The PCW instance handle.
     pub fn handle(&self) -> pcw_rt::PPCW_INSTANCE {
         self.instance.handle()

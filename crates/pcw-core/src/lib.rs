@@ -35,6 +35,7 @@ pub mod counter_type;
 pub mod filter;
 #[cfg(any(feature = "alloc", test))]
 pub mod registry;
+pub mod snapshot;
 pub mod v1;
 pub mod wildcard;
 

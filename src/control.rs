@@ -1,0 +1,168 @@
+//! The control device's `IRP_MJ_DEVICE_CONTROL` logic (issue 5): IOCTL codes, input validation
+//! and output formats, as plain Rust over the `METHOD_BUFFERED` system buffer's two views, so the
+//! simulator can drive it with hostile inputs. `src/kernel.rs` only moves IRPs in and out.
+//!
+//! | IOCTL | access | input | output |
+//! |---|---|---|---|
+//! | [`IOCTL_PCW_SNAPSHOT`] | read | none | the snapshot (pcw-core `snapshot` format) |
+//! | [`IOCTL_PCW_CREATE_QUEUE`] | write | queue name, UTF-16LE, 1..=1023 units, no NUL | queue id, `u32` LE |
+//! | [`IOCTL_PCW_CLOSE_QUEUE`] | write | queue id, `u32` LE | none |
+//! | [`IOCTL_PCW_RECORD_QUEUE`] | write | id `u32`, depth `u32`, packets `u64`, bytes `u64` (LE, 24 bytes) | none |
+//!
+//! Lengths are checked before anything is read; a request with the wrong input length, an
+//! output buffer too small, or an unknown code changes nothing. The access bits in each code are
+//! enforced by the I/O manager against the device's security descriptor ([`DEVICE_SDDL`]):
+//! SYSTEM and Administrators may control, Performance Monitor Users may only read snapshots.
+//! `Information` is the number of output bytes written, all of them initialised; for
+//! `STATUS_BUFFER_TOO_SMALL` on a snapshot it is the size needed.
+
+use windows_sys::Win32::Foundation::{
+    NTSTATUS, STATUS_BUFFER_TOO_SMALL, STATUS_INVALID_DEVICE_REQUEST, STATUS_INVALID_PARAMETER,
+    STATUS_NOT_FOUND, STATUS_SUCCESS,
+};
+
+use crate::queues;
+
+const FILE_DEVICE_UNKNOWN: u32 = 0x22;
+const METHOD_BUFFERED: u32 = 0;
+const FILE_READ_ACCESS: u32 = 1;
+const FILE_WRITE_ACCESS: u32 = 2;
+
+/// `CTL_CODE(FILE_DEVICE_UNKNOWN, function, METHOD_BUFFERED, access)`.
+const fn ctl_code(function: u32, access: u32) -> u32 {
+    (FILE_DEVICE_UNKNOWN << 16) | (access << 14) | (function << 2) | METHOD_BUFFERED
+}
+
+/// Reads a snapshot of every counterset.
+pub const IOCTL_PCW_SNAPSHOT: u32 = ctl_code(0x800, FILE_READ_ACCESS);
+/// Creates a dynamic queue instance.
+pub const IOCTL_PCW_CREATE_QUEUE: u32 = ctl_code(0x801, FILE_WRITE_ACCESS);
+/// Closes a dynamic queue instance.
+pub const IOCTL_PCW_CLOSE_QUEUE: u32 = ctl_code(0x802, FILE_WRITE_ACCESS);
+/// Records traffic on a dynamic queue.
+pub const IOCTL_PCW_RECORD_QUEUE: u32 = ctl_code(0x803, FILE_WRITE_ACCESS);
+
+/// The device's name in the object namespace.
+pub const DEVICE_NAME: &str = r"\Device\PcwRs";
+/// The symbolic link user mode opens (`\\.\PcwRs`).
+pub const SYMBOLIC_LINK: &str = r"\DosDevices\PcwRs";
+/// The device's security descriptor: full access for SYSTEM and Administrators, read access
+/// (snapshots only, by the IOCTL access bits) for Performance Monitor Users. The INF applies it
+/// with `HKR,,Security` (issue 8).
+pub const DEVICE_SDDL: &str = "D:P(A;;GA;;;SY)(A;;GA;;;BA)(A;;GR;;;MU)";
+
+/// Longest queue name, in UTF-16 units.
+pub const MAX_QUEUE_NAME_UNITS: usize = 1023;
+/// Size of the `IOCTL_PCW_RECORD_QUEUE` input.
+pub const RECORD_INPUT_LEN: usize = 24;
+
+/// The outcome of one request: status and `IoStatus.Information`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completion {
+    /// `IoStatus.Status`.
+    pub status: NTSTATUS,
+    /// `IoStatus.Information`: bytes of output written (or needed, see the module docs).
+    pub information: usize,
+}
+
+const fn done(status: NTSTATUS, information: usize) -> Completion {
+    Completion {
+        status,
+        information,
+    }
+}
+
+fn u32_at(input: &[u8], at: usize) -> Option<u32> {
+    let bytes = input.get(at..at.checked_add(4)?)?;
+    Some(u32::from_le_bytes(bytes.try_into().ok()?))
+}
+
+fn u64_at(input: &[u8], at: usize) -> Option<u64> {
+    let bytes = input.get(at..at.checked_add(8)?)?;
+    Some(u64::from_le_bytes(bytes.try_into().ok()?))
+}
+
+/// Handles one `IRP_MJ_DEVICE_CONTROL`: `input` is the system buffer as the caller filled it
+/// (`InputBufferLength` bytes), `output` the same buffer's output view (`OutputBufferLength`
+/// bytes). Never panics, never reads or writes past either slice.
+pub fn device_control(code: u32, input: &[u8], output: &mut [u8]) -> Completion {
+    match code {
+        IOCTL_PCW_SNAPSHOT => snapshot(input, output),
+        IOCTL_PCW_CREATE_QUEUE => create_queue(input, output),
+        IOCTL_PCW_CLOSE_QUEUE => {
+            if input.len() != 4 {
+                return done(STATUS_INVALID_PARAMETER, 0);
+            }
+            let Some(id) = u32_at(input, 0) else {
+                return done(STATUS_INVALID_PARAMETER, 0);
+            };
+            if queues::close(id) {
+                done(STATUS_SUCCESS, 0)
+            } else {
+                done(STATUS_NOT_FOUND, 0)
+            }
+        }
+        IOCTL_PCW_RECORD_QUEUE => {
+            if input.len() != RECORD_INPUT_LEN {
+                return done(STATUS_INVALID_PARAMETER, 0);
+            }
+            let fields = (
+                u32_at(input, 0),
+                u32_at(input, 4),
+                u64_at(input, 8),
+                u64_at(input, 16),
+            );
+            let (Some(id), Some(depth), Some(packets), Some(bytes)) = fields else {
+                return done(STATUS_INVALID_PARAMETER, 0);
+            };
+            if queues::record(id, packets, bytes, depth) {
+                done(STATUS_SUCCESS, 0)
+            } else {
+                done(STATUS_NOT_FOUND, 0)
+            }
+        }
+        _ => done(STATUS_INVALID_DEVICE_REQUEST, 0),
+    }
+}
+
+fn create_queue(input: &[u8], output: &mut [u8]) -> Completion {
+    if input.is_empty() || !input.len().is_multiple_of(2) || input.len() > 2 * MAX_QUEUE_NAME_UNITS {
+        return done(STATUS_INVALID_PARAMETER, 0);
+    }
+    if output.len() < 4 {
+        return done(STATUS_BUFFER_TOO_SMALL, 4);
+    }
+    let mut units = [0u16; MAX_QUEUE_NAME_UNITS];
+    let mut n = 0;
+    for (slot, pair) in units.iter_mut().zip(input.chunks_exact(2)) {
+        let unit = match pair {
+            [lo, hi] => u16::from_le_bytes([*lo, *hi]),
+            _ => return done(STATUS_INVALID_PARAMETER, 0),
+        };
+        if unit == 0 {
+            return done(STATUS_INVALID_PARAMETER, 0);
+        }
+        *slot = unit;
+        n += 1;
+    }
+    let name = units.get(..n).unwrap_or_default();
+    match queues::create(name) {
+        Ok(id) => {
+            if let Some(out) = output.get_mut(..4) {
+                out.copy_from_slice(&id.to_le_bytes());
+            }
+            done(STATUS_SUCCESS, 4)
+        }
+        Err(e) => done(e.status(), 0),
+    }
+}
+
+fn snapshot(input: &[u8], output: &mut [u8]) -> Completion {
+    if !input.is_empty() {
+        return done(STATUS_INVALID_PARAMETER, 0);
+    }
+    match crate::snapshot::write(output) {
+        Ok(written) => done(STATUS_SUCCESS, written),
+        Err(needed) => done(STATUS_BUFFER_TOO_SMALL, needed),
+    }
+}
