@@ -23,7 +23,9 @@ step "cargo clippy (workspace, all targets, -D warnings)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
 step "cargo test (workspace)"
-cargo test --workspace --locked
+# pcw-perfdll's dump test runs the `pcw` binary; build it once here instead of in a nested build.
+cargo build --locked -p pcw-cli --bin pcw
+PCW_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/pcw" cargo test --workspace --locked
 
 step "fuzz targets build (stable; scripts/fuzz.sh runs them with cargo-fuzz)"
 cargo check --manifest-path fuzz/Cargo.toml --bins --locked

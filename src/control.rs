@@ -126,7 +126,8 @@ pub fn device_control(code: u32, input: &[u8], output: &mut [u8]) -> Completion 
 }
 
 fn create_queue(input: &[u8], output: &mut [u8]) -> Completion {
-    if input.is_empty() || !input.len().is_multiple_of(2) || input.len() > 2 * MAX_QUEUE_NAME_UNITS {
+    if input.is_empty() || !input.len().is_multiple_of(2) || input.len() > 2 * MAX_QUEUE_NAME_UNITS
+    {
         return done(STATUS_INVALID_PARAMETER, 0);
     }
     if output.len() < 4 {

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ir::Manifest;
+use crate::resources;
 use crate::rust::{self, Options};
 
 /// The value of [`Inspect::format`].
@@ -70,6 +71,9 @@ pub struct InspectCounterSet {
     pub description_id: u32,
     /// The generated module (`<module>::<rust_module>`).
     pub rust_module: String,
+    /// The object's lodctr symbol offset (the `.h` value): `ObjectNameTitleIndex` =
+    /// First Counter + `v1_offset`, `ObjectHelpTitleIndex` = First Help + `v1_offset`.
+    pub v1_offset: u32,
     /// Value blocks in `StructIndex` order.
     pub structs: Vec<InspectStruct>,
     /// Counters in manifest (= descriptor) order.
@@ -157,6 +161,10 @@ pub struct InspectCounter {
     pub description: Option<String>,
     /// Resource id of the description.
     pub description_id: Option<u32>,
+    /// The counter's lodctr symbol offset (the `.h` value): `CounterNameTitleIndex` =
+    /// First Counter + `v1_offset`, `CounterHelpTitleIndex` = First Help + `v1_offset`;
+    /// `null` for a base counter, which has no title index in V1.
+    pub v1_offset: Option<u32>,
 }
 
 #[allow(
@@ -166,90 +174,101 @@ pub struct InspectCounter {
 pub(crate) fn build(manifest: &Manifest, opts: &Options, file: &str) -> Inspect {
     let p = &manifest.provider;
     let names = rust::rust_names(manifest, opts);
+    let offsets = resources::v1_offsets(manifest);
     let countersets = p
         .countersets
         .iter()
         .zip(names)
-        .map(|(set, (module, struct_names))| {
-            let mut bound_flags = Vec::new();
-            let structs = set
-                .structs
-                .iter()
-                .zip(struct_names)
-                .map(|(st, (rust_type, fields))| {
-                    let bound = rust::struct_keys(set, st)
-                        .iter()
-                        .any(|k| opts.bindings.contains_key(k));
-                    bound_flags.push(bound);
-                    InspectStruct {
-                        index: st.index,
-                        name: st.name.clone(),
-                        c_type: st.c_type.clone(),
-                        rust_type,
-                        bound,
-                        size: (!bound).then_some(st.size),
-                        fields: st
-                            .fields
+        .zip(offsets)
+        .map(
+            |((set, (module, struct_names)), (set_offset, counter_offsets))| {
+                let mut bound_flags = Vec::new();
+                let structs = set
+                    .structs
+                    .iter()
+                    .zip(struct_names)
+                    .map(|(st, (rust_type, fields))| {
+                        let bound = rust::struct_keys(set, st)
                             .iter()
-                            .map(|f| InspectField {
-                                name: f.name.clone(),
-                                rust_name: fields.get(&f.name).cloned().unwrap_or_default(),
-                                offset: (!bound).then_some(f.offset),
-                                size: f.size,
-                            })
-                            .collect(),
-                    }
-                })
-                .collect();
-            let counters = set
-                .counters
-                .iter()
-                .map(|c| {
-                    let bound = bound_flags
-                        .get(usize::from(c.struct_index))
-                        .copied()
-                        .unwrap_or(false);
-                    InspectCounter {
-                        id: c.id,
-                        name: c.name.clone(),
-                        symbol: c.symbol.clone(),
-                        uri: c.uri.clone(),
-                        type_name: c.type_name.to_owned(),
-                        counter_type: c.counter_type.raw(),
-                        counter_type_name: c.counter_type.name().to_owned(),
-                        size: c.size,
-                        struct_index: c.struct_index,
-                        field: c.field.clone(),
-                        offset: (!bound).then_some(c.offset),
-                        detail_level: c.detail_level.manifest_name().unwrap_or("").to_owned(),
-                        detail_level_value: c.detail_level.raw(),
-                        default_scale: c.default_scale,
-                        aggregate: c.aggregate.map(|a| a.as_str().to_owned()),
-                        base_id: c.base_id,
-                        perf_time_id: c.perf_time_id,
-                        perf_freq_id: c.perf_freq_id,
-                        multi_counter_id: c.multi_counter_id,
-                        attributes: c.attributes.iter().map(|a| a.as_str().to_owned()).collect(),
-                        name_id: c.name_id,
-                        description: c.description.clone(),
-                        description_id: c.description_id,
-                    }
-                })
-                .collect();
-            InspectCounterSet {
-                name: set.name.clone(),
-                symbol: set.symbol.clone(),
-                guid: set.guid.to_string(),
-                uri: set.uri.clone(),
-                instances: set.instances.as_str().to_owned(),
-                name_id: set.name_id,
-                description: set.description.clone(),
-                description_id: set.description_id,
-                rust_module: module,
-                structs,
-                counters,
-            }
-        })
+                            .any(|k| opts.bindings.contains_key(k));
+                        bound_flags.push(bound);
+                        InspectStruct {
+                            index: st.index,
+                            name: st.name.clone(),
+                            c_type: st.c_type.clone(),
+                            rust_type,
+                            bound,
+                            size: (!bound).then_some(st.size),
+                            fields: st
+                                .fields
+                                .iter()
+                                .map(|f| InspectField {
+                                    name: f.name.clone(),
+                                    rust_name: fields.get(&f.name).cloned().unwrap_or_default(),
+                                    offset: (!bound).then_some(f.offset),
+                                    size: f.size,
+                                })
+                                .collect(),
+                        }
+                    })
+                    .collect();
+                let counters = set
+                    .counters
+                    .iter()
+                    .zip(counter_offsets)
+                    .map(|(c, v1_offset)| {
+                        let bound = bound_flags
+                            .get(usize::from(c.struct_index))
+                            .copied()
+                            .unwrap_or(false);
+                        InspectCounter {
+                            id: c.id,
+                            name: c.name.clone(),
+                            symbol: c.symbol.clone(),
+                            uri: c.uri.clone(),
+                            type_name: c.type_name.to_owned(),
+                            counter_type: c.counter_type.raw(),
+                            counter_type_name: c.counter_type.name().to_owned(),
+                            size: c.size,
+                            struct_index: c.struct_index,
+                            field: c.field.clone(),
+                            offset: (!bound).then_some(c.offset),
+                            detail_level: c.detail_level.manifest_name().unwrap_or("").to_owned(),
+                            detail_level_value: c.detail_level.raw(),
+                            default_scale: c.default_scale,
+                            aggregate: c.aggregate.map(|a| a.as_str().to_owned()),
+                            base_id: c.base_id,
+                            perf_time_id: c.perf_time_id,
+                            perf_freq_id: c.perf_freq_id,
+                            multi_counter_id: c.multi_counter_id,
+                            attributes: c
+                                .attributes
+                                .iter()
+                                .map(|a| a.as_str().to_owned())
+                                .collect(),
+                            name_id: c.name_id,
+                            description: c.description.clone(),
+                            description_id: c.description_id,
+                            v1_offset,
+                        }
+                    })
+                    .collect();
+                InspectCounterSet {
+                    name: set.name.clone(),
+                    symbol: set.symbol.clone(),
+                    guid: set.guid.to_string(),
+                    uri: set.uri.clone(),
+                    instances: set.instances.as_str().to_owned(),
+                    name_id: set.name_id,
+                    description: set.description.clone(),
+                    description_id: set.description_id,
+                    rust_module: module,
+                    v1_offset: set_offset,
+                    structs,
+                    counters,
+                }
+            },
+        )
         .collect();
     Inspect {
         format: INSPECT_FORMAT.to_owned(),

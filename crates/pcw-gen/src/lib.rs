@@ -115,6 +115,8 @@
 //!                  | "globalAggregateHistory",
 //!     "name_id": u32, "description": str, "description_id": u32,
 //!     "rust_module": str,                 module inside the generated top-level module
+//!     "v1_offset": u32,                   lodctr `.h` offset: name index = First Counter +
+//!                                         v1_offset, help index = First Help + v1_offset
 //!     "structs": [{                       StructIndex order
 //!       "index": u16, "name": str, "c_type": str?, "rust_type": str, "bound": bool,
 //!       "size": u32?,                     null when bound to a user type
@@ -128,7 +130,9 @@
 //!       "detail_level": "standard" | "advanced", "detail_level_value": 100 | 200,
 //!       "default_scale": i32, "aggregate": str?,
 //!       "base_id": u16?, "perf_time_id": u16?, "perf_freq_id": u16?, "multi_counter_id": u16?,
-//!       "attributes": [str], "name_id": u32?, "description": str?, "description_id": u32?
+//!       "attributes": [str], "name_id": u32?, "description": str?, "description_id": u32?,
+//!       "v1_offset": u32?                 lodctr `.h` offset as for the set; null for base
+//!                                         counters (no title index in V1)
 //!     }]
 //!   }]
 //! }

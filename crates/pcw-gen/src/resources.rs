@@ -66,6 +66,10 @@ struct Entry {
     name: String,
     help: String,
     object: bool,
+    /// Index of the counterset in the manifest.
+    set: usize,
+    /// Index of the counter in its set (`None` for the object's own entry).
+    counter: Option<usize>,
 }
 
 fn entries(manifest: &Manifest) -> Vec<Entry> {
@@ -79,17 +83,20 @@ fn entries(manifest: &Manifest) -> Vec<Entry> {
     };
     let mut out = Vec::new();
     let mut offset = 0u32;
-    for set in &manifest.provider.countersets {
+    for (set_index, set) in manifest.provider.countersets.iter().enumerate() {
         out.push(Entry {
             symbol: unique(set.symbol.clone()),
             offset,
             name: set.name.clone(),
             help: set.description.clone(),
             object: true,
+            set: set_index,
+            counter: None,
         });
         offset += 2;
         // Base counters get no title index in V1 (`CounterNameTitleIndex` "should be zero").
-        for c in set.counters.iter().filter(|c| !c.counter_type.is_base()) {
+        let displayed = set.counters.iter().enumerate();
+        for (counter_index, c) in displayed.filter(|(_, c)| !c.counter_type.is_base()) {
             let symbol = c.symbol.clone().unwrap_or_else(|| {
                 let what = c.name.as_deref().unwrap_or(&c.field);
                 format!("{}_{}", set.symbol, names::screaming(what))
@@ -101,8 +108,35 @@ fn entries(manifest: &Manifest) -> Vec<Entry> {
                 help: c.description.clone().unwrap_or_else(|| name.clone()),
                 name,
                 object: false,
+                set: set_index,
+                counter: Some(counter_index),
             });
             offset += 2;
+        }
+    }
+    out
+}
+
+/// The lodctr symbol offsets, as the `.h` assigns them: per counterset (manifest order) the
+/// object's offset and, per counter (manifest order), its offset or `None` for a base counter.
+pub(crate) fn v1_offsets(manifest: &Manifest) -> Vec<(u32, Vec<Option<u32>>)> {
+    let mut out: Vec<(u32, Vec<Option<u32>>)> = manifest
+        .provider
+        .countersets
+        .iter()
+        .map(|set| (0, vec![None; set.counters.len()]))
+        .collect();
+    for e in entries(manifest) {
+        let Some((object, counters)) = out.get_mut(e.set) else {
+            continue;
+        };
+        match e.counter {
+            None => *object = e.offset,
+            Some(c) => {
+                if let Some(slot) = counters.get_mut(c) {
+                    *slot = Some(e.offset);
+                }
+            }
         }
     }
     out

@@ -280,3 +280,29 @@ fn errors_debug_print_like_display_for_build_scripts() {
         "{err}"
     );
 }
+
+/// The inspect document's `v1_offset`s are the `.h` symbol file's values, in its order: the
+/// object, then each non-base counter; base counters have none.
+#[test]
+fn inspect_v1_offsets_match_the_symbol_file() {
+    for manifest in ["contoso_v11.man", "fabrikam_v2.man"] {
+        let bytes = fs::read(dir("manifests").join(manifest)).unwrap();
+        let generated = Config::new().generate(Path::new(manifest), &bytes).unwrap();
+        let from_h: Vec<u32> = generated
+            .symbols_h
+            .lines()
+            .filter_map(|l| l.strip_prefix("#define "))
+            .map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap())
+            .collect();
+        let mut from_inspect = Vec::new();
+        for set in &generated.inspect.countersets {
+            from_inspect.push(set.v1_offset);
+            for c in &set.counters {
+                let base = pcw_core::counter_type::CounterType::from_raw(c.counter_type).is_base();
+                assert_eq!(c.v1_offset.is_none(), base, "{manifest}: {:?}", c.symbol);
+                from_inspect.extend(c.v1_offset);
+            }
+        }
+        assert_eq!(from_inspect, from_h, "{manifest}");
+    }
+}

@@ -1,0 +1,124 @@
+//! Error reporting of the V1 contract (seed 000: "to report errors other than insufficient
+//! buffer size, use the Application Event Log"): every failure other than `ERROR_MORE_DATA`
+//! becomes an [`Event`] handed to a [`Logger`].
+//!
+//! Sinks: on Windows the Application event log (`ReportEventW`, source `pcw_perfdll`, see
+//! `win::eventlog`); everywhere, a bounded in-memory ring ([`recent`]) that tests of the rlib
+//! read, and — when `Linkage\Export` names one with `log-file=` — a file the host tests of the
+//! cdylib read (one line per event: `id kind code message`).
+
+use std::collections::VecDeque;
+use std::io::Write as _;
+use std::sync::Mutex;
+
+/// Event ids (the `dwEventID` of `ReportEventW`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum EventKind {
+    /// `Linkage\Export` holds a malformed setting; Open failed.
+    BadLinkage = 1000,
+    /// First Counter / First Help are not known yet (lodctr not run?); retried at Collect.
+    NoIndexes = 1001,
+    /// The data source could not be opened or read; retried at the next Collect.
+    SourceUnavailable = 1002,
+    /// The source returned data the DLL cannot serve (malformed snapshot).
+    BadData = 1003,
+    /// pcw-core refused to write the reply (`Collected::Failed`).
+    WriteFailed = 1004,
+    /// Collect was called without a successful Open.
+    NotOpen = 1005,
+    /// Collect got a NULL query or NULL output pointer and returned nothing.
+    BadArguments = 1006,
+}
+
+impl EventKind {
+    /// A fixed, human-readable description.
+    pub const fn message(self) -> &'static str {
+        match self {
+            Self::BadLinkage => "pcw_perfdll: malformed Linkage\\Export setting; Open failed",
+            Self::NoIndexes => {
+                "pcw_perfdll: First Counter/First Help unknown (run lodctr); no data served"
+            }
+            Self::SourceUnavailable => {
+                "pcw_perfdll: the data source is unavailable; no data served"
+            }
+            Self::BadData => "pcw_perfdll: the data source returned malformed data",
+            Self::WriteFailed => "pcw_perfdll: the reply could not be written",
+            Self::NotOpen => "pcw_perfdll: CollectPerformanceData called without Open",
+            Self::BadArguments => "pcw_perfdll: NULL argument to CollectPerformanceData",
+        }
+    }
+}
+
+/// One logged failure: a kind and a code (a Win32 error or a detail number).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Event {
+    /// What happened.
+    pub kind: EventKind,
+    /// Detail: the Win32 error, the failing counter, … (0 when none).
+    pub code: u32,
+}
+
+/// Where events go.
+pub trait Logger: Send + Sync {
+    /// Records one event. Must not panic.
+    fn log(&self, event: Event);
+}
+
+/// Most events kept in memory.
+pub const RING_LEN: usize = 256;
+
+static RING: Mutex<VecDeque<Event>> = Mutex::new(VecDeque::new());
+
+/// The in-memory ring (oldest first).
+pub fn recent() -> Vec<Event> {
+    RING.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .iter()
+        .copied()
+        .collect()
+}
+
+/// The default sink: the ring, the optional file, and on Windows the event log.
+#[derive(Debug, Default)]
+pub struct DefaultLogger {
+    file: Option<String>,
+}
+
+impl DefaultLogger {
+    /// A logger that also appends to `file`.
+    pub fn new(file: Option<String>) -> Self {
+        Self { file }
+    }
+}
+
+impl Logger for DefaultLogger {
+    fn log(&self, event: Event) {
+        {
+            let mut ring = RING
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if ring.len() >= RING_LEN {
+                ring.pop_front();
+            }
+            ring.push_back(event);
+        }
+        if let Some(path) = &self.file
+            && let Ok(mut f) = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+        {
+            let _ = writeln!(
+                f,
+                "{} {:?} {} {}",
+                event.kind as u32,
+                event.kind,
+                event.code,
+                event.kind.message()
+            );
+        }
+        #[cfg(windows)]
+        crate::win::eventlog::report(event);
+    }
+}

@@ -1,0 +1,162 @@
+//! The DLL's object and counter tables (issue 5 point 3), generated at build time from the
+//! driver's manifest, and the [`Catalog`] Open builds from them: `PERF_OBJECT_TYPE` and
+//! `PERF_COUNTER_DEFINITION` fields with title indexes = First Counter / First Help + the
+//! lodctr symbol offset (REFERENCE.md §3.4), base counters at index 0 as Windows' own
+//! objects have them (§1.3), counter offsets from pcw-core's `assign_offsets`.
+
+use pcw_core::counter_type::{CounterType, DetailLevel};
+use pcw_core::v1::writer::{CounterSpec, ObjectHeader, WriteError, assign_offsets};
+
+/// One counterset as the manifest declares it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ObjectTable {
+    /// The counterset's `symbol`.
+    pub symbol: &'static str,
+    /// The counterset's name.
+    pub name: &'static str,
+    /// lodctr symbol offset of the object.
+    pub v1_offset: u32,
+    /// Multi-instance (`instances="multiple"` and the multi aggregates).
+    pub multi: bool,
+    /// The object's detail level: the minimum over its counters.
+    pub detail_level: u32,
+    /// `DefaultCounter` (0 = the first counter, −1 = none).
+    pub default_counter: i32,
+    /// Position of the counter holding the object's `PerfTime` (`perfTimeID` of an
+    /// object-timer counter), if any.
+    pub perf_time_counter: Option<usize>,
+    /// Position of the counter holding the object's `PerfFreq` (`perfFreqID`), if any.
+    pub perf_freq_counter: Option<usize>,
+    /// Counters in manifest order (= the order of the driver's values).
+    pub counters: &'static [CounterTable],
+}
+
+/// One counter as the manifest declares it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CounterTable {
+    /// The counter's `id`.
+    pub id: u16,
+    /// The manifest `field`.
+    pub field: &'static str,
+    /// lodctr symbol offset; `None` for a base counter.
+    pub v1_offset: Option<u32>,
+    /// V1 `CounterType`.
+    pub counter_type: u32,
+    /// `CounterSize`.
+    pub size: u32,
+    /// `DetailLevel`.
+    pub detail_level: u32,
+    /// `DefaultScale`.
+    pub default_scale: i32,
+}
+
+include!(concat!(env!("OUT_DIR"), "/tables.rs"));
+
+/// Number of objects the DLL serves.
+pub const OBJECT_COUNT: usize = OBJECTS.len();
+
+/// One object ready to be written: its header and counter definitions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CatalogObject {
+    /// The manifest's description.
+    pub table: &'static ObjectTable,
+    /// `PERF_OBJECT_TYPE` fields (times are filled per collection).
+    pub header: ObjectHeader,
+    /// `PERF_COUNTER_DEFINITION`s, manifest order.
+    pub counters: Vec<CounterSpec>,
+}
+
+/// Why the catalog cannot be built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CatalogError {
+    /// First Counter or First Help plus an offset overflows 32 bits.
+    IndexOverflow,
+    /// The counter layout is refused by pcw-core.
+    Layout(WriteError),
+}
+
+/// Every object's header and counters for one First Counter / First Help pair.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Catalog {
+    /// First Counter.
+    pub first_counter: u32,
+    /// First Help.
+    pub first_help: u32,
+    /// Objects in manifest order.
+    pub objects: Vec<CatalogObject>,
+}
+
+impl Catalog {
+    /// Builds the catalog (allocates; called at Open, never while collecting).
+    ///
+    /// # Errors
+    /// [`CatalogError`].
+    pub fn new(first_counter: u32, first_help: u32) -> Result<Self, CatalogError> {
+        let index =
+            |base: u32, offset: u32| base.checked_add(offset).ok_or(CatalogError::IndexOverflow);
+        let mut objects = Vec::with_capacity(OBJECTS.len());
+        for table in &OBJECTS {
+            let mut counters = table
+                .counters
+                .iter()
+                .map(|c| {
+                    Ok(CounterSpec {
+                        name_title_index: c.v1_offset.map_or(Ok(0), |o| index(first_counter, o))?,
+                        help_title_index: c.v1_offset.map_or(Ok(0), |o| index(first_help, o))?,
+                        default_scale: c.default_scale,
+                        detail_level: DetailLevel::from_raw(c.detail_level),
+                        counter_type: CounterType::from_raw(c.counter_type),
+                        size: c.size,
+                        offset: 0,
+                    })
+                })
+                .collect::<Result<Vec<_>, CatalogError>>()?;
+            assign_offsets(&mut counters).map_err(CatalogError::Layout)?;
+            objects.push(CatalogObject {
+                table,
+                header: ObjectHeader {
+                    name_title_index: index(first_counter, table.v1_offset)?,
+                    help_title_index: index(first_help, table.v1_offset)?,
+                    detail_level: DetailLevel::from_raw(table.detail_level),
+                    default_counter: table.default_counter,
+                    perf_time: 0,
+                    perf_freq: 0,
+                    costly: false,
+                },
+                counters,
+            });
+        }
+        Ok(Self {
+            first_counter,
+            first_help,
+            objects,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn indexes_are_first_counter_plus_offsets() {
+        let c = Catalog::new(1000, 1001).unwrap();
+        for (entry, table) in c.objects.iter().zip(&OBJECTS) {
+            assert_eq!(entry.header.name_title_index, 1000 + table.v1_offset);
+            assert_eq!(entry.header.help_title_index, 1001 + table.v1_offset);
+            for (spec, counter) in entry.counters.iter().zip(table.counters) {
+                let expected = counter.v1_offset.map_or((0, 0), |o| (1000 + o, 1001 + o));
+                assert_eq!((spec.name_title_index, spec.help_title_index), expected);
+                assert_eq!(spec.offset % spec.size.max(4), 0, "aligned to its size");
+            }
+        }
+    }
+
+    #[test]
+    fn overflowing_indexes_are_refused() {
+        assert_eq!(
+            Catalog::new(u32::MAX - 1, 0).unwrap_err(),
+            CatalogError::IndexOverflow
+        );
+    }
+}

@@ -1,0 +1,103 @@
+//! `source=device` on Windows: `IOCTL_PCW_SNAPSHOT` (`METHOD_BUFFERED`, read access) on the
+//! driver's control device `\\.\PcwRs` (the driver's `src/control.rs` defines both; the values
+//! are repeated here because the DLL does not depend on the driver crate).
+//!
+//! The handle is opened on first use and kept until Close (or a failed call, after which the
+//! next collection reopens it: the driver may have been restarted).
+
+use windows_sys::Win32::Foundation::{
+    CloseHandle, ERROR_INSUFFICIENT_BUFFER, ERROR_MORE_DATA, GENERIC_READ, GetLastError, HANDLE,
+    INVALID_HANDLE_VALUE,
+};
+use windows_sys::Win32::Storage::FileSystem::{
+    CreateFileW, FILE_ATTRIBUTE_NORMAL, FILE_SHARE_READ, FILE_SHARE_WRITE, OPEN_EXISTING,
+};
+use windows_sys::Win32::System::IO::DeviceIoControl;
+
+use super::wide;
+use crate::source::IoctlReply;
+
+/// The device path user mode opens.
+pub const DEVICE_PATH: &str = r"\\.\PcwRs";
+/// `CTL_CODE(FILE_DEVICE_UNKNOWN, 0x800, METHOD_BUFFERED, FILE_READ_ACCESS)`.
+pub const IOCTL_PCW_SNAPSHOT: u32 = (0x22 << 16) | (1 << 14) | (0x800 << 2);
+
+/// An open handle to the device.
+#[derive(Debug)]
+pub struct Device {
+    handle: HANDLE,
+}
+
+// SAFETY: a file handle may be used from any thread; `Device` only passes it to
+// DeviceIoControl and CloseHandle.
+unsafe impl Send for Device {}
+
+impl Device {
+    /// Opens the device for reading.
+    ///
+    /// # Errors
+    /// The Win32 error of `CreateFileW`.
+    pub fn open() -> Result<Self, u32> {
+        let path = wide(DEVICE_PATH);
+        // SAFETY: `path` is NUL-terminated and outlives the call; NULL security attributes and
+        // template are allowed.
+        let handle = unsafe {
+            CreateFileW(
+                path.as_ptr(),
+                GENERIC_READ,
+                FILE_SHARE_READ | FILE_SHARE_WRITE,
+                core::ptr::null(),
+                OPEN_EXISTING,
+                FILE_ATTRIBUTE_NORMAL,
+                core::ptr::null_mut(),
+            )
+        };
+        if handle == INVALID_HANDLE_VALUE || handle.is_null() {
+            // SAFETY: no precondition.
+            return Err(unsafe { GetLastError() });
+        }
+        Ok(Self { handle })
+    }
+
+    /// One snapshot into `out`.
+    pub fn snapshot(&self, out: &mut [u8]) -> IoctlReply {
+        let len = u32::try_from(out.len()).unwrap_or(u32::MAX);
+        let mut returned: u32 = 0;
+        // SAFETY: the handle is open; `out` is `len` writable bytes (or fewer: `len` is capped
+        // at u32::MAX only above 4 GiB, which the buffer never reaches) alive across this
+        // synchronous call; no input buffer; no OVERLAPPED.
+        let ok = unsafe {
+            DeviceIoControl(
+                self.handle,
+                IOCTL_PCW_SNAPSHOT,
+                core::ptr::null(),
+                0,
+                out.as_mut_ptr().cast(),
+                len,
+                &raw mut returned,
+                core::ptr::null_mut(),
+            )
+        };
+        if ok != 0 {
+            return IoctlReply::Done(returned as usize);
+        }
+        // SAFETY: no precondition.
+        match unsafe { GetLastError() } {
+            ERROR_INSUFFICIENT_BUFFER | ERROR_MORE_DATA => {
+                let needed = out
+                    .get(..(returned as usize).min(out.len()))
+                    .and_then(|b| pcw_core::snapshot::required_len(b).ok())
+                    .unwrap_or(0);
+                IoctlReply::TooSmall(needed)
+            }
+            code => IoctlReply::Failed(code),
+        }
+    }
+}
+
+impl Drop for Device {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from CreateFileW and is closed once.
+        unsafe { CloseHandle(self.handle) };
+    }
+}

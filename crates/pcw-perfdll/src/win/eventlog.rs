@@ -1,0 +1,43 @@
+//! Seed 000: "to report errors other than insufficient buffer size, use the Application Event
+//! Log": `ReportEventW` under the event source `pcw_perfdll`, the event's fixed message as the
+//! one insertion string and its code as 4 bytes of raw data.
+
+use windows_sys::Win32::System::EventLog::{
+    DeregisterEventSource, EVENTLOG_ERROR_TYPE, RegisterEventSourceW, ReportEventW,
+};
+
+use super::wide;
+use crate::log::Event;
+
+/// The event source name.
+pub const SOURCE: &str = "pcw_perfdll";
+
+/// Reports `event`; failures to log are ignored (there is nowhere else to report them).
+pub fn report(event: Event) {
+    let source = wide(SOURCE);
+    let message = wide(event.kind.message());
+    // SAFETY: NULL means the local computer; `source` is NUL-terminated and outlives the call.
+    let handle = unsafe { RegisterEventSourceW(core::ptr::null(), source.as_ptr()) };
+    if handle.is_null() {
+        return;
+    }
+    let strings = [message.as_ptr()];
+    let data = event.code.to_le_bytes();
+    // SAFETY: `handle` is a live event source; `strings` holds one NUL-terminated string and
+    // `data` 4 readable bytes, all alive across the call; a NULL SID is allowed.
+    unsafe {
+        ReportEventW(
+            handle,
+            EVENTLOG_ERROR_TYPE,
+            0,
+            event.kind as u32,
+            core::ptr::null_mut(),
+            1,
+            4,
+            strings.as_ptr(),
+            data.as_ptr().cast(),
+        )
+    };
+    // SAFETY: `handle` came from RegisterEventSourceW and is released once.
+    unsafe { DeregisterEventSource(handle) };
+}

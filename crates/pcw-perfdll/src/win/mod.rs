@@ -1,0 +1,12 @@
+//! The Windows-only edges of the DLL (compiled with `cfg(windows)`; cross-built, not run, on
+//! other hosts): the service's lodctr indexes in the registry, the Application event log, and
+//! the driver's snapshot device.
+
+pub mod device;
+pub mod eventlog;
+pub mod registry;
+
+/// `s` as a NUL-terminated UTF-16 string.
+pub fn wide(s: &str) -> Vec<u16> {
+    s.encode_utf16().chain([0]).collect()
+}

@@ -1,0 +1,97 @@
+//! Issue 5's round trip on the host: the driver's real code under pcw-sim's kernel →
+//! `IOCTL_PCW_SNAPSHOT` (the driver's `control::device_control`, installed as the device
+//! source's in-process IOCTL) → the DLL's exports → V1 blocks whose raw values equal what the
+//! driver's PCW callback hands the simulated kernel at the same (frozen) instant.
+
+use std::sync::Arc;
+
+use pcw_core::v1::validate::{self, Expect};
+use pcw_driver::control::{IOCTL_PCW_CREATE_QUEUE, IOCTL_PCW_SNAPSHOT, device_control};
+use pcw_driver::driver;
+use pcw_perfdll::source::{IoctlReply, set_host_ioctl};
+use pcw_perfdll::{ClosePerformanceData, CollectPerformanceData, OpenPerformanceData};
+use pcw_sim::kernel::{BUILD_SERVER_2022, Kernel, Request};
+use pcw_sim::v1_host::{Host, HostConfig};
+
+/// `STATUS_BUFFER_TOO_SMALL`.
+const BUFFER_TOO_SMALL: i32 = 0xC000_0023_u32.cast_signed();
+
+fn install_driver_ioctl() {
+    set_host_ioctl(Some(Arc::new(|out: &mut [u8]| {
+        let c = device_control(IOCTL_PCW_SNAPSHOT, &[], out);
+        match c.status {
+            0 => IoctlReply::Done(c.information),
+            BUFFER_TOO_SMALL => IoctlReply::TooSmall(c.information),
+            s => IoctlReply::Failed(s.cast_unsigned()),
+        }
+    })));
+}
+
+/// Name → raw values of one V1 object.
+fn v1_instances(object: &validate::ObjectRef<'_>) -> Vec<(String, Vec<u64>)> {
+    let counters: Vec<_> = object.counters().collect();
+    object
+        .instances()
+        .map(|i| {
+            let name = String::from_utf16(&i.name_utf16().collect::<Vec<_>>()).unwrap();
+            (name, counters.iter().map(|c| i.value(c).unwrap()).collect())
+        })
+        .collect()
+}
+
+/// Name → raw values (counter id order) of what the driver's callback handed PCW.
+fn pcw_instances(k: &Kernel, set: &str) -> Vec<(String, Vec<u64>)> {
+    k.collect(set, &Request::default())
+        .unwrap()
+        .instances
+        .into_iter()
+        .map(|i| (i.name, i.values.into_values().collect()))
+        .collect()
+}
+
+#[test]
+fn driver_snapshot_ioctl_dll_v1_values_equal_pcw_values() {
+    let k = Kernel::boot(BUILD_SERVER_2022);
+    driver::unload();
+    driver::load().unwrap();
+    k.advance(33_000_000);
+    for name in ["Queue One", "Queue Two"] {
+        let input: Vec<u8> = name.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let mut out = [0u8; 4];
+        assert_eq!(
+            device_control(IOCTL_PCW_CREATE_QUEUE, &input, &mut out).status,
+            0
+        );
+    }
+    install_driver_ioctl();
+
+    let mut linkage: Vec<u16> = "source=device\0first-counter=238\0\0"
+        .encode_utf16()
+        .collect();
+    // SAFETY: a double-NUL-terminated multi-string alive across the call.
+    assert_eq!(unsafe { OpenPerformanceData(linkage.as_mut_ptr()) }, 0);
+    let host = Host::new(HostConfig {
+        check_untouched_on_failure: true,
+        ..HostConfig::default()
+    });
+    // SAFETY: the export honours the pointer contract (checked by the host).
+    let r = unsafe { host.call_extern(CollectPerformanceData, Some("238 260"), 1 << 16) }.unwrap();
+    // SAFETY: no pointers.
+    assert_eq!(unsafe { ClosePerformanceData() }, 0);
+    set_host_ioctl(None);
+
+    validate::validate_objects(&r.data, 2, Expect::Data).unwrap();
+    let objects: Vec<_> = validate::objects(&r.data, 0, Expect::Data)
+        .map(Result::unwrap)
+        .collect();
+    let waves = v1_instances(&objects[0]);
+    assert_eq!(waves.len(), 3, "{waves:?}");
+    assert_eq!(waves, pcw_instances(&k, "Geometric Waves"));
+    let queues = v1_instances(&objects[1]);
+    assert_eq!(queues.len(), 2, "{queues:?}");
+    assert_eq!(queues, pcw_instances(&k, "PCW Dynamic Queues"));
+
+    driver::unload();
+    let report = k.teardown();
+    assert!(report.is_clean(), "{report:?}");
+}
