@@ -83,7 +83,10 @@ fn create_record_close_through_ioctls() {
 }
 
 #[test]
-#[allow(clippy::too_many_lines, reason = "one table of hostile requests, one line each")]
+#[allow(
+    clippy::too_many_lines,
+    reason = "one table of hostile requests, one line each"
+)]
 fn hostile_inputs_are_refused_and_change_nothing() {
     let k = boot();
     let (c, out) = create("keep");
