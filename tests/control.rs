@@ -397,3 +397,31 @@ fn snapshot_buffers_of_every_size() {
     }
     shutdown(k);
 }
+
+#[test]
+fn misaligned_inputs_are_read_byte_by_byte() {
+    // METHOD_BUFFERED system buffers are aligned, but the dispatch logic must not rely on it.
+    let k = boot();
+    let (_, out) = create("odd");
+    let id = u32::from_le_bytes(out);
+    let mut raw = vec![0u8; 1];
+    raw.extend_from_slice(&id.to_le_bytes());
+    raw.extend_from_slice(&5u32.to_le_bytes());
+    raw.extend_from_slice(&11u64.to_le_bytes());
+    raw.extend_from_slice(&22u64.to_le_bytes());
+    let input = &raw[1..];
+    assert_ne!(
+        input.as_ptr() as usize % 8,
+        0,
+        "the input really is misaligned"
+    );
+    assert_eq!(
+        device_control(IOCTL_PCW_RECORD_QUEUE, input, &mut []).status,
+        STATUS_SUCCESS
+    );
+    let c = k.collect(QUEUES, &Request::default()).unwrap();
+    let v = &c.instances[0].values;
+    assert_eq!((v[&0], v[&1], v[&2]), (11, 22, 5));
+    queues::close_all();
+    shutdown(k);
+}
