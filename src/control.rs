@@ -11,8 +11,11 @@
 //!
 //! Lengths are checked before anything is read; a request with the wrong input length, an
 //! output buffer too small, or an unknown code changes nothing. The access bits in each code are
-//! enforced by the I/O manager against the device's security descriptor ([`DEVICE_SDDL`]):
-//! SYSTEM and Administrators may control, Performance Monitor Users may only read snapshots.
+//! enforced by the I/O manager against the device's security descriptor, which is meant to be
+//! [`DEVICE_SDDL`]: SYSTEM and Administrators may control, Performance Monitor Users may only read
+//! snapshots. **Not in effect yet:** `src/kernel.rs` creates the device with `IoCreateDevice`,
+//! which gives it the I/O manager's default descriptor; applying `DEVICE_SDDL` needs
+//! `IoCreateDeviceSecure` (wdmsec, WDK build) or setting the descriptor after creation.
 //! `Information` is the number of output bytes written, all of them initialised; for
 //! `STATUS_BUFFER_TOO_SMALL` on a snapshot it is the size needed.
 
@@ -47,8 +50,8 @@ pub const DEVICE_NAME: &str = r"\Device\PcwRs";
 /// The symbolic link user mode opens (`\\.\PcwRs`).
 pub const SYMBOLIC_LINK: &str = r"\DosDevices\PcwRs";
 /// The device's security descriptor: full access for SYSTEM and Administrators, read access
-/// (snapshots only, by the IOCTL access bits) for Performance Monitor Users. The INF applies it
-/// with `HKR,,Security` (issue 8).
+/// (snapshots only, by the IOCTL access bits) for Performance Monitor Users. A legacy device
+/// made with `IoCreateDevice` cannot take it from an INF; see the module docs for its status.
 pub const DEVICE_SDDL: &str = "D:P(A;;GA;;;SY)(A;;GA;;;BA)(A;;GR;;;MU)";
 
 /// Longest queue name, in UTF-16 units.
