@@ -36,7 +36,7 @@ pub fn load() -> Result<(), NTSTATUS> {
         let units: [u16; 16] = utf16_fixed(name);
         let len = name.len().min(units.len());
         if let Err(status) = waves::add(units.get(..len).unwrap_or_default(), wave) {
-            waves::clear();
+            discard_waves();
             return Err(status);
         }
     }
@@ -47,7 +47,7 @@ pub fn load() -> Result<(), NTSTATUS> {
             Ok(())
         }
         Err(status) => {
-            waves::clear();
+            discard_waves();
             Err(status)
         }
     }
@@ -77,7 +77,15 @@ pub fn unload() {
     queues::close_all();
     let loaded = STATE.write(Option::take);
     drop(loaded);
+    // Free the (now empty) registries' tables: pool memory must not outlive the driver image.
+    queues::REGISTRY.release();
+    discard_waves();
+}
+
+/// Removes the waves and frees their registry's tables (a failed load or an unload).
+fn discard_waves() {
     waves::clear();
+    waves::REGISTRY.release();
 }
 
 /// Whether the countersets are registered.

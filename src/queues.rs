@@ -73,7 +73,7 @@ pub fn create(name: &[u16]) -> Result<u32, QueueError> {
     if REGISTRY.read(|v| v.by_name(name).is_some()) {
         return Err(QueueError::NameTaken);
     }
-    let counters = Box::new(QueueCounters::default());
+    let counters = new_block().ok_or(QueueError::NoResources)?;
     let instance = crate::driver::with_queue_registration(|registration| {
         let unicode = pcw_rt::unicode(name);
         // SAFETY: the block is heap-allocated, never moves, and is freed only after the
@@ -90,6 +90,26 @@ pub fn create(name: &[u16]) -> Result<u32, QueueError> {
             RegistryError::BadName => QueueError::BadName,
             RegistryError::Full | RegistryError::NoMemory => QueueError::NoResources,
         })
+}
+
+/// A zeroed counter block on the heap, or `None` when memory ran out (`Box::new` would call
+/// the allocation-error handler instead: an abort, in the kernel a bugcheck).
+fn new_block() -> Option<Box<QueueCounters>> {
+    const { assert!(size_of::<QueueCounters>() != 0) };
+    let layout = core::alloc::Layout::new::<QueueCounters>();
+    // SAFETY: the layout's size is not zero (asserted above).
+    let raw = unsafe { alloc::alloc::alloc_zeroed(layout) };
+    #[expect(
+        clippy::cast_ptr_alignment,
+        reason = "allocated with `QueueCounters`'s layout, so aligned for it"
+    )]
+    let ptr = raw.cast::<QueueCounters>();
+    if ptr.is_null() {
+        return None;
+    }
+    // SAFETY: `ptr` comes from the global allocator with `QueueCounters`'s layout, and all-zero
+    // bytes are a valid `QueueCounters` (three atomics at 0, its `Default`).
+    Some(unsafe { Box::from_raw(ptr) })
 }
 
 /// Closes a queue: its PCW instance first, then its block. `false` if no queue has this id.

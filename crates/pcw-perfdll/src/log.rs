@@ -7,7 +7,6 @@
 //! read, and — when `Linkage\Export` names one with `log-file=` — a file the host tests of the
 //! cdylib read (one line per event: `id kind code message`).
 
-use std::collections::VecDeque;
 use std::io::Write as _;
 use std::sync::Mutex;
 
@@ -68,15 +67,39 @@ pub trait Logger: Send + Sync {
 /// Most events kept in memory.
 pub const RING_LEN: usize = 256;
 
-static RING: Mutex<VecDeque<Event>> = Mutex::new(VecDeque::new());
+/// The last [`RING_LEN`] events, in a fixed array: a heap-backed ring would stay allocated when
+/// the DLL is unloaded (statics are not dropped), leaking its buffer once per load; the leak checker
+/// of `scripts/asan.sh` reported exactly that.
+struct Ring {
+    events: [Option<Event>; RING_LEN],
+    /// Where the next event goes.
+    next: usize,
+}
+
+static RING: Mutex<Ring> = Mutex::new(Ring {
+    events: [None; RING_LEN],
+    next: 0,
+});
 
 /// The in-memory ring (oldest first).
 pub fn recent() -> Vec<Event> {
     RING.lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .iter()
-        .copied()
-        .collect()
+        .oldest_first()
+}
+
+impl Ring {
+    fn push(&mut self, event: Event) {
+        if let Some(slot) = self.events.get_mut(self.next) {
+            *slot = Some(event);
+        }
+        self.next = (self.next + 1) % RING_LEN;
+    }
+
+    fn oldest_first(&self) -> Vec<Event> {
+        let (newer, older) = self.events.split_at(self.next);
+        older.iter().chain(newer).filter_map(|e| *e).collect()
+    }
 }
 
 /// The default sink: the ring, the optional file, and on Windows the event log.
@@ -98,10 +121,7 @@ impl Logger for DefaultLogger {
             let mut ring = RING
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if ring.len() >= RING_LEN {
-                ring.pop_front();
-            }
-            ring.push_back(event);
+            ring.push(event);
         }
         if let Some(path) = &self.file
             && let Ok(mut f) = std::fs::OpenOptions::new()
@@ -120,5 +140,35 @@ impl Logger for DefaultLogger {
         }
         #[cfg(windows)]
         crate::win::eventlog::report(event);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ring_keeps_the_last_events_oldest_first() {
+        const N: u32 = 256;
+        assert_eq!(N as usize, RING_LEN);
+        let ev = |code| Event {
+            kind: EventKind::BadData,
+            code,
+        };
+        let mut ring = Ring {
+            events: [None; RING_LEN],
+            next: 0,
+        };
+        for code in 0..3 {
+            ring.push(ev(code));
+        }
+        assert_eq!(ring.oldest_first(), vec![ev(0), ev(1), ev(2)]);
+        for code in 3..N + 5 {
+            ring.push(ev(code));
+        }
+        let kept = ring.oldest_first();
+        assert_eq!(kept.len(), RING_LEN);
+        assert_eq!(kept.first(), Some(&ev(5)));
+        assert_eq!(kept.last(), Some(&ev(N + 4)));
     }
 }

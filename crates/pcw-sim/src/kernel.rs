@@ -250,6 +250,26 @@ pub fn in_provider_code() -> bool {
     })
 }
 
+/// Runs `f` as provider code outside any callback, as `DriverEntry`, `DriverUnload` or an IRP
+/// dispatch routine runs: [`in_provider_code`] is true for its duration except inside the
+/// simulator's own DDIs. A fault-injecting allocator in a test binary uses this to fail the
+/// driver's allocations in turn, never the simulator's.
+pub fn as_provider<R>(f: impl FnOnce() -> R) -> R {
+    /// Restores the caller's state even if `f` unwinds.
+    struct Restore((bool, u32));
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            PROVIDER.with(|p| p.set(self.0));
+        }
+    }
+    let _restore = Restore(PROVIDER.with(|p| {
+        let saved = p.get();
+        p.set((true, 0));
+        saved
+    }));
+    f()
+}
+
 /// Marks the simulator's own code while alive (see [`in_provider_code`]).
 struct InDdi;
 

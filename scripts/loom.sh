@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The loom model of pcw-core's instance registry and its SpinRwLock (issue 9 §4): every
+# interleaving, up to LOOM_MAX_PREEMPTIONS (default 3) preemptions, of small concurrent
+# create/close/collect cases (`registry::loom_model` in crates/pcw-core/src/registry.rs).
+# `--cfg loom` swaps loom's atomics, cell and spin hint into the lock; the ordinary build is
+# untouched. Its own target directory keeps the cfg change from invalidating the main cache.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export RUSTFLAGS="--cfg loom ${RUSTFLAGS:-}"
+export LOOM_MAX_PREEMPTIONS="${LOOM_MAX_PREEMPTIONS:-3}"
+CARGO_TARGET_DIR="${PCW_LOOM_TARGET_DIR:-$(pwd)/target/loom}" \
+  cargo test --release --locked -p pcw-core --lib loom_ -- --test-threads=1 "$@"
