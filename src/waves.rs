@@ -101,16 +101,20 @@ pub fn values(wave: Wave, time: i64, counter_mask: u64) -> set::GeometricWaveVal
     v
 }
 
-/// Adds every wave the query selects to PCW's buffer; returns the first failure of
+/// Adds every wave of `registry` the query selects to PCW's buffer; returns the first failure of
 /// `PcwAddInstance`, or success.
-fn answer(mask: &PCW_MASK_INFORMATION, collect: bool) -> NTSTATUS {
+fn answer(
+    registry: &Registry<pcw_rt::RegistryLock, Wave>,
+    mask: &PCW_MASK_INFORMATION,
+    collect: bool,
+) -> NTSTATUS {
     // SAFETY: PCW passes a NULL or valid instance mask that lives across the callback.
     let name_mask = unsafe { pcw_rt::units(mask.InstanceMask) };
     let filter = InstanceFilter::new(mask.InstanceId, name_mask);
     let started = if collect { STATS.start() } else { None };
     let now = if collect { pcw_rt::system_time() } else { 0 };
     let mut counted = Collected::default();
-    let status = REGISTRY.read(|view| {
+    let status = registry.read(|view| {
         let mut add = |entry: &pcw_core::registry::Entry<Wave>| -> NTSTATUS {
             // Poll the cancel event before the first instance and every 16th after it.
             // SAFETY: PCW passes NULL or a valid event that lives across the callback.
@@ -152,7 +156,7 @@ fn answer(mask: &PCW_MASK_INFORMATION, collect: bool) -> NTSTATUS {
     status
 }
 
-/// The counterset's `PCW_CALLBACK`.
+/// The counterset's `PCW_CALLBACK`: [`respond`] over [`REGISTRY`].
 ///
 /// # Safety
 /// Called by PCW with a valid information block for `kind`.
@@ -161,18 +165,33 @@ pub unsafe extern "system" fn callback(
     info: *const PCW_CALLBACK_INFORMATION,
     _context: *const core::ffi::c_void,
 ) -> NTSTATUS {
-    // SAFETY: PCW passes a valid information block (contract).
+    // SAFETY: forwarded from PCW under this function's contract.
+    unsafe { respond(&REGISTRY, kind, info) }
+}
+
+/// What [`callback`] does, over any registry of waves. The driver has one, [`REGISTRY`], limited
+/// to 64 waves; the benchmarks (crates/pcw-bench) run this same code over registries of up to
+/// 100 000 instances.
+///
+/// # Safety
+/// `info` is NULL or a valid information block for `kind`, as PCW passes it to a callback.
+pub unsafe fn respond(
+    registry: &Registry<pcw_rt::RegistryLock, Wave>,
+    kind: PCW_CALLBACK_TYPE,
+    info: *const PCW_CALLBACK_INFORMATION,
+) -> NTSTATUS {
+    // SAFETY: NULL or a valid information block (contract).
     let Some(info) = (unsafe { info.as_ref() }) else {
         return STATUS_SUCCESS;
     };
     match kind {
         pcw_rt::PcwCallbackEnumerateInstances => {
             // SAFETY: the EnumerateInstances member is the active one for this kind.
-            answer(unsafe { &info.EnumerateInstances }, false)
+            answer(registry, unsafe { &info.EnumerateInstances }, false)
         }
         pcw_rt::PcwCallbackCollectData => {
             // SAFETY: the CollectData member is the active one for this kind.
-            answer(unsafe { &info.CollectData }, true)
+            answer(registry, unsafe { &info.CollectData }, true)
         }
         _ => STATUS_SUCCESS,
     }

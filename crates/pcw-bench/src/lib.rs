@@ -1,0 +1,137 @@
+//! pcw-bench: the scenarios of issue 7 (the driver's callback, the V1 collect, the snapshot
+//! codec) set up side by side with the C baselines of `c/` and the `memcpy` floor, shared by the
+//! criterion benches (`benches/`) and the instruction-count driver run under callgrind
+//! (`src/bin/pcw-bench-cg.rs`, `scripts/bench.sh`).
+//!
+//! The library defines no PCW symbol. A binary links either pcw-sim, whose `PcwAddInstance`
+//! records what it is given, or the no-op PCW of [`noop_pcw!`], which only counts, to isolate
+//! the provider's own cost. The C baseline calls the same `PcwAddInstance` as the driver's code.
+
+pub mod alloc_count;
+pub mod c;
+pub mod scenarios;
+pub mod snap;
+pub mod v1;
+pub mod waves;
+
+pub use windows_sys;
+
+/// Defines the no-op PCW every PCW and `Ke*` import of the driver resolves to in a binary that
+/// does not link pcw-sim: `PcwAddInstance` only counts its calls (read them with
+/// [`noop_added`]), the clocks return constants, nothing else does anything. Invoke it once, at
+/// the root of the binary.
+#[macro_export]
+macro_rules! noop_pcw {
+    () => {
+        /// No-op `PcwAddInstance`: counts the call.
+        ///
+        /// # Safety
+        /// None needed: nothing is read.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "system" fn PcwAddInstance(
+            _buffer: $crate::windows_sys::Wdk::Foundation::PPCW_BUFFER,
+            _name: *const $crate::windows_sys::Win32::Foundation::UNICODE_STRING,
+            _id: u32,
+            _count: u32,
+            _data: *const $crate::windows_sys::Wdk::System::SystemServices::PCW_DATA,
+        ) -> $crate::windows_sys::Win32::Foundation::NTSTATUS {
+            $crate::NOOP_ADDED.fetch_add(1, ::core::sync::atomic::Ordering::Relaxed);
+            0
+        }
+
+        /// No-op `PcwRegister`: hands out a dummy handle.
+        ///
+        /// # Safety
+        /// `registration` is writable.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "system" fn PcwRegister(
+            registration: *mut $crate::windows_sys::Wdk::Foundation::PPCW_REGISTRATION,
+            _info: *const $crate::windows_sys::Wdk::System::SystemServices::PCW_REGISTRATION_INFORMATION,
+        ) -> $crate::windows_sys::Win32::Foundation::NTSTATUS {
+            // SAFETY: writable per this function's contract.
+            unsafe { registration.write(1) };
+            0
+        }
+
+        /// No-op `PcwUnregister`.
+        #[unsafe(no_mangle)]
+        pub extern "system" fn PcwUnregister(
+            _registration: $crate::windows_sys::Wdk::Foundation::PPCW_REGISTRATION,
+        ) {
+        }
+
+        /// No-op `PcwCreateInstance`: hands out a dummy handle.
+        ///
+        /// # Safety
+        /// `instance` is writable.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "system" fn PcwCreateInstance(
+            instance: *mut $crate::windows_sys::Wdk::Foundation::PPCW_INSTANCE,
+            _registration: $crate::windows_sys::Wdk::Foundation::PPCW_REGISTRATION,
+            _name: *const $crate::windows_sys::Win32::Foundation::UNICODE_STRING,
+            _count: u32,
+            _data: *const $crate::windows_sys::Wdk::System::SystemServices::PCW_DATA,
+        ) -> $crate::windows_sys::Win32::Foundation::NTSTATUS {
+            // SAFETY: writable per this function's contract.
+            unsafe { instance.write(1) };
+            0
+        }
+
+        /// No-op `PcwCloseInstance`.
+        #[unsafe(no_mangle)]
+        pub extern "system" fn PcwCloseInstance(
+            _instance: $crate::windows_sys::Wdk::Foundation::PPCW_INSTANCE,
+        ) {
+        }
+
+        /// Constant `KeQueryPerformanceCounter` (10 MHz).
+        ///
+        /// # Safety
+        /// `frequency` is NULL or writable.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "system" fn KeQueryPerformanceCounter(frequency: *mut i64) -> i64 {
+            if !frequency.is_null() {
+                // SAFETY: writable per this function's contract, checked non-NULL.
+                unsafe { frequency.write(10_000_000) };
+            }
+            $crate::NOOP_TIME
+        }
+
+        /// Constant `KeQuerySystemTimePrecise`.
+        ///
+        /// # Safety
+        /// `time` is writable.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "system" fn KeQuerySystemTimePrecise(time: *mut i64) {
+            // SAFETY: writable per this function's contract.
+            unsafe { time.write($crate::NOOP_TIME) };
+        }
+
+        /// `KeReadStateEvent`: never signalled.
+        #[unsafe(no_mangle)]
+        pub extern "system" fn KeReadStateEvent(
+            _event: *const $crate::windows_sys::Wdk::Foundation::KEVENT,
+        ) -> i32 {
+            0
+        }
+    };
+}
+
+/// Calls of the no-op `PcwAddInstance` so far (see [`noop_pcw!`]).
+pub static NOOP_ADDED: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
+/// The no-op PCW's clocks: 2026-01-01 in 100 ns units since 1601, plus 3 s.
+pub const NOOP_TIME: i64 = 134_116_992_000_000_000 + 30_000_000;
+
+/// Calls of the no-op `PcwAddInstance` so far.
+pub fn noop_added() -> u64 {
+    NOOP_ADDED.load(core::sync::atomic::Ordering::Relaxed)
+}
+
+/// UTF-16 units of `s`.
+pub fn utf16(s: &str) -> Vec<u16> {
+    s.encode_utf16().collect()
+}
+
+/// The instance counts of the issue.
+pub const SIZES: [usize; 4] = [1, 100, 10_000, 100_000];

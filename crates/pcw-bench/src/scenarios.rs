@@ -1,0 +1,215 @@
+//! Every scenario of issue 7 as a list of labelled cases, shared by the criterion benches and
+//! the callgrind driver so both measure exactly the same calls. A case's label is
+//! `<scenario>/<variant>/<N>/<side>`; its `units` is what per-unit figures divide by (instances
+//! for a collection, 1 for a single match or a single-id query).
+
+use std::rc::Rc;
+
+use crate::snap::{self, SnapshotData};
+use crate::v1::{self, V1Object, bytes_mut, out_buffer};
+use crate::waves::{self, ADVERSARIAL, Call, Names, Population, Query};
+use crate::{c, utf16};
+
+/// Steps the naive C matcher may take per name before it gives up.
+pub const C_MATCH_CAP: u64 = 100_000;
+
+/// Largest N for the long-name (1000-unit) scenarios: the naive C matcher runs to its cap on
+/// every name, which is slow under callgrind.
+pub const LONG_SIZES: [usize; 2] = [1, 100];
+
+/// One measured call.
+pub struct Case {
+    /// `<scenario>/<variant>/<N>/<side>`.
+    pub label: String,
+    /// What per-unit figures divide by.
+    pub units: usize,
+    /// The call; returns a value the caller black-boxes.
+    pub run: Box<dyn FnMut() -> u64>,
+    /// Whether one call is very expensive (the naive matcher running to its cap on every
+    /// name): the callgrind driver then repeats it only a few times.
+    pub heavy: bool,
+}
+
+impl Case {
+    fn new(label: String, units: usize, run: impl FnMut() -> u64 + 'static) -> Self {
+        Self {
+            label,
+            units,
+            run: Box::new(run),
+            heavy: false,
+        }
+    }
+
+    fn heavy(mut self, heavy: bool) -> Self {
+        self.heavy = heavy;
+        self
+    }
+}
+
+fn status(s: i32) -> u64 {
+    u64::from(s.cast_unsigned())
+}
+
+/// The callback cases over `sizes`, for a binary whose PCW ignores the buffer handle.
+pub fn callback_cases(sizes: &[usize]) -> Vec<Case> {
+    // SAFETY: a plain store of a configuration value in the C baseline.
+    unsafe { c::kcs_set_match_cap(C_MATCH_CAP) };
+    let mut cases = Vec::new();
+    for &n in sizes {
+        let population = Rc::new(Population::new(n, Names::Short));
+        let middle = population.ids[n / 2];
+        let queries = [
+            ("full", Query::Full, n),
+            ("id", Query::Id(middle), 1),
+            ("mask-Large*", Query::Mask("Large*".into()), n),
+            ("mask-*", Query::Mask("*".into()), n),
+            ("mask-?mall*", Query::Mask("?mall*".into()), n),
+            ("countermask-one", Query::OneCounter, n),
+        ];
+        for (variant, query, units) in queries {
+            push_pair(&mut cases, &population, variant, &query, n, units);
+        }
+    }
+    for names in [Names::LongA, Names::LongScan] {
+        for &n in LONG_SIZES.iter().filter(|n| sizes.contains(n)) {
+            let population = Rc::new(Population::new(n, names));
+            for (mask, tag) in [(ADVERSARIAL, "adversarial"), ("*", "*")] {
+                let variant = format!("mask-{tag}-{}", names.label());
+                push_pair(
+                    &mut cases,
+                    &population,
+                    &variant,
+                    &Query::Mask(mask.into()),
+                    n,
+                    n,
+                );
+            }
+        }
+    }
+    cases
+}
+
+fn push_pair(
+    cases: &mut Vec<Case>,
+    population: &Rc<Population>,
+    variant: &str,
+    query: &Query,
+    n: usize,
+    units: usize,
+) {
+    let call = Rc::new(Call::new(query, 1));
+    let (p, q) = (Rc::clone(population), Rc::clone(&call));
+    cases.push(Case::new(
+        format!("callback/{variant}/{n}/ours"),
+        units,
+        move || status(waves::collect_ours(&p, &q)),
+    ));
+    let p = Rc::clone(population);
+    let heavy = variant.starts_with("mask-adversarial-long-a");
+    cases.push(
+        Case::new(format!("callback/{variant}/{n}/c"), units, move || {
+            p.install_c();
+            status(waves::collect_c(&call))
+        })
+        .heavy(heavy),
+    );
+}
+
+/// The matcher-level cases: one 1000-unit name against the adversarial mask and against `*`.
+pub fn match_cases() -> Vec<Case> {
+    // SAFETY: a plain store of a configuration value in the C baseline.
+    unsafe { c::kcs_set_match_cap(C_MATCH_CAP) };
+    let mut cases = Vec::new();
+    for names in [Names::LongA, Names::LongScan] {
+        for (mask, tag) in [(ADVERSARIAL, "adversarial"), ("*", "*")] {
+            let name = Rc::new(names.name(7));
+            let mask = Rc::new(utf16(mask));
+            let (m, n) = (Rc::clone(&mask), Rc::clone(&name));
+            cases.push(Case::new(
+                format!("match/{tag}-{}/1/ours", names.label()),
+                1,
+                move || u64::from(waves::match_ours(&m, &n)),
+            ));
+            let heavy = tag == "adversarial" && names == Names::LongA;
+            cases.push(
+                Case::new(format!("match/{tag}-{}/1/c", names.label()), 1, move || {
+                    u64::from(waves::match_c(&mask, &name))
+                })
+                .heavy(heavy),
+            );
+        }
+    }
+    cases
+}
+
+/// The V1 collect cases: pcw-core's `collect`, the PerfGen-style C, and `memcpy` of the output.
+///
+/// # Panics
+/// If pcw-core's and the C baseline's outputs differ in length (a bench bug).
+pub fn v1_cases(sizes: &[usize]) -> Vec<Case> {
+    let mut cases = Vec::new();
+    for &n in sizes {
+        let object: &'static V1Object = Box::leak(Box::new(V1Object::new(n)));
+        let instances: &'static [_] = Box::leak(object.instances().into_boxed_slice());
+        let desc = object.desc(instances);
+        let pg = object.pg();
+        let mut probe = out_buffer(1024 + n * 128);
+        let outcome = v1::collect_ours(&desc, bytes_mut(&mut probe));
+        let len = outcome.bytes();
+        assert!(len > 0, "pcw-core collect: {outcome:?}");
+        assert_eq!(len, v1::collect_c(&pg, bytes_mut(&mut probe)));
+        let src = bytes_mut(&mut probe)[..len].to_vec();
+        let mut out = out_buffer(len);
+        cases.push(Case::new(format!("v1/collect/{n}/ours"), n, move || {
+            v1::collect_ours(&desc, bytes_mut(&mut out)).bytes() as u64
+        }));
+        let mut out = out_buffer(len);
+        cases.push(Case::new(format!("v1/collect/{n}/c"), n, move || {
+            v1::collect_c(&pg, bytes_mut(&mut out)) as u64
+        }));
+        let mut out = out_buffer(len);
+        cases.push(Case::new(format!("v1/collect/{n}/memcpy"), n, move || {
+            v1::copy(bytes_mut(&mut out), &src);
+            len as u64
+        }));
+    }
+    cases
+}
+
+/// The snapshot cases: encode and decode, each with `memcpy` of the snapshot's bytes.
+///
+/// # Panics
+/// If the snapshot cannot be encoded (a bench bug).
+pub fn snapshot_cases(sizes: &[usize]) -> Vec<Case> {
+    let mut cases = Vec::new();
+    for &n in sizes {
+        let data = Rc::new(SnapshotData::new(n));
+        let len = data.len();
+        let mut encoded = out_buffer(len);
+        data.encode(bytes_mut(&mut encoded)).expect("encodes");
+        let encoded: Rc<[u8]> = Rc::from(&bytes_mut(&mut encoded)[..len]);
+        let mut out = out_buffer(len);
+        let d = Rc::clone(&data);
+        cases.push(Case::new(
+            format!("snapshot/encode/{n}/ours"),
+            n,
+            move || d.encode(bytes_mut(&mut out)).unwrap_or(0) as u64,
+        ));
+        let e = Rc::clone(&encoded);
+        cases.push(Case::new(
+            format!("snapshot/decode/{n}/ours"),
+            n,
+            move || snap::decode(&e).unwrap_or(0),
+        ));
+        let mut out = out_buffer(len);
+        cases.push(Case::new(
+            format!("snapshot/memcpy/{n}/memcpy"),
+            n,
+            move || {
+                v1::copy(bytes_mut(&mut out), &encoded);
+                len as u64
+            },
+        ));
+    }
+    cases
+}

@@ -1,0 +1,184 @@
+//! Checks that the benchmarks compare like with like, and the allocation assertion of issue 7:
+//! the C baselines' layouts match windows-sys; the PerfGen-style C writes the very bytes
+//! pcw-core's V1 collect writes; the KCS-style C callback selects the same instances as the
+//! driver's for every query; the naive matcher agrees with pcw-core's where it finishes; and
+//! the driver's callback, pcw-core's V1 collect and the snapshot codec allocate nothing.
+
+use pcw_bench::alloc_count::{self, CountingAlloc};
+use pcw_bench::c::{self, KcsInstance};
+use pcw_bench::snap::{self, SnapshotData};
+use pcw_bench::v1::{self, V1Object, bytes_mut, out_buffer};
+use pcw_bench::waves::{self, ADVERSARIAL, Call, Names, Population, Query};
+use pcw_bench::{noop_added, utf16};
+use pcw_core::v1::collect::Collected;
+use windows_sys::Wdk::System::SystemServices::{PCW_CALLBACK_INFORMATION, PCW_MASK_INFORMATION};
+
+pcw_bench::noop_pcw!();
+
+#[global_allocator]
+static ALLOC: CountingAlloc = CountingAlloc;
+
+#[test]
+fn c_layouts_agree_with_windows_sys() {
+    // SAFETY: pure functions of the C compiler's layouts.
+    let size = unsafe { c::kcs_mask_information_size() };
+    assert_eq!(size, size_of::<PCW_MASK_INFORMATION>());
+    // SAFETY: as above.
+    let buffer = unsafe { c::kcs_mask_buffer_offset() };
+    assert_eq!(buffer, std::mem::offset_of!(PCW_MASK_INFORMATION, Buffer));
+    // SAFETY: as above.
+    let id = unsafe { c::kcs_mask_instance_id_offset() };
+    assert_eq!(id, std::mem::offset_of!(PCW_MASK_INFORMATION, InstanceId));
+    // SAFETY: as above.
+    let instance = unsafe { c::kcs_instance_size() };
+    assert_eq!(instance, size_of::<KcsInstance>());
+    assert_eq!(
+        size_of::<PCW_CALLBACK_INFORMATION>(),
+        size_of::<PCW_MASK_INFORMATION>()
+    );
+}
+
+#[test]
+fn perfgen_c_writes_the_bytes_pcw_core_writes() {
+    for n in [0, 1, 3, 100] {
+        let object = V1Object::new(n);
+        let instances = object.instances();
+        let desc = object.desc(&instances);
+        let mut ours = out_buffer(1024 + n * 128);
+        let outcome = v1::collect_ours(&desc, bytes_mut(&mut ours));
+        let Collected::Success { bytes, objects: 1 } = outcome else {
+            panic!("{n}: {outcome:?}");
+        };
+        let mut theirs = out_buffer(1024 + n * 128);
+        assert_eq!(v1::collect_c(&object.pg(), bytes_mut(&mut theirs)), bytes);
+        assert_eq!(
+            bytes_mut(&mut ours)[..bytes],
+            bytes_mut(&mut theirs)[..bytes]
+        );
+        // Too small: both write nothing.
+        let mut short = out_buffer(bytes - 8);
+        let len = bytes - 8;
+        assert_eq!(
+            v1::collect_ours(&desc, &mut bytes_mut(&mut short)[..len]),
+            Collected::MoreData
+        );
+        assert_eq!(
+            v1::collect_c(&object.pg(), &mut bytes_mut(&mut short)[..len]),
+            0
+        );
+        assert!(bytes_mut(&mut short).iter().all(|b| *b == 0xA5));
+    }
+}
+
+/// Instances added by one call (the no-op PCW counts them; one test only, so no other thread
+/// adds meanwhile).
+fn added(f: impl FnOnce() -> i32) -> u64 {
+    let before = noop_added();
+    assert_eq!(f(), 0);
+    noop_added() - before
+}
+
+#[test]
+fn the_c_callback_selects_what_the_drivers_selects_and_ours_allocates_nothing() {
+    // SAFETY: a configuration store.
+    unsafe { c::kcs_set_match_cap(1_000_000) };
+    for (n, names) in [
+        (1, Names::Short),
+        (100, Names::Short),
+        (30, Names::LongScan),
+    ] {
+        let population = Population::new(n, names);
+        population.install_c();
+        let queries = [
+            Query::Full,
+            Query::Id(population.ids[n / 2]),
+            Query::Id(0xFFFF_0000),
+            Query::Mask("Large*".into()),
+            Query::Mask("*".into()),
+            Query::Mask("?mall*".into()),
+            Query::Mask(ADVERSARIAL.into()),
+            Query::OneCounter,
+        ];
+        for query in queries {
+            let call = Call::new(&query, 1);
+            let (ours, allocations) =
+                alloc_count::measure(|| added(|| waves::collect_ours(&population, &call)));
+            assert_eq!(allocations, 0, "{n} {query:?}");
+            let theirs = added(|| waves::collect_c(&call));
+            assert_eq!(ours, theirs, "{n} {query:?}");
+        }
+    }
+}
+
+#[test]
+fn the_naive_matcher_agrees_where_it_finishes_and_is_capped_on_the_adversarial_mask() {
+    // SAFETY: a configuration store (the same value in every test of this binary).
+    unsafe { c::kcs_set_match_cap(1_000_000) };
+    let names = [
+        "Small Wave",
+        "small wave 2",
+        "Large",
+        "",
+        "aaab",
+        "xaxbx",
+        "Ab",
+    ];
+    let masks = [
+        "*", "S*", "?mall*", "*a*b", "*A?", "a*", "", "Large", "*x*x*",
+    ];
+    for name in names {
+        for mask in masks {
+            let (m, n) = (utf16(mask), utf16(name));
+            assert_eq!(
+                waves::match_ours(&m, &n),
+                waves::match_c(&m, &n),
+                "{mask} {name}"
+            );
+        }
+    }
+    // SAFETY: reads and resets a counter.
+    unsafe { c::kcs_take_capped() };
+    let adversarial = utf16(ADVERSARIAL);
+    assert!(!waves::match_c(&adversarial, &Names::LongA.name(1)));
+    // SAFETY: as above.
+    let capped = unsafe { c::kcs_take_capped() };
+    assert_eq!(capped, 1, "the naive matcher explodes");
+    assert!(!waves::match_ours(&adversarial, &Names::LongA.name(1)));
+    assert!(waves::match_ours(&adversarial, &Names::LongScan.name(1)));
+}
+
+#[test]
+fn v1_collect_and_the_snapshot_codec_allocate_nothing() {
+    for n in [1, 100, 1000] {
+        let object = V1Object::new(n);
+        let instances = object.instances();
+        let desc = object.desc(&instances);
+        let mut buf = out_buffer(1024 + n * 128);
+        let (outcome, allocations) =
+            alloc_count::measure(|| v1::collect_ours(&desc, bytes_mut(&mut buf)));
+        assert!(matches!(outcome, Collected::Success { .. }), "{outcome:?}");
+        assert_eq!(allocations, 0, "V1 collect, N = {n}");
+        let (outcome, allocations) =
+            alloc_count::measure(|| v1::collect_ours(&desc, &mut bytes_mut(&mut buf)[..64]));
+        assert_eq!(outcome, Collected::MoreData);
+        assert_eq!(allocations, 0, "V1 collect, no space, N = {n}");
+
+        let data = SnapshotData::new(n);
+        let mut buf = out_buffer(data.len());
+        let (len, allocations) = alloc_count::measure(|| data.encode(bytes_mut(&mut buf)));
+        assert_eq!(len, Ok(data.len()));
+        assert_eq!(allocations, 0, "snapshot encode, N = {n}");
+        let (sum, allocations) =
+            alloc_count::measure(|| snap::decode(&bytes_mut(&mut buf)[..data.len()]));
+        assert!(sum.is_ok());
+        assert_eq!(allocations, 0, "snapshot decode, N = {n}");
+    }
+}
+
+#[test]
+fn the_counting_allocator_sees_allocations() {
+    let ((), allocations) = alloc_count::measure(|| {
+        std::hint::black_box(vec![1u8; 16]);
+    });
+    assert_eq!(allocations, 2, "one alloc and one free");
+}

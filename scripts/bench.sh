@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Issue 7's benchmarks in one run: criterion (times, reported as ratios) for the no-op-PCW and
+# pcw-sim benches, then callgrind (instruction counts, deterministic on a noisy machine) on the
+# pcw-bench-cg driver, and the generated section of BENCHMARKS.md rewritten from both.
+#
+#   scripts/bench.sh            all N (1, 100, 10 000, 100 000); a few minutes on 2 cores
+#   scripts/bench.sh --quick    N = 1 and 100 only
+#   scripts/bench.sh --stdout   print the report instead of rewriting BENCHMARKS.md
+#
+# Needs valgrind (apt-get install valgrind; its headers give the client requests) and python3.
+# Not part of scripts/test.sh (CI time).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+quick=()
+report_args=()
+for arg in "$@"; do
+  case "$arg" in
+    --quick) quick=(--quick) ;;
+    --stdout) report_args+=(--stdout) ;;
+    *) echo "usage: $0 [--quick] [--stdout]" >&2; exit 2 ;;
+  esac
+done
+command -v valgrind >/dev/null || { echo "error: valgrind is missing (apt-get install valgrind)" >&2; exit 1; }
+
+target="${CARGO_TARGET_DIR:-target}"
+out="$target/pcw-bench-run"   # raw outputs of the last run: rows.tsv, cg.out.*, logs
+rm -rf "$out"
+mkdir -p "$out"
+
+step() { printf '\n== %s\n' "$*" >&2; }
+
+step "criterion (no-op PCW, then pcw-sim)"
+rm -rf "$target/criterion"
+bench_env=()
+[ ${#quick[@]} -gt 0 ] && bench_env=(PCW_BENCH_QUICK=1)
+env "${bench_env[@]}" cargo bench -q -p pcw-bench --bench noop >"$out/criterion-noop.log" 2>&1 \
+  || { cat "$out/criterion-noop.log" >&2; exit 1; }
+env "${bench_env[@]}" cargo bench -q -p pcw-bench --bench sim >"$out/criterion-sim.log" 2>&1 \
+  || { cat "$out/criterion-sim.log" >&2; exit 1; }
+
+step "callgrind (instruction counts)"
+cargo build -q --release -p pcw-bench --bin pcw-bench-cg
+valgrind --tool=callgrind --callgrind-out-file="$out/cg.out" \
+  "$target/release/pcw-bench-cg" "${quick[@]}" >"$out/rows.tsv" 2>"$out/valgrind.log" \
+  || { tail -20 "$out/valgrind.log" >&2; exit 1; }
+
+{
+  echo "command: scripts/bench.sh ${*:-}"
+  echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), nproc $(nproc)"
+  echo "rustc: $(rustc --version)"
+  echo "cc: $(cc --version | head -1) (C baselines at -O2)"
+  echo "valgrind: $(valgrind --version)"
+} >"$out/machine.txt"
+
+step "report"
+python3 crates/pcw-bench/report.py "$out" "$target" "$out/machine.txt" "${report_args[@]}"
