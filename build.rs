@@ -1,23 +1,101 @@
-//! Compiles the driver's counter manifest into its register/add layer (pcw-gen, prost-build
-//! style: outputs in `OUT_DIR`, rewritten only when changed). The WDK configuration
-//! (`wdk_build::configure_wdk_binary_build`) joins here with the cargo-make flow (issue 8).
+//! The driver's build script, in three steps:
+//!
+//! 1. With the `wdk` feature on a Windows build machine, `wdk_build::configure_wdk_binary_build`
+//!    (windows-drivers-rs): WDK library paths and the kernel-driver link arguments. The feature
+//!    is read from `CARGO_FEATURE_WDK` and the dependency only exists on Windows hosts, so no
+//!    Linux build (host tests, the lld-link cross-build) ever compiles or runs wdk-build.
+//! 2. Always: pcw-gen compiles `manifest/pcw_driver.man` into the driver's register/add layer
+//!    (prost-build style: outputs in `OUT_DIR`, rewritten only when changed), plus the `.rc`
+//!    string table and the lodctr `.ini`/`.h` pair.
+//! 3. When building for Windows on Windows: the generated `.rc` (counterset and counter names and
+//!    descriptions under their manifest `nameID`/`descriptionID`) is compiled by rc.exe and
+//!    linked into the `.sys` (embed-resource), because `lodctr /m:` and every consumer load those
+//!    strings from the binary the manifest's `applicationIdentity` names. Required with `wdk`, a
+//!    warning without it.
 
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let result = pcw_gen::Config::new()
+    let wdk = std::env::var_os("CARGO_FEATURE_WDK").is_some();
+    let windows_target = std::env::var("CARGO_CFG_TARGET_OS").is_ok_and(|os| os == "windows");
+    if wdk && let Err(e) = configure_wdk(windows_target) {
+        eprintln!("{e}");
+        return ExitCode::FAILURE;
+    }
+    let written = pcw_gen::Config::new()
         .runtime_path("crate::pcw_rt")
         .bind_struct(
             "DynamicQueues.QueueCounters",
             "crate::queues::QueueCounters",
         )
         .compile("manifest/pcw_driver.man");
-    match result {
-        Ok(_) => ExitCode::SUCCESS,
+    let written = match written {
+        Ok(written) => written,
         Err(e) => {
             // pcw-gen renders every diagnostic with file:line:column and a hint.
             eprintln!("{e}");
-            ExitCode::FAILURE
+            return ExitCode::FAILURE;
         }
+    };
+    if windows_target && let Err(e) = embed_resources(&written.rc, wdk) {
+        eprintln!("{e}");
+        return ExitCode::FAILURE;
     }
+    ExitCode::SUCCESS
+}
+
+/// Step 1: wdk-build's configuration, on a Windows host with the WDK.
+#[cfg(windows)]
+fn configure_wdk(windows_target: bool) -> Result<(), String> {
+    if !windows_target {
+        return Err("error: the `wdk` feature builds the driver for a Windows target only".into());
+    }
+    wdk_build::configure_wdk_binary_build()
+        .map_err(|e| format!("error: wdk-build could not configure the WDK build: {e}"))
+}
+
+/// Step 1 off Windows: the WDK (and wdk-build, a Windows-only build dependency) is not there.
+#[cfg(not(windows))]
+fn configure_wdk(_windows_target: bool) -> Result<(), String> {
+    Err(
+        "error: the `wdk` feature needs a Windows build machine with the WDK (eWDK prompt, \
+         `cargo make`); Linux builds the driver without it (scripts/cross-windows.sh)"
+            .into(),
+    )
+}
+
+/// Step 3: the string table into the `.sys`, with rc.exe (found by embed-resource in the
+/// Windows SDK / eWDK).
+#[cfg(windows)]
+fn embed_resources(rc: &std::path::Path, required: bool) -> Result<(), String> {
+    let result = embed_resource::compile_for_cdylib(rc, embed_resource::NONE);
+    if required {
+        result
+            .manifest_required()
+            .map_err(|e| format!("error: cannot compile `{}`: {e}", rc.display()))
+    } else {
+        if let Err(e) = result.manifest_optional() {
+            println!(
+                "cargo:warning=the counter name resources were not linked ({e}); \
+                 lodctr /m: needs them in pcw_driver.sys"
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Step 3 on a non-Windows host (the cross-build): no rc.exe here, so the `.sys` carries no
+/// string table; a warning says so, since such a binary cannot serve counter names to lodctr.
+#[cfg(not(windows))]
+#[allow(
+    clippy::unnecessary_wraps,
+    reason = "the same signature as the Windows version"
+)]
+fn embed_resources(rc: &std::path::Path, _required: bool) -> Result<(), String> {
+    println!(
+        "cargo:warning=`{}` is not linked into the cross-built driver (no resource compiler on \
+         this host); build on Windows with `cargo make` for a .sys lodctr can use",
+        rc.display()
+    );
+    Ok(())
 }

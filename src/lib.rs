@@ -30,6 +30,7 @@ pub mod control;
 pub mod driver;
 #[cfg(target_os = "windows")]
 mod kernel;
+#[cfg_attr(all(feature = "wdk", target_os = "windows"), path = "pcw_rt_wdk.rs")]
 pub mod pcw_rt;
 pub mod queues;
 pub mod snapshot;
