@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Cross-builds the real Windows artifacts on Linux with Debian's Rust toolchain (issue 6;
+# DESIGN.md, "A proven recipe"), into target/windows/ with fixed names:
+#
+#   pcw_driver.sys          the driver (root package), x86_64-pc-windows-msvc, no_std,
+#                           build-std core+alloc, linked by lld-link as a native-subsystem driver
+#   pcw_perfdll.dll         the V1 perf DLL (crates/pcw-perfdll), x86_64-pc-windows-gnu via mingw
+#   pcw_wine_consumer.exe   the V1 consumer scripts/wine-test.sh runs under Wine
+#
+# Debian's rustc/cargo 1.96 (/usr/bin) is used only here, through PATH and with its own target
+# directories under target/ (xwin-msvc, xwin-gnu), so the rustup toolchain and the host build
+# cache of the other tests are untouched. Missing Debian packages are installed first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+# shellcheck source=scripts/apt-need.sh
+. scripts/apt-need.sh
+apt_need rustc-web cargo-web rust-web-src lld gcc-mingw-w64-x86-64 wine64
+
+for tool in /usr/bin/cargo /usr/bin/rustc /usr/bin/lld-link /usr/bin/x86_64-w64-mingw32-gcc; do
+  if [ ! -x "$tool" ]; then
+    echo "error: $tool is missing although its Debian package is installed" >&2
+    exit 1
+  fi
+done
+if [ ! -d /usr/lib/rustlib/src/rust/library ]; then
+  echo "error: Debian's Rust library source (package rust-web-src) is missing: /usr/lib/rustlib/src/rust/library" >&2
+  exit 1
+fi
+
+out=$root/target/windows
+mkdir -p "$out"
+
+# Debian's toolchain first in PATH: /usr/bin/cargo ignores rust-toolchain.toml and runs
+# /usr/bin/rustc. RUSTC_BOOTSTRAP lets the stable 1.96 compiler take -Zbuild-std. RUSTC and
+# RUSTC_WRAPPER are cleared so nothing points cargo back at the rustup toolchain.
+debian_cargo() {
+  env -u RUSTC -u RUSTC_WRAPPER -u RUSTDOC -u CARGO_BUILD_TARGET \
+    PATH="/usr/bin:$PATH" RUSTC_BOOTSTRAP=1 /usr/bin/cargo "$@"
+}
+
+echo "== cross-build: pcw_driver.sys (x86_64-pc-windows-msvc, lld-link /DRIVER)"
+echo "   $(/usr/bin/rustc --version) / $(/usr/bin/cargo --version)"
+# RUSTFLAGS replaces the [target.'cfg(windows)'] rustflags of .cargo/config.toml, so
+# -C panic=abort is repeated here.
+RUSTFLAGS="-C linker=lld-link -C panic=abort -C link-arg=/DRIVER -C link-arg=/SUBSYSTEM:NATIVE -C link-arg=/ENTRY:DriverEntry -C link-arg=/NODEFAULTLIB -C link-arg=/INTEGRITYCHECK" \
+  CARGO_TARGET_DIR="$root/target/xwin-msvc" \
+  debian_cargo build --locked -p pcw-driver --lib --release \
+  --target x86_64-pc-windows-msvc \
+  -Zbuild-std=core,alloc,compiler_builtins -Zbuild-std-features=compiler-builtins-mem
+cp "$root/target/xwin-msvc/x86_64-pc-windows-msvc/release/pcw_driver.dll" "$out/pcw_driver.sys"
+
+# The DLL and the consumer in one cargo invocation: one resolution and one build of std for both.
+echo "== cross-build: pcw_perfdll.dll and pcw_wine_consumer.exe (x86_64-pc-windows-gnu, mingw)"
+RUSTFLAGS="-C panic=abort" \
+  CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc \
+  CARGO_TARGET_DIR="$root/target/xwin-gnu" \
+  debian_cargo build --locked --release --target x86_64-pc-windows-gnu \
+  -Zbuild-std=std,panic_abort -p pcw-perfdll -p pcw-wine-consumer
+gnu_out=$root/target/xwin-gnu/x86_64-pc-windows-gnu/release
+cp "$gnu_out/pcw_perfdll.dll" "$out/pcw_perfdll.dll"
+cp "$gnu_out/pcw-wine-consumer.exe" "$out/pcw_wine_consumer.exe"
+
+echo "== built:"
+for f in pcw_driver.sys pcw_perfdll.dll pcw_wine_consumer.exe; do
+  printf '   target/windows/%-22s %8d bytes\n' "$f" "$(stat -c %s "$out/$f")"
+done
