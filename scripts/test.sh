@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The one command that runs every check of pcw-rs, on a fresh Linux machine or in CI:
-# formatting, clippy (warnings are errors), the workspace tests, and that the fuzz targets build.
-# Later stages (the Windows cross-build and the Wine run) are added here as they land.
+# formatting, clippy (warnings are errors), the workspace tests, that the fuzz targets build, and
+# the real Windows artifacts: cross-built with Debian's toolchain (installed when missing),
+# PE-checked, and the perf DLL run under Wine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,6 +30,26 @@ PCW_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/pcw" cargo test --workspace --
 
 step "fuzz targets build (stable; scripts/fuzz.sh runs them with cargo-fuzz)"
 cargo check --manifest-path fuzz/Cargo.toml --bins --locked
+
+step "AddressSanitizer: the workspace tests under nightly -Zsanitizer=address (scripts/asan.sh)"
+bash scripts/asan.sh
+
+step "loom: the instance registry's lock, every interleaving of small cases (scripts/loom.sh)"
+bash scripts/loom.sh
+
+step "Windows artifacts: cross-build with Debian's toolchain (scripts/cross-windows.sh)"
+bash scripts/cross-windows.sh
+
+step "PE checks of target/windows (crates/pcw-pecheck, tests/artifacts.rs)"
+PCW_WINDOWS_ARTIFACTS=target/windows cargo test -p pcw-pecheck --test artifacts --locked
+
+step "no panic: nothing in the .sys reaches Rust's panic machinery (scripts/panic-reach.py)"
+command -v llvm-pdbutil >/dev/null || { apt-get update -qq && apt-get install -y -qq llvm >/dev/null; }
+python3 scripts/panic-reach.py target/windows/pcw_driver.sys \
+  target/xwin-msvc/x86_64-pc-windows-msvc/release/pcw_driver.pdb
+
+step "Wine: the perf DLL under Wine's Perflib and the real PE loader (scripts/wine-test.sh)"
+bash scripts/wine-test.sh
 
 echo
 echo "all checks passed"
