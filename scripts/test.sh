@@ -44,7 +44,9 @@ step "PE checks of target/windows (crates/pcw-pecheck, tests/artifacts.rs)"
 PCW_WINDOWS_ARTIFACTS=target/windows cargo test -p pcw-pecheck --test artifacts --locked
 
 step "no panic: nothing in the .sys reaches Rust's panic machinery (scripts/panic-reach.py)"
-command -v llvm-pdbutil >/dev/null || { apt-get update -qq && apt-get install -y -qq llvm >/dev/null; }
+# shellcheck source=scripts/apt-need.sh
+. scripts/apt-need.sh
+command -v llvm-pdbutil >/dev/null || apt_need llvm
 python3 scripts/panic-reach.py target/windows/pcw_driver.sys \
   target/xwin-msvc/x86_64-pc-windows-msvc/release/pcw_driver.pdb
 

@@ -11,11 +11,10 @@
 //!
 //! Lengths are checked before anything is read; a request with the wrong input length, an
 //! output buffer too small, or an unknown code changes nothing. The access bits in each code are
-//! enforced by the I/O manager against the device's security descriptor, which is meant to be
-//! [`DEVICE_SDDL`]: SYSTEM and Administrators may control, Performance Monitor Users may only read
-//! snapshots. **Not in effect yet:** `src/kernel.rs` creates the device with `IoCreateDevice`,
-//! which gives it the I/O manager's default descriptor; applying `DEVICE_SDDL` needs
-//! `IoCreateDeviceSecure` (wdmsec, WDK build) or setting the descriptor after creation.
+//! enforced by the I/O manager against the device's security descriptor, [`DEVICE_SDDL`]:
+//! SYSTEM and Administrators may control, Performance Monitor Users may only read snapshots.
+//! `src/kernel.rs` sets it on the device right after `IoCreateDevice`, before the symbolic link
+//! exists, from the binary form in `src/security.rs` (what `IoCreateDeviceSecure` would do).
 //! `Information` is the number of output bytes written, all of them initialised; for
 //! `STATUS_BUFFER_TOO_SMALL` on a snapshot it is the size needed.
 
@@ -51,7 +50,7 @@ pub const DEVICE_NAME: &str = r"\Device\PcwRs";
 pub const SYMBOLIC_LINK: &str = r"\DosDevices\PcwRs";
 /// The device's security descriptor: full access for SYSTEM and Administrators, read access
 /// (snapshots only, by the IOCTL access bits) for Performance Monitor Users. A legacy device
-/// made with `IoCreateDevice` cannot take it from an INF; see the module docs for its status.
+/// cannot take it from an INF; the driver applies it itself (see the module docs).
 pub const DEVICE_SDDL: &str = "D:P(A;;GA;;;SY)(A;;GA;;;BA)(A;;GR;;;MU)";
 
 /// Longest queue name, in UTF-16 units.

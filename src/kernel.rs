@@ -137,6 +137,15 @@ pub unsafe extern "system" fn driver_entry(
         crate::driver::unload();
         return status;
     }
+    // Restrict the device before user mode can name it (the link does not exist yet).
+    // SAFETY: `device` was created just above and is valid.
+    let status = unsafe { secure(device) };
+    if status < 0 {
+        // SAFETY: created just above and not yet visible to user mode.
+        unsafe { IoDeleteDevice(device) };
+        crate::driver::unload();
+        return status;
+    }
     // SAFETY: both names are valid UNICODE_STRINGs over static buffers.
     let status = unsafe { IoCreateSymbolicLink(&raw const link, &raw const name) };
     if status < 0 {
@@ -155,6 +164,34 @@ pub unsafe extern "system" fn driver_entry(
     }
     driver.DriverUnload = Some(driver_unload);
     STATUS_SUCCESS
+}
+
+// Exported by ntoskrnl (it is what wdmsec's `IoCreateDeviceSecure` uses) but not declared by
+// windows-sys.
+#[link(name = "ntoskrnl.exe", kind = "raw-dylib", modifiers = "+verbatim")]
+unsafe extern "system" {
+    fn ObSetSecurityObjectByPointer(
+        object: *mut core::ffi::c_void,
+        security_information: u32,
+        security_descriptor: *const core::ffi::c_void,
+    ) -> NTSTATUS;
+}
+
+/// `DACL_SECURITY_INFORMATION`.
+const DACL_SECURITY_INFORMATION: u32 = 4;
+
+/// Replaces the device's default DACL with [`crate::security::DEVICE_SECURITY_DESCRIPTOR`]
+/// (`DEVICE_SDDL`), what `IoCreateDeviceSecure` would do.
+///
+/// # Safety
+/// `device` is a valid device object created by this driver.
+unsafe fn secure(device: *mut DEVICE_OBJECT) -> NTSTATUS {
+    let sd = &crate::security::DEVICE_SECURITY_DESCRIPTOR.0;
+    // SAFETY: a valid device object (contract) and a valid self-relative descriptor, which the
+    // object manager copies.
+    unsafe {
+        ObSetSecurityObjectByPointer(device.cast(), DACL_SECURITY_INFORMATION, sd.as_ptr().cast())
+    }
 }
 
 /// `DriverUnload`: removes the symbolic link and the device, closes the dynamic instances and

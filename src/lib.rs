@@ -33,6 +33,7 @@ mod kernel;
 #[cfg_attr(all(feature = "wdk", target_os = "windows"), path = "pcw_rt_wdk.rs")]
 pub mod pcw_rt;
 pub mod queues;
+pub mod security;
 pub mod snapshot;
 pub mod stats;
 mod sync;

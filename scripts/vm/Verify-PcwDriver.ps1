@@ -92,7 +92,7 @@ Write-Check 'opens for reading' $PcwDevicePath
 try {
     $sddl = [PcwRs.Native]::DeviceSddl($PcwDevicePath)
     if ($sddl -match ';;;WD\)') {
-        Write-Warning "$PcwDevicePath carries the default descriptor $sddl (Everyone has access), not DEVICE_SDDL $PcwDeviceSddl; see inf\pcw_driver.inx"
+        throw "$PcwDevicePath carries the default descriptor $sddl (Everyone has access), not DEVICE_SDDL $PcwDeviceSddl: the driver's ObSetSecurityObjectByPointer call did not take effect"
     } else {
         Write-Check 'device DACL' "$sddl (DEVICE_SDDL is $PcwDeviceSddl)"
     }

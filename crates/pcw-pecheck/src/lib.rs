@@ -28,8 +28,8 @@ use object::read::pe::{ExportTarget, ImageNtHeaders, ImageOptionalHeader, Import
 /// DLLs the driver may import from (compared case-insensitively).
 pub const DRIVER_ALLOWED_IMPORTS: &[&str] = &["ntoskrnl.exe", "hal.dll"];
 
-/// Routines the driver must import: PCW registration and instances, and the I/O manager calls
-/// of its control device.
+/// Routines the driver must import: PCW registration and instances, the I/O manager calls of
+/// its control device, and the call that puts `DEVICE_SDDL` on that device.
 pub const DRIVER_REQUIRED_IMPORTS: &[&str] = &[
     "PcwRegister",
     "PcwUnregister",
@@ -41,6 +41,7 @@ pub const DRIVER_REQUIRED_IMPORTS: &[&str] = &[
     "IoDeleteDevice",
     "IoDeleteSymbolicLink",
     "IofCompleteRequest",
+    "ObSetSecurityObjectByPointer",
 ];
 
 /// The driver's entry point symbol (`/ENTRY:DriverEntry`).
