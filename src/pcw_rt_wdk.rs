@@ -111,27 +111,6 @@ pub unsafe fn cancelled(event: wdk_sys::PKEVENT) -> bool {
     unsafe { wdk_sys::ntddk::KeReadStateEvent(event) != 0 }
 }
 
-/// A `UNICODE_STRING` over `units` (at most 32 767 of them; longer names are cut).
-pub fn unicode(units: &[u16]) -> UNICODE_STRING {
-    let bytes = u16::try_from(units.len().saturating_mul(2)).unwrap_or(0xFFFE);
-    UNICODE_STRING {
-        Length: bytes,
-        MaximumLength: bytes,
-        Buffer: units.as_ptr().cast_mut(),
-    }
-}
-
-/// The units of a `UNICODE_STRING`, or `None` for a NULL pointer.
-///
-/// # Safety
-/// `s` is NULL or points to a valid `UNICODE_STRING` whose buffer holds `Length` bytes and
-/// outlives `'a`.
-pub unsafe fn units<'a>(s: *const UNICODE_STRING) -> Option<&'a [u16]> {
-    // SAFETY: per this function's contract.
-    let s = unsafe { s.as_ref() }?;
-    if s.Buffer.is_null() || s.Length == 0 {
-        return Some(&[]);
-    }
-    // SAFETY: the buffer holds `Length` bytes (contract), i.e. `Length / 2` units.
-    Some(unsafe { core::slice::from_raw_parts(s.Buffer, usize::from(s.Length / 2)) })
-}
+// `unicode` and `units`: the same text for both bindings, whose `UNICODE_STRING`s share
+// their field names; resolved against this module's `UNICODE_STRING`.
+include!("pcw_rt_strings.rs");
