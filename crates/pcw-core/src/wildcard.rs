@@ -51,10 +51,155 @@ fn piece_at(piece: &[u16], name: &[u16]) -> bool {
     piece.len() <= name.len() && piece.iter().zip(name).all(|(p, n)| unit_matches(*p, *n))
 }
 
+/// Units scanned at a time when looking for a piece's first literal unit (see [`position_of`]).
+const SCAN_BLOCK: usize = 64;
+/// The indices of a block, as the unit type (a loop over them vectorises; see
+/// [`position_of`]).
+const BLOCK_INDICES: core::ops::Range<u16> = 0..64;
+
+/// The name units that can match one literal pattern unit, for a fast scan of the name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Candidates {
+    /// A unit that upper-cases to ASCII: the name units `u` with `u | fold == folded` or
+    /// `u == other`. For a letter, `fold` is 0x20 and `folded` its lower case (so both cases
+    /// pass), and `other` is the one non-ASCII unit that upper-cases to it, if any (`ı` → `I`,
+    /// `ſ` → `S`; else `other` repeats `folded`). For any other ASCII unit, `fold` is 0 and
+    /// both are the unit. Exactly the units that match the literal.
+    Ascii { fold: u16, folded: u16, other: u16 },
+    /// A unit that upper-cases to non-ASCII: only non-ASCII name units can match it (ASCII
+    /// upper-cases to ASCII), and each of those must be folded to know.
+    NonAscii,
+}
+
+impl Candidates {
+    fn of(unit: u16) -> Self {
+        let upper = upcase(unit);
+        let Ok(byte) = u8::try_from(upper) else {
+            return Self::NonAscii;
+        };
+        if !byte.is_ascii() {
+            return Self::NonAscii;
+        }
+        if !byte.is_ascii_alphabetic() {
+            return Self::Ascii {
+                fold: 0,
+                folded: upper,
+                other: upper,
+            };
+        }
+        let folded = upper | 0x20;
+        let other = match byte {
+            b'I' => 0x0131, // ı (dotless i)
+            b'S' => 0x017F, // ſ (long s)
+            _ => folded,
+        };
+        Self::Ascii {
+            fold: 0x20,
+            folded,
+            other,
+        }
+    }
+
+    /// Whether `unit` is a candidate.
+    #[cfg(test)]
+    fn admits(self, unit: u16) -> bool {
+        match self {
+            Self::Ascii {
+                fold,
+                folded,
+                other,
+            } => unit | fold == folded || unit == other,
+            Self::NonAscii => unit >= 0x80,
+        }
+    }
+
+    /// Index of the first unit of `units` that may match.
+    #[inline]
+    fn position(self, units: &[u16]) -> Option<usize> {
+        match self {
+            Self::Ascii {
+                fold,
+                folded,
+                other,
+            } => position_of(units, fold, folded, other),
+            Self::NonAscii => units.iter().position(|&u| u >= 0x80),
+        }
+    }
+}
+
+/// Index of the first of `units` with `u | fold == folded` or `u == other`.
+///
+/// A name of at least one block is taken in fixed blocks; each is tested without a branch for
+/// any hit, and the block with the first hit is reduced, again without a branch, to the index
+/// of that hit (a minimum over the block). The compiler vectorises both loops: about one
+/// instruction per unit on x86-64 with SSE2 (callgrind), against 5–10 for a `position` loop.
+/// The part after the last whole block is scanned as the block ending at the end of the name
+/// (overlapping units already known to miss). Shorter names take the plain loop. Kept out of
+/// line: inlined into [`matches`], the loops were no longer vectorised.
+#[inline(never)]
+fn position_of(units: &[u16], fold: u16, folded: u16, other: u16) -> Option<usize> {
+    if other == folded {
+        scan(units, |u| u | fold == folded)
+    } else {
+        #[allow(clippy::needless_bitwise_bool)] // no branch: the loops must vectorise
+        scan(units, |u| (u | fold == folded) | (u == other))
+    }
+}
+
+/// [`position_of`]'s loops for one branch-free test `hit`.
+#[allow(clippy::inline_always)] // each test needs its own copy of the loops to vectorise
+#[inline(always)]
+fn scan(units: &[u16], hit: impl Fn(u16) -> bool + Copy) -> Option<usize> {
+    let any = |block: &[u16; SCAN_BLOCK]| block.iter().fold(false, |any, &u| any | hit(u));
+    let first = |block: &[u16; SCAN_BLOCK]| {
+        let mut at = u16::MAX;
+        for (i, &u) in BLOCK_INDICES.zip(block) {
+            at = at.min(if hit(u) { i } else { u16::MAX });
+        }
+        usize::from(at)
+    };
+    let Some(last) = units.last_chunk::<SCAN_BLOCK>() else {
+        return units.iter().position(|&u| hit(u));
+    };
+    let (blocks, tail) = units.as_chunks::<SCAN_BLOCK>();
+    let mut base = 0;
+    for block in blocks {
+        if any(block) {
+            return Some(base + first(block));
+        }
+        base += SCAN_BLOCK;
+    }
+    if tail.is_empty() || !any(last) {
+        return None;
+    }
+    Some(units.len() - SCAN_BLOCK + first(last))
+}
+
 /// Leftmost position where `piece` (no stars) matches inside `name`.
+///
+/// Positions are skipped quickly: the name is scanned for the units that can match the
+/// piece's first literal (non-`?`) unit, and only there is the whole piece compared. The cost
+/// is linear in the name with a small constant unless many positions are candidates.
 fn find_piece(piece: &[u16], name: &[u16]) -> Option<usize> {
     let last = name.len().checked_sub(piece.len())?;
-    (0..=last).find(|&i| name.get(i..).is_some_and(|rest| piece_at(piece, rest)))
+    // The first literal unit and its offset in the piece; an all-`?` piece fits at 0.
+    let Some((offset, &literal)) = piece.iter().enumerate().find(|(_, u)| **u != QUESTION) else {
+        return Some(0);
+    };
+    let candidates = Candidates::of(literal);
+    // Positions `start..=last` of the piece put its literal at `start + offset`.
+    let mut start = 0;
+    while start <= last {
+        let window = name.get(start + offset..=last + offset).unwrap_or_default();
+        let found = start + candidates.position(window)?;
+        // An ASCII candidate set is exact, so a one-unit piece has matched already.
+        let exact = piece.len() == 1 && matches!(candidates, Candidates::Ascii { .. });
+        if exact || name.get(found..).is_some_and(|rest| piece_at(piece, rest)) {
+            return Some(found);
+        }
+        start = found + 1;
+    }
+    None
 }
 
 /// Whether `name` matches the wildcard `pattern`.
@@ -162,7 +307,64 @@ mod tests {
         assert!(!eq_ignore_case(&w("Small"), &w("Smal")));
     }
 
+    #[test]
+    fn candidates_are_exactly_the_units_that_can_match() {
+        // Exhaustive over the BMP: the fast scan must not skip a unit that matches, and an
+        // ASCII candidate set must hold nothing else (one-unit pieces are not re-compared).
+        let upper: Vec<u16> = (0..=u16::MAX).map(upcase).collect();
+        let mut literals: Vec<u16> = (0..=u16::MAX).filter(|u| upcase(*u) < 0x80).collect();
+        literals.extend([0xE9, 0xC9, 0x3C3, 0x3A3, 0x3C2, 0xDF, 0xD800]);
+        for literal in literals {
+            let candidates = Candidates::of(literal);
+            let wanted = upcase(literal);
+            for (unit, &folded) in (0..=u16::MAX).zip(&upper) {
+                let can_match = folded == wanted;
+                match candidates {
+                    Candidates::Ascii { .. } => assert_eq!(
+                        candidates.admits(unit),
+                        can_match,
+                        "unit {unit:#06x}, literal {literal:#06x}"
+                    ),
+                    Candidates::NonAscii => assert!(
+                        !can_match || candidates.admits(unit),
+                        "{unit:#06x} matches {literal:#06x} but is never scanned for"
+                    ),
+                }
+            }
+            assert_eq!(
+                matches!(candidates, Candidates::NonAscii),
+                wanted >= 0x80,
+                "{literal:#06x}"
+            );
+        }
+    }
+
+    #[test]
+    fn pieces_are_found_across_scan_blocks() {
+        for at in [0, 1, 15, 16, 17, 31, 32, 33, 100] {
+            let name: String = core::iter::repeat_n('x', at)
+                .chain("ſmall".chars())
+                .collect();
+            assert!(m("*SMALL", &name), "at {at}");
+            assert!(m("*?mall", &name), "at {at}");
+            assert!(m("*s*l", &name), "at {at}");
+            assert!(!m("*small*q", &name), "at {at}");
+            let name: String = core::iter::repeat_n('x', at)
+                .chain("Éclair".chars())
+                .collect();
+            assert!(m("*éCL*", &name), "at {at}");
+        }
+    }
+
     proptest! {
+        #[test]
+        fn agrees_with_the_reference_over_long_names(
+            p in proptest::collection::vec(prop_oneof![Just(STAR), Just(QUESTION), Just(0x61u16), Just(0x53), Just(0x73), Just(0x17F), Just(0xE9), Just(0xC9)], 0..7),
+            n in proptest::collection::vec(prop_oneof![Just(0x61u16), Just(0x78), Just(0x53), Just(0x73), Just(0x17F), Just(0xE9), Just(0xC9), Just(0x3A3)], 0..70),
+        ) {
+            prop_assert_eq!(matches(&p, &n), reference(&p, &n));
+        }
+
         #[test]
         fn agrees_with_the_reference(
             p in proptest::collection::vec(prop_oneof![Just(STAR), Just(QUESTION), 0x61u16..0x64, 0x41u16..0x44], 0..8),
