@@ -3,11 +3,12 @@
 #
 # Needs the nightly toolchain (rustup) and cargo-fuzz (installed from crates.io when missing).
 # The tree is never written to: each target's run corpus and crash artifacts live under
-# $PCW_FUZZ_DIR (default target/fuzz-run/<target>/); the committed seeds (fuzz/corpus/<target>,
-# if any) and the project's own fixtures (copied at run time, see `seed` below) are read-only
-# inputs. Every target is run even if an earlier one crashes; the script then exits non-zero
-# and names the crashing targets and their artifacts. Each run's libFuzzer log is kept in
-# $PCW_FUZZ_DIR/<target>.log and a one-line summary (executions, cov, ft, corpus) is printed.
+# $PCW_FUZZ_DIR (default target/fuzz-run/<target>/); the committed seed corpus of every target
+# (fuzz/corpus/<target>, minimised with `cargo fuzz cmin`) and the project's own fixtures
+# (copied at run time, see `seed` below) are read-only inputs. Every target is run even if an
+# earlier one crashes; the script then exits non-zero and names the crashing targets and their
+# artifacts. Each run's libFuzzer log is kept in $PCW_FUZZ_DIR/<target>.log and a one-line
+# summary (executions, cov, ft, corpus) is printed. scripts/test.sh (CI) runs it for 10 s.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 seconds=${1:-30}
@@ -67,7 +68,11 @@ for t in "${targets[@]}"; do
   mkdir -p "$work/corpus" "$work/artifacts"
   seed "$t" "$work/corpus"
   inputs=("$work/corpus")
-  [ -d "$root/fuzz/corpus/$t" ] && inputs+=("$root/fuzz/corpus/$t")
+  if [ ! -d "$root/fuzz/corpus/$t" ]; then
+    echo "error: no committed seed corpus fuzz/corpus/$t (every target needs one)" >&2
+    exit 2
+  fi
+  inputs+=("$root/fuzz/corpus/$t")
   echo "== fuzzing $t for ${seconds}s (log: $run_dir/$t.log)"
   set +e
   cargo +nightly fuzz run --target-dir "$build_dir" "$t" "${inputs[@]}" -- \

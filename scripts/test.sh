@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The one command that runs every check of pcw-rs, on a fresh Linux machine or in CI:
-# formatting, clippy (warnings are errors), the workspace tests, that the fuzz targets build, and
+# formatting, clippy (warnings are errors), the workspace tests, a short run of every fuzz target, and
 # the real Windows artifacts: cross-built with Debian's toolchain (installed when missing),
 # PE-checked, and the perf DLL run under Wine.
 set -euo pipefail
@@ -28,8 +28,10 @@ step "cargo test (workspace)"
 cargo build --locked -p pcw-cli --bin pcw
 PCW_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/pcw" cargo test --workspace --locked
 
-step "fuzz targets build (stable; scripts/fuzz.sh runs them with cargo-fuzz)"
-cargo check --manifest-path fuzz/Cargo.toml --bins --locked
+step "fuzz: every cargo-fuzz target for ${PCW_CI_FUZZ_SECONDS:=10} s from its committed seeds (scripts/fuzz.sh)"
+# cargo-fuzz has no --locked: check fuzz/Cargo.lock first, so the build cannot quietly change it.
+cargo metadata --manifest-path fuzz/Cargo.toml --locked --format-version 1 >/dev/null
+bash scripts/fuzz.sh "$PCW_CI_FUZZ_SECONDS"
 
 step "AddressSanitizer: the workspace tests under nightly -Zsanitizer=address (scripts/asan.sh)"
 bash scripts/asan.sh
