@@ -69,12 +69,6 @@ pub(crate) fn set_i32(buf: &mut [u8], offset: usize, value: i32) {
     put(buf, offset, &value.to_le_bytes());
 }
 
-/// Writes a little-endian `u64` at `offset` (dropped if out of range).
-#[inline]
-pub(crate) fn set_u64(buf: &mut [u8], offset: usize, value: u64) {
-    put(buf, offset, &value.to_le_bytes());
-}
-
 /// Writes a little-endian `i64` at `offset` (dropped if out of range).
 #[inline]
 pub(crate) fn set_i64(buf: &mut [u8], offset: usize, value: i64) {
@@ -104,6 +98,54 @@ pub const fn align8(n: usize) -> Option<usize> {
         Some(v) => Some(v & !7),
         None => None,
     }
+}
+
+/// Lanes of four `u16`s in a `u64`, each holding 1.
+const LANE_ONES: u64 = 0x0001_0001_0001_0001;
+/// Lanes of four `u16`s in a `u64`, each holding its high bit.
+const LANE_HIGHS: u64 = 0x8000_8000_8000_8000;
+
+/// The high bit of every `u16` lane of `w` that is 0, and possibly of lanes above a zero lane
+/// (subtracting 1 borrows into the high bit of a zero lane whose own high bit is clear; a
+/// borrow only propagates past a zero lane), so the result is non-zero exactly when some
+/// lane is 0.
+#[inline]
+const fn zero_lanes(w: u64) -> u64 {
+    w.wrapping_sub(LANE_ONES) & !w & LANE_HIGHS
+}
+
+/// Four UTF-16 units as the `u64` whose little-endian bytes are their UTF-16LE encoding.
+#[inline]
+fn pack4(units: [u16; 4]) -> u64 {
+    let [u0, u1, u2, u3] = units;
+    u64::from(u0) | u64::from(u1) << 16 | u64::from(u2) << 32 | u64::from(u3) << 48
+}
+
+/// Whether `units` contains a 0, eight units at a time and without early exit (names are
+/// short; a branch per unit costs more than the scan).
+#[inline]
+pub(crate) fn has_zero_unit(units: &[u16]) -> bool {
+    let (octs, rest) = units.as_chunks::<8>();
+    let flags = octs.iter().fold(0u64, |acc, o| {
+        let [u0, u1, u2, u3, u4, u5, u6, u7] = *o;
+        acc | zero_lanes(pack4([u0, u1, u2, u3])) | zero_lanes(pack4([u4, u5, u6, u7]))
+    });
+    let (quads, tail) = rest.as_chunks::<4>();
+    let flags = quads
+        .iter()
+        .fold(flags, |acc, q| acc | zero_lanes(pack4(*q)));
+    flags != 0 || tail.contains(&0)
+}
+
+/// Whether the UTF-16LE `bytes` (an even number) contain a 0 unit, as [`has_zero_unit`].
+#[inline]
+pub(crate) fn has_zero_unit_le(bytes: &[u8]) -> bool {
+    let (words, rest) = bytes.as_chunks::<8>();
+    let flags = words
+        .iter()
+        .fold(0u64, |acc, w| acc | zero_lanes(u64::from_le_bytes(*w)));
+    let (units, _) = rest.as_chunks::<2>();
+    flags != 0 || units.contains(&[0, 0])
 }
 
 #[cfg(test)]
@@ -136,6 +178,26 @@ mod tests {
         zero(&mut buf, 3, 100);
         assert_eq!(buf, [0xA5, 0xA5, 0xA5, 0, 0, 0]);
         assert!(!put(&mut buf, usize::MAX, &[1]));
+    }
+
+    #[test]
+    fn zero_units_are_found_wherever_they_are() {
+        extern crate std;
+        use std::vec::Vec;
+        for len in 0..40usize {
+            let clean: Vec<u16> = (0..len)
+                .map(|i| [1u16, 0x100, 0x8000, 0xFFFF][i % 4])
+                .collect();
+            let le = |u: &[u16]| u.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+            assert!(!has_zero_unit(&clean));
+            assert!(!has_zero_unit_le(&le(&clean)));
+            for at in 0..len {
+                let mut dirty = clean.clone();
+                dirty[at] = 0;
+                assert!(has_zero_unit(&dirty), "len {len}, 0 at {at}");
+                assert!(has_zero_unit_le(&le(&dirty)), "len {len}, 0 at {at}");
+            }
+        }
     }
 
     #[test]

@@ -268,11 +268,6 @@ fn set_head_len(instance_count: usize) -> Option<usize> {
     align8(instance_count.checked_mul(4)?)?.checked_add(sf::LEN)
 }
 
-/// Reads a little-endian `u64` (0 if out of range).
-fn u64_at(buf: &[u8], offset: usize) -> u64 {
-    bytes::array::<8>(buf, offset).map_or(0, u64::from_le_bytes)
-}
-
 /// Reads the header of a snapshot, complete or not, and returns the total length it announces:
 /// what the DLL reads after a `STATUS_BUFFER_TOO_SMALL` reply that carries the header (see
 /// [`SnapshotWriter::finish`]).
@@ -496,13 +491,15 @@ fn check_instance(
     if next > end {
         return Err(bad_len);
     }
-    for u in 0..units {
-        let off = at(inf::NAME).saturating_add(2 * u);
-        if bytes::u16_at(bytes, off) == 0 {
-            return Err(SnapshotError::BadName { offset: off });
-        }
-    }
     let name_end = at(inf::NAME).saturating_add(2 * units);
+    let name = bytes.get(at(inf::NAME)..name_end).unwrap_or(&[]);
+    if bytes::has_zero_unit_le(name)
+        && let Some(u) = name.as_chunks::<2>().0.iter().position(|u| *u == [0, 0])
+    {
+        return Err(SnapshotError::BadName {
+            offset: at(inf::NAME).saturating_add(2 * u),
+        });
+    }
     let values = next.saturating_sub(8 * counters);
     check_zero(bytes, name_end, values)?;
     Ok(next)
@@ -686,8 +683,10 @@ impl<'a> InstanceView<'a> {
     /// The name's UTF-16 units (none is 0).
     pub fn name_utf16(&self) -> impl ExactSizeIterator<Item = u16> + use<'a> {
         self.name_bytes()
-            .chunks_exact(2)
-            .map(|c| bytes::u16_at(c, 0))
+            .as_chunks::<2>()
+            .0
+            .iter()
+            .map(|c| u16::from_le_bytes(*c))
     }
 
     /// The raw values as little-endian bytes (8 per counter).
@@ -701,7 +700,11 @@ impl<'a> InstanceView<'a> {
 
     /// The raw values, one per counter in counterset descriptor order.
     pub fn values(&self) -> impl ExactSizeIterator<Item = u64> + use<'a> {
-        self.values_bytes().chunks_exact(8).map(|c| u64_at(c, 0))
+        self.values_bytes()
+            .as_chunks::<8>()
+            .0
+            .iter()
+            .map(|c| u64::from_le_bytes(*c))
     }
 
     /// The raw value of counter `i`, `None` past the set's counter count.
@@ -721,6 +724,46 @@ struct OpenSet {
     counters: u16,
     count: u32,
     added: u32,
+}
+
+// `write_instance` stores the fixed fields in this order.
+const _: () = assert!(
+    inf::ID == 0
+        && inf::PARENT == 4
+        && inf::NAME_LEN == 8
+        && inf::RESERVED == 10
+        && inf::NAME == 12
+);
+
+/// Writes an instance record into `record`, exactly its length and already zeroed (so the
+/// reserved field and the padding are): the fixed fields, the name as one block of UTF-16LE
+/// bytes, then the values as one block of little-endian `u64`s ending the record.
+#[inline]
+fn write_instance(
+    record: &mut [u8],
+    id: u32,
+    parent: u32,
+    units: u16,
+    name: &[u16],
+    values: &[u64],
+) {
+    let values_at = record.len().saturating_sub(8 * values.len());
+    let Some((head, values_area)) = record.split_at_mut_checked(values_at) else {
+        return;
+    };
+    let Some((fixed, name_area)) = head.split_first_chunk_mut::<{ inf::NAME }>() else {
+        return;
+    };
+    let [i0, i1, i2, i3] = id.to_le_bytes();
+    let [p0, p1, p2, p3] = parent.to_le_bytes();
+    let [n0, n1] = units.to_le_bytes();
+    *fixed = [i0, i1, i2, i3, p0, p1, p2, p3, n0, n1, 0, 0];
+    for (dst, unit) in name_area.as_chunks_mut::<2>().0.iter_mut().zip(name) {
+        *dst = unit.to_le_bytes();
+    }
+    for (dst, value) in values_area.as_chunks_mut::<8>().0.iter_mut().zip(values) {
+        *dst = value.to_le_bytes();
+    }
 }
 
 /// Writes a snapshot into a caller's buffer, or measures it, without allocating or panicking.
@@ -907,7 +950,9 @@ impl<'a> SnapshotWriter<'a> {
             .ok_or(SnapshotError::BadName {
                 offset: at(inf::NAME_LEN),
             })?;
-        if let Some(i) = name.iter().position(|u| *u == 0) {
+        if bytes::has_zero_unit(name)
+            && let Some(i) = name.iter().position(|u| *u == 0)
+        {
             return Err(SnapshotError::BadName {
                 offset: at(inf::NAME).saturating_add(2 * i),
             });
@@ -915,20 +960,10 @@ impl<'a> SnapshotWriter<'a> {
         let len = instance_len(name.len(), values.len()).ok_or(SnapshotError::LimitExceeded {
             offset: hf::TOTAL_LEN,
         })?;
-        if self.reserve(len)? {
-            bytes::set_u32(self.buf, at(inf::ID), id);
-            bytes::set_u32(self.buf, at(inf::PARENT), parent);
-            bytes::set_u16(self.buf, at(inf::NAME_LEN), units);
-            let mut off = at(inf::NAME);
-            for unit in name {
-                bytes::set_u16(self.buf, off, *unit);
-                off = off.saturating_add(2);
-            }
-            let mut off = start.saturating_add(len).saturating_sub(8 * values.len());
-            for value in values {
-                bytes::set_u64(self.buf, off, *value);
-                off = off.saturating_add(8);
-            }
+        if self.reserve(len)?
+            && let Some(record) = self.buf.get_mut(start..at(len))
+        {
+            write_instance(record, id, parent, units, name, values);
         }
         if set.written {
             let entry = set

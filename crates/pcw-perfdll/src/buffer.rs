@@ -34,16 +34,13 @@ impl SnapshotBuf {
     }
 
     /// Grows to at least `len` bytes (capped at [`MAX_SNAPSHOT_LEN`]); returns whether the
-    /// buffer now has `len` bytes.
+    /// buffer now has `len` bytes (`false` also when the allocation fails: this runs while
+    /// collecting, where an allocation failure must not abort the consumer's process).
     pub fn grow_to(&mut self, len: usize) -> bool {
         if len > MAX_SNAPSHOT_LEN {
             return false;
         }
-        let words = len.div_ceil(8);
-        if words > self.words.len() {
-            self.words.resize(words, 0);
-        }
-        true
+        crate::nopanic::grow_zeroed(&mut self.words, len.div_ceil(8))
     }
 
     /// The bytes.

@@ -48,6 +48,7 @@ pub mod buffer;
 pub mod install;
 pub mod linkage;
 pub mod log;
+pub mod nopanic;
 pub mod objects;
 pub mod source;
 pub mod synthetic;
@@ -345,19 +346,8 @@ impl ObjectSource for NoObject {
     fn instance_count(&self) -> usize {
         0
     }
-    fn instance(&self, _: usize) -> pcw_core::v1::writer::InstanceSpec<'_> {
-        pcw_core::v1::writer::InstanceSpec {
-            name: pcw_core::v1::writer::InstanceName::None,
-            unique_id: -1,
-            parent_title_index: 0,
-            parent_instance: 0,
-        }
-    }
-    fn value_count(&self, _: usize) -> usize {
-        0
-    }
-    fn value(&self, _: usize, _: usize) -> u64 {
-        0
+    fn instance(&self, _: usize) -> pcw_core::v1::writer::InstanceDesc<'_> {
+        pcw_core::v1::writer::InstanceDesc::EMPTY
     }
 }
 

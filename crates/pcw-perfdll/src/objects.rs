@@ -7,19 +7,19 @@
 //! * instances: the set's, in order; names as UTF-16 (`UniqueID = PERF_NO_UNIQUE_ID`, V1's
 //!   name-identified convention); `ParentObjectTitleIndex = 0` since the manifest declares no
 //!   parent objects (the snapshot's parent positions are therefore not used);
-//! * values: the instance's raw `u64`s in manifest order, one per counter definition (pcw-core
-//!   writes 4-byte counters from the low half); a set with a different counter count makes
-//!   pcw-core refuse the reply (`ValueCount`), which is logged;
+//! * values: the instance's raw `u64`s in manifest order, one per counter definition, lent
+//!   without copying (pcw-core writes 4-byte counters from the low half); a set with a
+//!   different counter count makes pcw-core refuse the reply (`ValueCount`), which is logged;
 //! * a single-instance object takes the set's one instance; while the driver has none yet
 //!   (or the set is absent), its counters read 0;
 //! * a multi-instance object whose set is absent has no instances (`NumInstances = 0`);
 //! * `PerfTime`/`PerfFreq`: the values of the counters the manifest names as `perfTimeID`/
 //!   `perfFreqID` (object-timer counters such as `PERF_ELAPSED_TIME`), else the snapshot's clock.
 
-use pcw_core::snapshot::{SetView, Snapshot};
+use pcw_core::snapshot::{MAX_COUNTERS, SetView, Snapshot};
 use pcw_core::v1::wire::PERF_NO_UNIQUE_ID;
 use pcw_core::v1::writer::{
-    CounterSpec, InstanceKind, InstanceName, InstanceSpec, ObjectHeader, ObjectSource,
+    CounterSpec, InstanceDesc, InstanceKind, InstanceName, InstanceSpec, ObjectHeader, ObjectSource,
 };
 
 use crate::buffer::units;
@@ -32,9 +32,11 @@ pub enum Mismatch {
     Kind(u16),
     /// A name could not be lent as UTF-16 (misaligned bytes or a big-endian host).
     Name,
+    /// Values could not be lent as `u64`s (misaligned bytes or a big-endian host).
+    Values,
 }
 
-/// Checks what the writer cannot: kinds agree and names can be lent.
+/// Checks what the writer cannot: kinds agree and names and values can be lent.
 ///
 /// # Errors
 /// The first [`Mismatch`].
@@ -49,6 +51,9 @@ pub fn check(catalog: &[CatalogObject], snapshot: &Snapshot<'_>) -> Result<(), M
         for i in set.instances() {
             if units(i.name_bytes()).is_none() {
                 return Err(Mismatch::Name);
+            }
+            if words(i.values_bytes()).is_none() {
+                return Err(Mismatch::Values);
             }
         }
     }
@@ -112,33 +117,45 @@ impl ObjectSource for SnapshotObject<'_> {
         self.set.map_or(0, |s| s.instance_count())
     }
 
-    fn instance(&self, index: usize) -> InstanceSpec<'_> {
-        let name = self
-            .set
-            .and_then(|s| s.instance(index))
-            .and_then(|i| units(i.name_bytes()))
-            .map_or(InstanceName::None, InstanceName::Utf16);
-        InstanceSpec {
-            name,
-            unique_id: PERF_NO_UNIQUE_ID,
-            parent_title_index: 0,
-            parent_instance: 0,
-        }
-    }
-
-    fn value_count(&self, instance: usize) -> usize {
-        match self.set.and_then(|s| s.instance(instance)) {
-            Some(_) => self.set.map_or(0, |s| usize::from(s.counter_count())),
+    fn instance(&self, index: usize) -> InstanceDesc<'_> {
+        let Some(i) = self.set.and_then(|s| s.instance(index)) else {
             // A single-instance object without data yet reads zeros.
-            None if !self.entry.table.multi => self.entry.counters.len(),
-            None => 0,
+            let values = if self.entry.table.multi {
+                &[][..]
+            } else {
+                ZEROS.get(..self.entry.counters.len()).unwrap_or_default()
+            };
+            return InstanceDesc {
+                values,
+                ..InstanceDesc::EMPTY
+            };
+        };
+        InstanceDesc {
+            spec: InstanceSpec {
+                name: units(i.name_bytes()).map_or(InstanceName::None, InstanceName::Utf16),
+                unique_id: PERF_NO_UNIQUE_ID,
+                parent_title_index: 0,
+                parent_instance: 0,
+            },
+            // `check` made sure values can be lent; an empty slice makes the writer refuse.
+            values: words(i.values_bytes()).unwrap_or_default(),
         }
     }
+}
 
-    fn value(&self, instance: usize, counter: usize) -> u64 {
-        self.set
-            .and_then(|s| s.instance(instance))
-            .and_then(|i| i.value(counter))
-            .unwrap_or(0)
+/// The values of a single-instance object the driver has no data for yet (a snapshot set has
+/// at most [`MAX_COUNTERS`] counters).
+static ZEROS: [u64; MAX_COUNTERS as usize] = [0; MAX_COUNTERS as usize];
+
+/// `bytes` (little-endian `u64`s) as `u64`s without copying, when they are 8-aligned and the
+/// host is little-endian (every Windows target); `None` otherwise. The snapshot format places
+/// values at multiples of 8 from its start, and the DLL's buffer is 8-aligned.
+pub fn words(bytes: &[u8]) -> Option<&[u64]> {
+    if cfg!(target_endian = "big") || !bytes.len().is_multiple_of(8) {
+        return None;
     }
+    // SAFETY: every bit pattern is a valid `u64`; `align_to` only puts correctly aligned,
+    // whole `u64`s in the middle part.
+    let (head, middle, tail) = unsafe { bytes.align_to::<u64>() };
+    (head.is_empty() && tail.is_empty()).then_some(middle)
 }

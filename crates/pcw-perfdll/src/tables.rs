@@ -7,6 +7,8 @@
 use pcw_core::counter_type::{CounterType, DetailLevel};
 use pcw_core::v1::writer::{CounterSpec, ObjectHeader, WriteError, assign_offsets};
 
+use crate::nopanic;
+
 /// One counterset as the manifest declares it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ObjectTable {
@@ -73,6 +75,8 @@ pub enum CatalogError {
     IndexOverflow,
     /// The counter layout is refused by pcw-core.
     Layout(WriteError),
+    /// The catalog could not be allocated.
+    NoMemory,
 }
 
 /// Every object's header and counters for one First Counter / First Help pair.
@@ -87,32 +91,36 @@ pub struct Catalog {
 }
 
 impl Catalog {
-    /// Builds the catalog (allocates; called at Open, never while collecting).
+    /// Builds the catalog. It allocates, at Open or — when First Counter was not known yet — at
+    /// the first Collect after lodctr ran; fallibly, so that the collect path has no panic path
+    /// (`scripts/panic-reach.py`).
     ///
     /// # Errors
     /// [`CatalogError`].
     pub fn new(first_counter: u32, first_help: u32) -> Result<Self, CatalogError> {
         let index =
             |base: u32, offset: u32| base.checked_add(offset).ok_or(CatalogError::IndexOverflow);
-        let mut objects = Vec::with_capacity(OBJECTS.len());
+        let mut objects =
+            nopanic::with_capacity(OBJECTS.len()).map_err(|_| CatalogError::NoMemory)?;
         for table in &OBJECTS {
-            let mut counters = table
-                .counters
-                .iter()
-                .map(|c| {
-                    Ok(CounterSpec {
-                        name_title_index: c.v1_offset.map_or(Ok(0), |o| index(first_counter, o))?,
-                        help_title_index: c.v1_offset.map_or(Ok(0), |o| index(first_help, o))?,
-                        default_scale: c.default_scale,
-                        detail_level: DetailLevel::from_raw(c.detail_level),
-                        counter_type: CounterType::from_raw(c.counter_type),
-                        size: c.size,
-                        offset: 0,
-                    })
-                })
-                .collect::<Result<Vec<_>, CatalogError>>()?;
+            let mut counters =
+                nopanic::with_capacity(table.counters.len()).map_err(|_| CatalogError::NoMemory)?;
+            for c in table.counters {
+                let spec = CounterSpec {
+                    name_title_index: c.v1_offset.map_or(Ok(0), |o| index(first_counter, o))?,
+                    help_title_index: c.v1_offset.map_or(Ok(0), |o| index(first_help, o))?,
+                    default_scale: c.default_scale,
+                    detail_level: DetailLevel::from_raw(c.detail_level),
+                    counter_type: CounterType::from_raw(c.counter_type),
+                    size: c.size,
+                    offset: 0,
+                };
+                if !nopanic::push_reserved(&mut counters, spec) {
+                    return Err(CatalogError::NoMemory);
+                }
+            }
             assign_offsets(&mut counters).map_err(CatalogError::Layout)?;
-            objects.push(CatalogObject {
+            let object = CatalogObject {
                 table,
                 header: ObjectHeader {
                     name_title_index: index(first_counter, table.v1_offset)?,
@@ -124,7 +132,10 @@ impl Catalog {
                     costly: false,
                 },
                 counters,
-            });
+            };
+            if !nopanic::push_reserved(&mut objects, object) {
+                return Err(CatalogError::NoMemory);
+            }
         }
         Ok(Self {
             first_counter,

@@ -133,19 +133,8 @@ impl ObjectSource for Empty {
     fn instance_count(&self) -> usize {
         0
     }
-    fn instance(&self, _: usize) -> writer::InstanceSpec<'_> {
-        writer::InstanceSpec {
-            name: writer::InstanceName::None,
-            unique_id: -1,
-            parent_title_index: 0,
-            parent_instance: 0,
-        }
-    }
-    fn value_count(&self, _: usize) -> usize {
-        0
-    }
-    fn value(&self, _: usize, _: usize) -> u64 {
-        0
+    fn instance(&self, _: usize) -> writer::InstanceDesc<'_> {
+        writer::InstanceDesc::EMPTY
     }
 }
 

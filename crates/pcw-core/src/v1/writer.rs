@@ -12,10 +12,7 @@
 
 use crate::bytes::{self, align8, len32};
 use crate::counter_type::{CounterType, DetailLevel};
-use crate::v1::wire::{
-    self, CounterDefinition, CounterDefinitionRepr, InstanceDefinition, InstanceDefinitionRepr,
-    ObjectType, ObjectTypeRepr,
-};
+use crate::v1::wire::{self, CounterDefinition, CounterDefinitionRepr, ObjectType, ObjectTypeRepr};
 
 /// Longest instance name, in UTF-16 units without the NUL (`PERF_MAX_INSTANCE_NAME` is 1024
 /// including the NUL).
@@ -146,20 +143,37 @@ impl InstanceName<'_> {
         }
     }
 
-    fn has_nul(&self) -> bool {
-        match self {
-            Self::None => false,
-            Self::Utf16(u) => u.contains(&0),
-            Self::Str(s) => s.contains('\0'),
-        }
-    }
-
     /// `NameLength`: bytes including the NUL, 0 for no name.
+    #[inline]
     fn name_length(&self) -> usize {
         match self {
             Self::None => 0,
-            _ => self.units().saturating_add(1).saturating_mul(2),
+            // A `[u16]` spans at most `isize::MAX` bytes: this cannot overflow.
+            Self::Utf16(u) => 2 * u.len() + 2,
+            Self::Str(_) => self.units().saturating_add(1).saturating_mul(2),
         }
+    }
+
+    /// `NameLength`, or `None` for a name longer than [`MAX_INSTANCE_NAME_UNITS`] or containing
+    /// a NUL.
+    #[inline]
+    fn checked_name_length(&self) -> Option<usize> {
+        let units = match self {
+            Self::None => return Some(0),
+            Self::Utf16(u) => {
+                if u.len() > MAX_INSTANCE_NAME_UNITS || bytes::has_zero_unit(u) {
+                    return None;
+                }
+                u.len()
+            }
+            Self::Str(s) => {
+                if s.contains('\0') {
+                    return None;
+                }
+                s.encode_utf16().count()
+            }
+        };
+        (units <= MAX_INSTANCE_NAME_UNITS).then_some(2 * (units + 1))
     }
 }
 
@@ -190,6 +204,10 @@ impl<'a> InstanceSpec<'a> {
 
 /// A performance object as the writer sees it. Implemented by [`ObjectDesc`] for fixed data and
 /// by any live source (the DLL's snapshot view, the driver's registry) without allocating.
+///
+/// The writer makes a constant number of dynamic calls per object: the loops over instances
+/// run inside provided methods (sealed: they cannot be overridden), which are compiled for each
+/// implementor, so [`instance`](Self::instance) is called directly and can be inlined.
 pub trait ObjectSource {
     /// Object-level fields.
     fn header(&self) -> ObjectHeader;
@@ -199,22 +217,55 @@ pub trait ObjectSource {
     fn kind(&self) -> InstanceKind;
     /// Number of instances (ignored for [`InstanceKind::Single`]).
     fn instance_count(&self) -> usize;
-    /// The identity of instance `index` (`index < instance_count()`).
-    fn instance(&self, index: usize) -> InstanceSpec<'_>;
-    /// Number of values instance `index` provides (0 for the single instance of a
-    /// single-instance object); must equal `counters().len()`.
-    fn value_count(&self, instance: usize) -> usize;
-    /// The raw value of `counter` for `instance` (instance 0 for a single-instance object).
-    fn value(&self, instance: usize, counter: usize) -> u64;
+    /// Instance `index` (`index < instance_count()`): its identity and its raw values, one per
+    /// counter (`values.len()` must equal `counters().len()`). For a single-instance object,
+    /// `instance(0)` gives the values of its one instance and its identity is ignored.
+    fn instance(&self, index: usize) -> InstanceDesc<'_>;
+
+    /// Bytes of the instance definitions and counter blocks of a multi-instance object whose
+    /// counter blocks take `block_len` bytes, after checking every name and value count.
+    #[doc(hidden)]
+    fn instances_len(&self, block_len: usize, _: sealed::Token) -> Result<usize, WriteError> {
+        instances_len(self, block_len)
+    }
+
+    /// Writes the instance definitions and counter blocks of a multi-instance object at the
+    /// start of `out`; returns the bytes written.
+    #[doc(hidden)]
+    fn write_instances(&self, block_len: usize, out: &mut [u8], _: sealed::Token) -> usize {
+        write_instances(self, block_len, out)
+    }
 }
 
-/// One instance of an [`ObjectDesc`].
+/// Keeps the per-instance loops of [`ObjectSource`] the writer's own: implementors outside this
+/// module cannot name [`sealed::Token`], so they cannot override the methods that take one.
+mod sealed {
+    /// Passed by the writer to the sealed methods of `ObjectSource`.
+    #[derive(Clone, Copy, Debug)]
+    pub struct Token;
+}
+
+/// One instance: identity and values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct InstanceDesc<'a> {
     /// Identity.
     pub spec: InstanceSpec<'a>,
     /// One raw value per counter.
     pub values: &'a [u64],
+}
+
+impl InstanceDesc<'_> {
+    /// No name, no unique id, no parent, no values: what [`ObjectSource::instance`] returns for
+    /// an index it does not have.
+    pub const EMPTY: InstanceDesc<'static> = InstanceDesc {
+        spec: InstanceSpec {
+            name: InstanceName::None,
+            unique_id: wire::PERF_NO_UNIQUE_ID,
+            parent_title_index: 0,
+            parent_instance: 0,
+        },
+        values: &[],
+    };
 }
 
 /// Instances of an [`ObjectDesc`].
@@ -256,37 +307,15 @@ impl ObjectSource for ObjectDesc<'_> {
             InstancesDesc::Multi(list) => list.len(),
         }
     }
-    fn instance(&self, index: usize) -> InstanceSpec<'_> {
+    #[inline]
+    fn instance(&self, index: usize) -> InstanceDesc<'_> {
         match self.instances {
-            InstancesDesc::Multi(list) => list.get(index).map_or(
-                InstanceSpec {
-                    name: InstanceName::None,
-                    unique_id: wire::PERF_NO_UNIQUE_ID,
-                    parent_title_index: 0,
-                    parent_instance: 0,
-                },
-                |i| i.spec,
-            ),
-            InstancesDesc::Single(_) => InstanceSpec {
-                name: InstanceName::None,
-                unique_id: wire::PERF_NO_UNIQUE_ID,
-                parent_title_index: 0,
-                parent_instance: 0,
+            InstancesDesc::Multi(list) => list.get(index).copied().unwrap_or(InstanceDesc::EMPTY),
+            InstancesDesc::Single(values) => InstanceDesc {
+                values,
+                ..InstanceDesc::EMPTY
             },
         }
-    }
-    fn value_count(&self, instance: usize) -> usize {
-        match self.instances {
-            InstancesDesc::Single(values) => values.len(),
-            InstancesDesc::Multi(list) => list.get(instance).map_or(0, |i| i.values.len()),
-        }
-    }
-    fn value(&self, instance: usize, counter: usize) -> u64 {
-        let values = match self.instances {
-            InstancesDesc::Single(values) => values,
-            InstancesDesc::Multi(list) => list.get(instance).map_or(&[][..], |i| i.values),
-        };
-        values.get(counter).copied().unwrap_or(0)
     }
 }
 
@@ -360,9 +389,10 @@ fn check_counters(counters: &[CounterSpec]) -> Result<usize, WriteError> {
     align8(end).ok_or(WriteError::TooLarge)
 }
 
-/// Size of one instance definition with its name and padding.
-fn instance_def_len(name: &InstanceName<'_>) -> Option<usize> {
-    align8(wire::field::instance_definition::LEN.checked_add(name.name_length())?)
+/// Size of one instance definition with its name and padding, from its `NameLength`.
+#[inline]
+fn instance_def_len(name_length: usize) -> Option<usize> {
+    align8(wire::field::instance_definition::LEN.checked_add(name_length)?)
 }
 
 fn add(a: usize, b: usize) -> Result<usize, WriteError> {
@@ -386,26 +416,43 @@ pub fn object_len(src: &dyn ObjectSource, mode: Mode) -> Result<usize, WriteErro
     }
     match src.kind() {
         InstanceKind::Single => {
-            if src.value_count(0) != counters.len() {
+            if src.instance(0).values.len() != counters.len() {
                 return Err(WriteError::ValueCount { instance: 0 });
             }
             len = add(len, block)?;
         }
         InstanceKind::Multi => {
-            for index in 0..src.instance_count() {
-                let spec = src.instance(index);
-                if spec.name.has_nul() || spec.name.units() > MAX_INSTANCE_NAME_UNITS {
-                    return Err(WriteError::BadInstanceName { instance: index });
-                }
-                if src.value_count(index) != counters.len() {
-                    return Err(WriteError::ValueCount { instance: index });
-                }
-                let inst = instance_def_len(&spec.name).ok_or(WriteError::TooLarge)?;
-                len = add(len, add(inst, block)?)?;
-            }
+            len = add(len, src.instances_len(block, sealed::Token)?)?;
         }
     }
     fits_u32(len)
+}
+
+/// [`ObjectSource::instances_len`]: one pass over the instances, checking each name and value
+/// count in instance order.
+fn instances_len<S: ObjectSource + ?Sized>(src: &S, block_len: usize) -> Result<usize, WriteError> {
+    let counters = src.counters().len();
+    let count = src.instance_count();
+    // The definitions here, the counter blocks (all alike) after the loop.
+    let mut defs = 0usize;
+    for index in 0..count {
+        let instance = src.instance(index);
+        let name_length = instance
+            .spec
+            .name
+            .checked_name_length()
+            .ok_or(WriteError::BadInstanceName { instance: index })?;
+        if instance.values.len() != counters {
+            return Err(WriteError::ValueCount { instance: index });
+        }
+        // A checked name makes a definition of at most 2 080 bytes.
+        let def = instance_def_len(name_length).ok_or(WriteError::TooLarge)?;
+        defs = add(defs, def)?;
+    }
+    add(
+        defs,
+        count.checked_mul(block_len).ok_or(WriteError::TooLarge)?,
+    )
 }
 
 fn fits_u32(len: usize) -> Result<usize, WriteError> {
@@ -467,8 +514,9 @@ pub fn write_object(
 }
 
 /// Emits an object whose description `object_len` has accepted and whose bytes fit in `buf`;
-/// returns the bytes written. Every store is bounds-checked, so a source that changed since it
-/// was measured yields a short object inside `buf`, never a write outside it.
+/// returns the bytes written. Every store is bounds-checked (per field for the object's
+/// definitions, per record for its instances), so a source that changed since it was measured
+/// yields a short object inside `buf`, never a write outside it.
 fn emit_object(src: &dyn ObjectSource, mode: Mode, buf: &mut [u8]) -> usize {
     let counters = src.counters();
     let block_len = check_counters(counters).unwrap_or(0);
@@ -518,19 +566,15 @@ fn emit_object(src: &dyn ObjectSource, mode: Mode, buf: &mut [u8]) -> usize {
         at += wire::field::counter_definition::LEN;
     }
     if mode == Mode::Data {
+        let rest = buf.get_mut(at..).unwrap_or_default();
         match src.kind() {
             InstanceKind::Single => {
-                write_block(src, 0, block_len, buf, at);
-                at += block_len;
-            }
-            InstanceKind::Multi => {
-                for index in 0..instance_count {
-                    let spec = src.instance(index);
-                    at += write_instance_def(&spec, buf, at);
-                    write_block(src, index, block_len, buf, at);
+                if let Some(block) = rest.get_mut(..block_len) {
+                    write_block(block, counters, src.instance(0).values, None);
                     at += block_len;
                 }
             }
+            InstanceKind::Multi => at += src.write_instances(block_len, rest, sealed::Token),
         }
     }
     let at = at.min(buf.len());
@@ -541,54 +585,185 @@ fn emit_object(src: &dyn ObjectSource, mode: Mode, buf: &mut [u8]) -> usize {
     at
 }
 
-/// Writes an instance definition, its name, the NUL and zeroed padding at `at`; returns its
-/// length. Sizes were checked by `object_len`.
-fn write_instance_def(spec: &InstanceSpec<'_>, buf: &mut [u8], at: usize) -> usize {
-    let len = instance_def_len(&spec.name).unwrap_or(0);
-    let name_length = spec.name.name_length();
-    bytes::zero(buf, at, len);
-    let repr = InstanceDefinitionRepr {
-        byte_length: len32(len),
-        parent_object_title_index: spec.parent_title_index,
-        parent_object_instance: spec.parent_instance,
-        unique_id: spec.unique_id,
-        name_offset: len32(wire::field::instance_definition::LEN),
-        name_length: len32(name_length),
-    };
-    if let Some(Ok(mut view)) = buf.get_mut(at..).map(InstanceDefinition::new_checked) {
-        repr.emit(&mut view);
+/// [`ObjectSource::write_instances`]: each instance definition and counter block is written
+/// into its own sub-slice of `out`, split off once per record, so the stores inside need no
+/// further checks against `out`. Stops at the first record that does not fit.
+fn write_instances<S: ObjectSource + ?Sized>(src: &S, block_len: usize, out: &mut [u8]) -> usize {
+    let counters = src.counters();
+    let gaps = block_gaps(counters, block_len);
+    let mut rest = out;
+    let mut written = 0usize;
+    for index in 0..src.instance_count() {
+        let instance = src.instance(index);
+        let name_length = instance.spec.name.name_length();
+        let Some(def_len) = instance_def_len(name_length) else {
+            break;
+        };
+        let Some((def, tail)) = core::mem::take(&mut rest).split_at_mut_checked(def_len) else {
+            break;
+        };
+        let Some((block, tail)) = tail.split_at_mut_checked(block_len) else {
+            break;
+        };
+        write_instance_def(&instance.spec, name_length, def);
+        write_block(block, counters, instance.values, gaps);
+        rest = tail;
+        written += def_len + block_len;
     }
-    let mut p = at + wire::field::instance_definition::LEN;
-    let mut put = |unit: u16| {
-        bytes::set_u16(buf, p, unit);
-        p += 2;
-    };
-    match spec.name {
-        InstanceName::None => {}
-        InstanceName::Utf16(units) => units.iter().copied().for_each(&mut put),
-        InstanceName::Str(s) => s.encode_utf16().for_each(&mut put),
-    }
-    // The NUL and the padding are already zero.
-    len
+    written
 }
 
-/// Writes a zeroed counter block of `block_len` bytes at `at` and fills in the values.
-fn write_block(
-    src: &dyn ObjectSource,
-    instance: usize,
-    block_len: usize,
-    buf: &mut [u8],
-    at: usize,
-) {
-    bytes::zero(buf, at, block_len);
-    bytes::set_u32(buf, at, len32(block_len));
-    for (index, c) in src.counters().iter().enumerate() {
-        let value = src.value(instance, index);
-        let off = at + c.offset as usize;
+// `write_instance_def` stores the fields in this order, one `u32` after the other.
+const _: () = {
+    use wire::field::instance_definition as f;
+    assert!(
+        f::BYTE_LENGTH == 0
+            && f::PARENT_OBJECT_TITLE_INDEX == 4
+            && f::PARENT_OBJECT_INSTANCE == 8
+            && f::UNIQUE_ID == 12
+            && f::NAME_OFFSET == 16
+            && f::NAME_LENGTH == 20
+            && f::LEN == 24
+    );
+};
+
+/// Writes an instance definition, its name, the NUL and zeroed padding into `def`, which is
+/// exactly the definition's length.
+#[inline]
+fn write_instance_def(spec: &InstanceSpec<'_>, name_length: usize, def: &mut [u8]) {
+    let byte_length = len32(def.len());
+    let Some((head, name)) =
+        def.split_first_chunk_mut::<{ wire::field::instance_definition::LEN }>()
+    else {
+        return;
+    };
+    let fields = [
+        byte_length.to_le_bytes(),
+        spec.parent_title_index.to_le_bytes(),
+        spec.parent_instance.to_le_bytes(),
+        spec.unique_id.to_le_bytes(),
+        len32(wire::field::instance_definition::LEN).to_le_bytes(),
+        len32(name_length).to_le_bytes(),
+    ];
+    for (dst, field) in head.as_chunks_mut::<4>().0.iter_mut().zip(fields) {
+        *dst = field;
+    }
+    match spec.name {
+        InstanceName::None => name.fill(0),
+        InstanceName::Utf16(units) => put_units(name, units),
+        InstanceName::Str(s) => put_str(name, s),
+    }
+}
+
+/// Writes `units` as UTF-16LE at the start of `area`, the name's slot (8-aligned, at least
+/// one unit longer than the name), and zeroes the rest of it: the NUL and the padding.
+#[inline]
+fn put_units(area: &mut [u8], units: &[u16]) {
+    // The NUL and the padding lie in the last 8 bytes; the name then overwrites their start.
+    if let Some(last) = area.last_chunk_mut::<8>() {
+        *last = [0; 8];
+    }
+    let (pairs, odd) = area.as_chunks_mut::<2>();
+    odd.fill(0);
+    // One block copy (the loop is a `memcpy` of the units' little-endian bytes).
+    for (dst, unit) in pairs.iter_mut().zip(units) {
+        *dst = unit.to_le_bytes();
+    }
+}
+
+/// Writes `s` as UTF-16LE at the start of `area`, then zeroes the rest of it.
+fn put_str(area: &mut [u8], s: &str) {
+    let (pairs, odd) = area.as_chunks_mut::<2>();
+    odd.fill(0);
+    let mut written = 0;
+    for (dst, unit) in pairs.iter_mut().zip(s.encode_utf16()) {
+        *dst = unit.to_le_bytes();
+        written += 1;
+    }
+    if let Some(rest) = pairs.get_mut(written..) {
+        rest.fill([0; 2]);
+    }
+}
+
+/// The 8-byte words of a counter block of `block_len` bytes that `ByteLength` and the counters
+/// do not cover entirely, one bit per word: the only ones [`write_block`] must zero. `None` for
+/// a block of more than 64 words (then it is zeroed whole). Counters are aligned to their size
+/// (`check_counters`), so each lies inside one word; one that did not would only count as
+/// covering less, which zeroes more.
+fn block_gaps(counters: &[CounterSpec], block_len: usize) -> Option<u64> {
+    let words = block_len / 8;
+    let mut covered = [0u8; 64];
+    if words > covered.len() {
+        return None;
+    }
+    if let Some(first) = covered.first_mut() {
+        *first = 0x0F; // ByteLength
+    }
+    for c in counters {
+        let (size, bytes) = match c.size {
+            4 => (4, 0x0Fu8),
+            8 => (8, 0xFFu8),
+            _ => continue,
+        };
+        let offset = c.offset as usize;
+        if offset.checked_add(size).is_none_or(|end| end > block_len) {
+            continue;
+        }
+        if let Some(word) = covered.get_mut(offset / 8) {
+            *word |= bytes << (offset % 8);
+        }
+    }
+    let gaps = covered
+        .iter()
+        .take(words)
+        .enumerate()
+        .filter(|(_, bytes)| **bytes != 0xFF)
+        .fold(0u64, |gaps, (word, _)| gaps | 1 << word);
+    Some(gaps)
+}
+
+/// Writes a counter block into `block` (exactly its length): `ByteLength`, zeros, and the
+/// values at their offsets. `gaps` is [`block_gaps`] of the object.
+#[inline]
+fn write_block(block: &mut [u8], counters: &[CounterSpec], values: &[u64], gaps: Option<u64>) {
+    let byte_length = len32(block.len());
+    match gaps {
+        // Every counter gets a value, so only the gaps need zeroing.
+        Some(mut gaps) if values.len() >= counters.len() => {
+            // `block_len` is a multiple of 8 (`check_counters`): all of it is in `words`.
+            let (words, _) = block.as_chunks_mut::<8>();
+            while gaps != 0 {
+                if let Some(word) = words.get_mut(gaps.trailing_zeros() as usize) {
+                    *word = [0; 8];
+                }
+                gaps &= gaps - 1;
+            }
+        }
+        _ => block.fill(0),
+    }
+    if let Some(dst) = block.first_chunk_mut::<4>() {
+        *dst = byte_length.to_le_bytes();
+    }
+    for (c, value) in counters.iter().zip(values) {
+        let offset = c.offset as usize;
         match c.size {
             // A 4-byte counter keeps the low 32 bits: the format's definition of the value.
-            4 => bytes::set_u32(buf, off, (value & 0xFFFF_FFFF) as u32),
-            8 => bytes::set_u64(buf, off, value),
+            4 => {
+                if let Some(dst) = offset
+                    .checked_add(4)
+                    .and_then(|end| block.get_mut(offset..end))
+                {
+                    dst.copy_from_slice(&((*value & 0xFFFF_FFFF) as u32).to_le_bytes());
+                }
+            }
+            8 => {
+                if let Some(dst) = offset
+                    .checked_add(8)
+                    .and_then(|end| block.get_mut(offset..end))
+                {
+                    dst.copy_from_slice(&value.to_le_bytes());
+                }
+            }
             _ => {}
         }
     }

@@ -6,15 +6,15 @@
 //! next collection reopens it: the driver may have been restarted).
 
 use windows_sys::Win32::Foundation::{
-    CloseHandle, ERROR_INSUFFICIENT_BUFFER, ERROR_MORE_DATA, GENERIC_READ, GetLastError, HANDLE,
-    INVALID_HANDLE_VALUE,
+    CloseHandle, ERROR_FILENAME_EXCED_RANGE, ERROR_INSUFFICIENT_BUFFER, ERROR_MORE_DATA,
+    GENERIC_READ, GetLastError, HANDLE, INVALID_HANDLE_VALUE,
 };
 use windows_sys::Win32::Storage::FileSystem::{
     CreateFileW, FILE_ATTRIBUTE_NORMAL, FILE_SHARE_READ, FILE_SHARE_WRITE, OPEN_EXISTING,
 };
 use windows_sys::Win32::System::IO::DeviceIoControl;
 
-use super::wide;
+use crate::nopanic::Wide;
 use crate::source::IoctlReply;
 
 /// The device path user mode opens.
@@ -38,7 +38,9 @@ impl Device {
     /// # Errors
     /// The Win32 error of `CreateFileW`.
     pub fn open() -> Result<Self, u32> {
-        let path = wide(DEVICE_PATH);
+        let Some(path) = Wide::<16>::of(DEVICE_PATH) else {
+            return Err(ERROR_FILENAME_EXCED_RANGE);
+        };
         // SAFETY: `path` is NUL-terminated and outlives the call; NULL security attributes and
         // template are allowed.
         let handle = unsafe {

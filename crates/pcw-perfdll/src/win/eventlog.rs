@@ -6,16 +6,21 @@ use windows_sys::Win32::System::EventLog::{
     DeregisterEventSource, EVENTLOG_ERROR_TYPE, RegisterEventSourceW, ReportEventW,
 };
 
-use super::wide;
 use crate::log::Event;
+use crate::nopanic::Wide;
 
 /// The event source name.
 pub const SOURCE: &str = "pcw_perfdll";
 
 /// Reports `event`; failures to log are ignored (there is nowhere else to report them).
 pub fn report(event: Event) {
-    let source = wide(SOURCE);
-    let message = wide(event.kind.message());
+    // Fixed buffers on the stack: this runs while collecting (no allocation, no panic path).
+    let (Some(source), Some(message)) = (
+        Wide::<16>::of(SOURCE),
+        Wide::<128>::of(event.kind.message()),
+    ) else {
+        return;
+    };
     // SAFETY: NULL means the local computer; `source` is NUL-terminated and outlives the call.
     let handle = unsafe { RegisterEventSourceW(core::ptr::null(), source.as_ptr()) };
     if handle.is_null() {

@@ -5,8 +5,3 @@
 pub mod device;
 pub mod eventlog;
 pub mod registry;
-
-/// `s` as a NUL-terminated UTF-16 string.
-pub fn wide(s: &str) -> Vec<u16> {
-    s.encode_utf16().chain([0]).collect()
-}

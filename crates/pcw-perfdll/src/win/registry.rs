@@ -5,14 +5,20 @@
 use windows_sys::Win32::Foundation::ERROR_SUCCESS;
 use windows_sys::Win32::System::Registry::{HKEY_LOCAL_MACHINE, RRF_RT_REG_DWORD, RegGetValueW};
 
-use super::wide;
+use crate::nopanic::Wide;
 
 /// One `REG_DWORD` under the service's `Performance` key; `None` when absent or unreadable.
 fn dword(service: &str, value: &str) -> Option<u32> {
-    let key = wide(&format!(
-        r"SYSTEM\CurrentControlSet\Services\{service}\Performance"
-    ));
-    let name = wide(value);
+    // Built on the stack, not with `format!`: this runs at Collect while the indexes are
+    // unknown (no allocation, no panic path there). Service names are at most 256 characters.
+    let mut key = Wide::<320>::new();
+    if !(key.push(r"SYSTEM\CurrentControlSet\Services\")
+        && key.push(service)
+        && key.push(r"\Performance"))
+    {
+        return None;
+    }
+    let name = Wide::<32>::of(value)?;
     let mut data: u32 = 0;
     let mut size: u32 = 4;
     // SAFETY: `key` and `name` are NUL-terminated and live across the call; `data` is 4
