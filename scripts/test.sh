@@ -45,11 +45,16 @@ bash scripts/cross-windows.sh
 step "PE checks of target/windows (crates/pcw-pecheck, tests/artifacts.rs)"
 PCW_WINDOWS_ARTIFACTS=target/windows cargo test -p pcw-pecheck --test artifacts --locked
 
-step "no panic: nothing in the .sys reaches Rust's panic machinery (scripts/panic-reach.py)"
+step "no panic: nothing in the .sys, nor the DLL's Collect/Close, reaches Rust's panic machinery (scripts/panic-reach.py)"
 # shellcheck source=scripts/apt-need.sh
 . scripts/apt-need.sh
 command -v llvm-pdbutil >/dev/null || apt_need llvm
-python3 scripts/panic-reach.py target/windows/pcw_driver.sys \
+python3 scripts/panic-reach.py \
+  --driver target/windows/pcw_driver.sys target/xwin-msvc/x86_64-pc-windows-msvc/release/pcw_driver.pdb \
+  --dll target/windows/pcw_perfdll.dll
+
+step "kernel constraints: callback stack frames <= 1 KiB, no x87/MMX/AVX or float math in the .sys (scripts/kernel-constraints.py)"
+python3 scripts/kernel-constraints.py target/windows/pcw_driver.sys \
   target/xwin-msvc/x86_64-pc-windows-msvc/release/pcw_driver.pdb
 
 step "Wine: the perf DLL under Wine's Perflib and the real PE loader (scripts/wine-test.sh)"

@@ -5,6 +5,7 @@
 //! those from `wdk-alloc` and `wdk-panic`). Everything else the driver does is plain Rust that
 //! the simulator runs on any host.
 
+use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 
 use pcw_core::registry::RawRwLock;
@@ -15,7 +16,8 @@ use windows_sys::Wdk::System::SystemServices::{
     IoDeleteSymbolicLink, IofCompleteRequest, KeEnterCriticalRegion, KeLeaveCriticalRegion,
 };
 use windows_sys::Win32::Foundation::{
-    NTSTATUS, STATUS_INVALID_PARAMETER, STATUS_SUCCESS, UNICODE_STRING,
+    NTSTATUS, STATUS_INSUFFICIENT_RESOURCES, STATUS_INVALID_PARAMETER, STATUS_SUCCESS,
+    UNICODE_STRING,
 };
 
 use crate::control;
@@ -99,6 +101,9 @@ const IRP_MJ_CLOSE: usize = 0x02;
 const IRP_MJ_DEVICE_CONTROL: usize = 0x0e;
 /// Largest input any control IOCTL takes (a 1023-unit queue name), rounded up.
 const MAX_INPUT: usize = 2048;
+/// Inputs up to this size are copied to the stack in dispatch; larger ones (queue names) to
+/// pool.
+const SMALL_INPUT: usize = 64;
 
 /// `DriverEntry`: registers the countersets (see [`crate::driver::load`]), creates the control
 /// device and its symbolic link, and sets the dispatch and unload routines. On any failure
@@ -265,12 +270,33 @@ unsafe extern "system" fn dispatch_device_control(
         // SAFETY: our IRP, completed once.
         return unsafe { complete(irp, STATUS_INVALID_PARAMETER, 0) };
     }
-    let mut input = [0u8; MAX_INPUT];
+    // The input is copied out of the system buffer first (the output overwrites it): to the
+    // stack when small (every IOCTL but a queue creation), else to pool, so that no dispatch
+    // frame holds a 2 KiB array (RELIABILITY.md, "Kernel constraints").
+    let mut small = [0u8; SMALL_INPUT];
+    let mut large: Vec<u8> = Vec::new();
+    let copy_to: *mut u8 = if in_len <= SMALL_INPUT {
+        small.as_mut_ptr()
+    } else {
+        if large.try_reserve_exact(in_len).is_err() {
+            // SAFETY: our IRP, completed once.
+            return unsafe { complete(irp, STATUS_INSUFFICIENT_RESOURCES, 0) };
+        }
+        large.as_mut_ptr()
+    };
     if in_len > 0 {
         // SAFETY: the system buffer holds max(in, out) bytes, so `in_len` are readable; the
-        // copy is into a local that does not overlap it.
-        unsafe { core::ptr::copy_nonoverlapping(buffer, input.as_mut_ptr(), in_len) };
+        // destination holds at least `in_len` writable bytes (the stack array, or the capacity
+        // reserved just above) and does not overlap it.
+        unsafe { core::ptr::copy_nonoverlapping(buffer, copy_to, in_len) };
     }
+    let input: &[u8] = if in_len <= SMALL_INPUT {
+        small.get(..in_len).unwrap_or_default()
+    } else {
+        // SAFETY: the copy above initialised the `in_len` reserved bytes.
+        unsafe { large.set_len(in_len) };
+        &large
+    };
     let output: &mut [u8] = if out_len == 0 {
         &mut []
     } else {
@@ -278,11 +304,7 @@ unsafe extern "system" fn dispatch_device_control(
         // it while this IRP is ours.
         unsafe { core::slice::from_raw_parts_mut(buffer, out_len) }
     };
-    let c = control::device_control(
-        params.IoControlCode,
-        input.get(..in_len).unwrap_or_default(),
-        output,
-    );
+    let c = control::device_control(params.IoControlCode, input, output);
     // SAFETY: our IRP, completed once.
     unsafe { complete(irp, c.status, c.information) }
 }
