@@ -18,8 +18,7 @@
 //! `Information` is the number of output bytes written, all of them initialised; for
 //! `STATUS_BUFFER_TOO_SMALL` on a snapshot it is the size needed.
 
-use alloc::vec::Vec;
-
+use pcw_core::fallible;
 use windows_sys::Win32::Foundation::{
     NTSTATUS, STATUS_BUFFER_TOO_SMALL, STATUS_INSUFFICIENT_RESOURCES,
     STATUS_INVALID_DEVICE_REQUEST, STATUS_INVALID_PARAMETER, STATUS_NOT_FOUND, STATUS_SUCCESS,
@@ -138,30 +137,19 @@ fn create_queue(input: &[u8], output: &mut [u8]) -> Completion {
         return done(STATUS_BUFFER_TOO_SMALL, 4);
     }
     // Decoded into pool rather than a 2 KiB stack array (kernel stacks are small; RELIABILITY.md
-    // "Kernel constraints"). Filled through the spare capacity: `push` would link Vec's
-    // growth path, which can panic.
-    let n = input.len() / 2;
-    let mut units: Vec<u16> = Vec::new();
-    if units.try_reserve_exact(n).is_err() {
+    // "Kernel constraints"), without Vec's panicking growth path.
+    let Ok(mut units) = fallible::with_capacity::<u16>(input.len() / 2) else {
         return done(STATUS_INSUFFICIENT_RESOURCES, 0);
-    }
-    for (slot, pair) in units
-        .spare_capacity_mut()
-        .iter_mut()
-        .zip(input.chunks_exact(2))
-    {
+    };
+    for pair in input.chunks_exact(2) {
         let unit = match pair {
             [lo, hi] => u16::from_le_bytes([*lo, *hi]),
             _ => return done(STATUS_INVALID_PARAMETER, 0),
         };
-        if unit == 0 {
+        if unit == 0 || !fallible::push_reserved(&mut units, unit) {
             return done(STATUS_INVALID_PARAMETER, 0);
         }
-        slot.write(unit);
     }
-    // SAFETY: the loop wrote all `n` reserved units (the input holds exactly `n` pairs), or
-    // returned before this point.
-    unsafe { units.set_len(n) };
     let name = units.as_slice();
     match queues::create(name) {
         Ok(id) => {

@@ -32,6 +32,8 @@
 extern crate alloc;
 
 pub mod counter_type;
+#[cfg(any(feature = "alloc", test))]
+pub mod fallible;
 pub mod filter;
 #[cfg(any(feature = "alloc", test))]
 pub mod registry;

@@ -28,6 +28,7 @@ use loom::hint::spin_loop;
 #[cfg(loom)]
 use loom::sync::atomic::{AtomicU32, Ordering};
 
+use crate::fallible::push_reserved;
 use crate::wildcard;
 
 /// A shared/exclusive lock without data, as the kernel's push locks and `ERESOURCE`s are.
@@ -201,20 +202,6 @@ struct Inner<T> {
 }
 
 const TOMBSTONE: u32 = u32::MAX;
-
-/// Appends `value` if `v` has spare capacity; `false` (dropping `value`) if it has none. Unlike
-/// `Vec::push` it has no growth path, so the allocation-failure and capacity-overflow panics are
-/// not linked into the kernel image (`scripts/panic-reach.py`).
-fn push_reserved<T>(v: &mut Vec<T>, value: T) -> bool {
-    let len = v.len();
-    let Some(slot) = v.spare_capacity_mut().first_mut() else {
-        return false;
-    };
-    slot.write(value);
-    // SAFETY: the element at `len` was just initialised and `len < capacity`.
-    unsafe { v.set_len(len + 1) };
-    true
-}
 
 /// FNV-1a over the upper-cased units.
 fn name_hash(name: &[u16]) -> u64 {

@@ -8,48 +8,12 @@
 //! collect path allocates, when it must, through these instead, and builds the NUL-terminated
 //! UTF-16 strings Win32 wants in a fixed buffer on the stack.
 
-use std::collections::TryReserveError;
+pub use pcw_core::fallible::{push_reserved, with_capacity};
 
-/// Appends `value` if `v` has spare capacity (reserved beforehand with `try_reserve*`);
-/// `false`, and `v` unchanged, when it has none. Never grows, so never panics.
-pub fn push_reserved<T>(v: &mut Vec<T>, value: T) -> bool {
-    let len = v.len();
-    let Some(slot) = v.spare_capacity_mut().first_mut() else {
-        return false;
-    };
-    slot.write(value);
-    // SAFETY: the element at `len` was just initialised and `len < capacity`.
-    unsafe { v.set_len(len + 1) };
-    true
-}
-
-/// An empty vector with room for exactly `n` elements, or the allocation error.
-///
-/// # Errors
-/// The allocation failed or `n` elements exceed `isize::MAX` bytes.
-pub fn with_capacity<T>(n: usize) -> Result<Vec<T>, TryReserveError> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(n)?;
-    Ok(v)
-}
-
-/// Grows `v` to `len` elements, the new ones zero; `false` (and `v` unchanged) when the
-/// allocation fails. Never shrinks.
+/// Grows `v` to `len` words, the new ones zero; `false` (and `v` unchanged) when the
+/// allocation fails.
 pub fn grow_zeroed(v: &mut Vec<u64>, len: usize) -> bool {
-    let Some(more) = len.checked_sub(v.len()) else {
-        return true;
-    };
-    if v.try_reserve_exact(more).is_err() {
-        return false;
-    }
-    let old = v.len();
-    for slot in v.spare_capacity_mut().iter_mut().take(more) {
-        slot.write(0);
-    }
-    // SAFETY: `try_reserve_exact` made room for `more` elements past `old`, and the loop above
-    // initialised each of them.
-    unsafe { v.set_len(old + more) };
-    true
+    pcw_core::fallible::grow_filled(v, len, 0)
 }
 
 /// A NUL-terminated UTF-16 string of at most `N - 1` units, on the stack.
@@ -108,29 +72,6 @@ impl<const N: usize> Default for Wide<N> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn push_reserved_fills_only_reserved_room() {
-        let mut v: Vec<u32> = with_capacity(2).unwrap();
-        let room = v.capacity();
-        for i in 0..room {
-            assert!(push_reserved(&mut v, u32::try_from(i).unwrap()));
-        }
-        assert!(!push_reserved(&mut v, 99));
-        assert_eq!(v.len(), room);
-        assert_eq!(v.capacity(), room, "never grows");
-    }
-
-    #[test]
-    fn grow_zeroed_grows_with_zeros_and_never_shrinks() {
-        let mut v = vec![7u64; 2];
-        assert!(grow_zeroed(&mut v, 5));
-        assert_eq!(v, [7, 7, 0, 0, 0]);
-        assert!(grow_zeroed(&mut v, 1));
-        assert_eq!(v.len(), 5);
-        assert!(!grow_zeroed(&mut v, usize::MAX / 4), "refused, not a panic");
-        assert_eq!(v, [7, 7, 0, 0, 0]);
-    }
 
     #[test]
     fn wide_strings_are_nul_terminated_and_bounded() {
