@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# The loom model of pcw-core's instance registry and its SpinRwLock (issue 9 §4): every
-# interleaving, up to LOOM_MAX_PREEMPTIONS (default 3) preemptions, of small concurrent
-# create/close/collect cases (`registry::loom_model` in crates/pcw-core/src/registry.rs).
-# `--cfg loom` swaps loom's atomics, cell and spin hint into the lock; the ordinary build is
+# The loom models of pcw-core (issue 9 §4): every interleaving, up to LOOM_MAX_PREEMPTIONS
+# (default 3) preemptions, of small concurrent cases —
+#   * the instance registry and its SpinRwLock: create/close/collect
+#     (`registry::loom_model` in crates/pcw-core/src/registry.rs);
+#   * the driver's statistics: AddCounter/RemoveCounter gating of the collection timing,
+#     collections and readers (`stats::loom_model` in crates/pcw-core/src/stats.rs).
+# Every model is a `loom_*` test of pcw-core's lib, selected by the filter below.
+# `--cfg loom` swaps loom's atomics, cell and spin hint into those modules; the ordinary build is
 # untouched. Its own target directory keeps the cfg change from invalidating the main cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."

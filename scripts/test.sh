@@ -36,8 +36,11 @@ bash scripts/fuzz.sh "$PCW_CI_FUZZ_SECONDS"
 step "AddressSanitizer: the workspace tests under nightly -Zsanitizer=address (scripts/asan.sh)"
 bash scripts/asan.sh
 
-step "loom: the instance registry's lock, every interleaving of small cases (scripts/loom.sh)"
+step "loom: the registry's lock and the statistics' AddCounter gating, every interleaving of small cases (scripts/loom.sh)"
 bash scripts/loom.sh
+
+step "stress: the concurrent tests in release mode for a fixed iteration count (scripts/stress.sh)"
+bash scripts/stress.sh
 
 step "Windows artifacts: cross-build with Debian's toolchain (scripts/cross-windows.sh)"
 bash scripts/cross-windows.sh

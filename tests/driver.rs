@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use pcw_driver::{driver, queues, waves};
 use pcw_sim::kernel::{BUILD_SERVER_2019, BUILD_SERVER_2022, Kernel, PcwCall, Request, Teardown};
@@ -436,20 +436,34 @@ fn a_failed_create_instance_leaves_nothing_behind() {
     assert!(shutdown(k).is_clean());
 }
 
+/// Multiplies the stress tests' round counts: `PCW_STRESS_SCALE` (`scripts/stress.sh` runs them
+/// in release mode with a larger one), 1 by default.
+fn stress_scale() -> usize {
+    std::env::var("PCW_STRESS_SCALE").map_or(1, |v| {
+        v.parse()
+            .ok()
+            .filter(|n| *n > 0)
+            .expect("PCW_STRESS_SCALE is a positive integer")
+    })
+}
+
+/// Eight collectors, each a fixed number of rounds, while another thread creates and closes
+/// queues, records on the stable ones and adds and removes a statistics consumer for as long as
+/// any collector runs (so every collection races the churn).
 #[test]
 fn eight_collectors_while_queues_come_and_go() {
     let k = boot(BUILD_SERVER_2022);
     let stable: Vec<u32> = (0..4)
         .map(|i| queues::create(&format!("stable {i}").encode_utf16().collect::<Vec<_>>()).unwrap())
         .collect();
-    let stop = AtomicBool::new(false);
-    std::thread::scope(|s| {
+    let rounds = 50 * stress_scale();
+    let done = AtomicUsize::new(0);
+    let churned = std::thread::scope(|s| {
         for t in 0..8 {
-            let (k, stop) = (&k, &stop);
+            let (k, done) = (&k, &done);
             s.spawn(move || {
-                let mut rounds = 0;
-                while !stop.load(Ordering::Relaxed) || rounds < 50 {
-                    let set = if t % 2 == 0 { QUEUES } else { WAVES };
+                for _ in 0..rounds {
+                    let set = [QUEUES, WAVES, QUEUES, STATS][t % 4];
                     let c = k.collect(set, &Request::default()).unwrap();
                     if set == QUEUES {
                         let stable_seen: Vec<&str> = names(&c)
@@ -468,28 +482,60 @@ fn eight_collectors_while_queues_come_and_go() {
                             let bytes = i.values[&1].to_le_bytes();
                             assert!(bytes.iter().all(|b| *b == bytes[0]), "torn read: {bytes:?}");
                         }
+                    } else if set == STATS {
+                        // The statistics' promises (pcw_core::stats) under real threads.
+                        let v = &c.instances[0].values;
+                        assert!(v[&3] <= v[&0], "timed ≤ collections: {v:?}");
+                        assert!(v[&4] <= v[&5], "filtered ≤ considered: {v:?}");
+                        assert!(
+                            v[&5] - v[&4] <= v[&1],
+                            "considered − filtered ≤ returned: {v:?}"
+                        );
                     } else {
                         assert_eq!(c.instances.len(), 3);
                     }
-                    rounds += 1;
                 }
+                done.fetch_add(1, Ordering::Relaxed);
             });
         }
         s.spawn(|| {
-            // Fewer than 256 rounds, so k·0x0101… never carries between bytes.
-            for round in 0..250u64 {
+            let mut round = 0u64;
+            while round < 250 || done.load(Ordering::Relaxed) < 8 {
                 let name: Vec<u16> = format!("churn {}", round % 5).encode_utf16().collect();
                 if let Ok(id) = queues::create(&name) {
                     assert!(queues::close(id));
                 }
+                // Move bytes from k·0x0101… to (k+1)·0x0101…, every byte at once; from all
+                // 0xFF, add 1 to wrap to all 0x00 (a carry between bytes would show as torn).
+                let delta = if round % 256 == 255 {
+                    1
+                } else {
+                    0x0101_0101_0101_0101
+                };
                 for id in &stable {
-                    // Move bytes from k·0x0101… to (k+1)·0x0101…: every byte changes at once.
-                    assert!(queues::record(*id, 0, 0x0101_0101_0101_0101, 0));
+                    assert!(queues::record(*id, 0, delta, 0));
                 }
+                k.notify(STATS, round.is_multiple_of(2), u64::MAX).unwrap();
+                round += 1;
             }
-            stop.store(true, Ordering::Relaxed);
-        });
+            if round % 2 == 1 {
+                // The last round added a consumer: remove it.
+                k.notify(STATS, false, u64::MAX).unwrap();
+            }
+            round
+        })
+        .join()
+        .unwrap()
     });
+    // Every consumer removed: nothing is timed any more.
+    let timed = |k: &Kernel| k.collect(STATS, &Request::default()).unwrap().instances[0].values[&3];
+    let before = timed(&k);
+    k.collect(WAVES, &Request::default()).unwrap();
+    assert_eq!(timed(&k), before, "no consumer left, so not timed");
+    eprintln!(
+        "stress: driver: {} collections by 8 threads during {churned} churn rounds",
+        8 * rounds
+    );
     for id in stable {
         assert!(queues::close(id));
     }

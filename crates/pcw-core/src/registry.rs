@@ -581,7 +581,7 @@ mod tests {
     extern crate std;
     use std::string::String;
     use std::sync::Arc;
-    use std::sync::atomic::AtomicBool;
+    use std::sync::atomic::AtomicUsize;
     use std::vec;
 
     type Reg = Registry<SpinRwLock, u64>;
@@ -707,19 +707,32 @@ mod tests {
         });
     }
 
+    /// Multiplies the stress tests' round counts: `PCW_STRESS_SCALE` (`scripts/stress.sh` runs
+    /// them in release mode with a larger one), 1 by default.
+    fn stress_scale() -> usize {
+        std::env::var("PCW_STRESS_SCALE").map_or(1, |v| {
+            v.parse()
+                .ok()
+                .filter(|n| *n > 0)
+                .expect("PCW_STRESS_SCALE is a positive integer")
+        })
+    }
+
     #[test]
     fn readers_run_while_writers_churn() {
+        // A fixed number of reads per reader, every one of them while the writer churns: it
+        // stops only after all readers are done (and after at least `2000 * scale` rounds).
+        let (reads, min_rounds) = (1000 * stress_scale(), 2000 * stress_scale());
         let r = Arc::new(Reg::new(1024));
         for i in 0..16 {
             r.insert(&w(&std::format!("stable {i}")), 7).unwrap();
         }
-        let stop = Arc::new(AtomicBool::new(false));
+        let done = Arc::new(AtomicUsize::new(0));
         let readers: Vec<_> = (0..4)
             .map(|_| {
-                let (r, stop) = (Arc::clone(&r), Arc::clone(&stop));
+                let (r, done) = (Arc::clone(&r), Arc::clone(&done));
                 std::thread::spawn(move || {
-                    let mut rounds = 0u32;
-                    while !stop.load(Ordering::Relaxed) || rounds < 100 {
+                    for _ in 0..reads {
                         r.read(|v| {
                             let stable = v
                                 .iter()
@@ -728,22 +741,27 @@ mod tests {
                             assert_eq!(stable, 16, "no lost or duplicated instance");
                             assert_eq!(v.iter().count(), v.len());
                         });
-                        rounds += 1;
                     }
+                    done.fetch_add(1, Ordering::Relaxed);
                 })
             })
             .collect();
-        for round in 0..2000u64 {
+        let mut round = 0u64;
+        while round < min_rounds as u64 || done.load(Ordering::Relaxed) < readers.len() {
             let id = r
                 .insert(&w(&std::format!("churn {}", round % 7)), round)
                 .unwrap();
             assert_eq!(r.remove(id), Some(round));
+            round += 1;
         }
-        stop.store(true, Ordering::Relaxed);
         for t in readers {
             t.join().unwrap();
         }
         assert_eq!(r.len(), 16);
+        std::eprintln!(
+            "stress: registry: {} reads by 4 readers during {round} insert/remove rounds",
+            4 * reads
+        );
     }
 }
 

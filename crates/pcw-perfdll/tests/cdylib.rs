@@ -6,7 +6,9 @@ mod common;
 
 use std::ffi::c_void;
 
-use common::{Dll, FIRST_COUNTER, FIRST_HELP, OBJECTS, indexes, raw_collect, strs, synthetic};
+use common::{
+    Dll, FIRST_COUNTER, FIRST_HELP, OBJECTS, indexes, raw_collect, stress_scale, strs, synthetic,
+};
 use pcw_core::v1::collect::{ERROR_MORE_DATA, ERROR_SUCCESS};
 use pcw_core::v1::validate::{self, Expect};
 use pcw_sim::v1_host::{Host, HostConfig};
@@ -372,6 +374,7 @@ fn eight_threads_open_collect_close_concurrently() {
         r.data.len()
     };
     let served = std::sync::atomic::AtomicUsize::new(0);
+    let rounds = 150 * stress_scale();
     std::thread::scope(|s| {
         for t in 0..8usize {
             let (dll, linkage, served) = (&dll, &linkage, &served);
@@ -383,7 +386,7 @@ fn eight_threads_open_collect_close_concurrently() {
                     Some("23"),
                     None,
                 ];
-                for i in 0..150usize {
+                for i in 0..rounds {
                     // Thread 7 collects without holding an Open: it sees the DLL come and go.
                     let holds = t != 7;
                     if holds {
@@ -418,5 +421,10 @@ fn eight_threads_open_collect_close_concurrently() {
         }
     });
     // Enough replies carried data for the check to mean something.
-    assert!(served.into_inner() > 100);
+    let served = served.into_inner();
+    assert!(served > 100);
+    eprintln!(
+        "stress: cdylib: {} Open/Collect/Close rounds by 8 threads, {served} with data",
+        8 * rounds
+    );
 }

@@ -3,8 +3,11 @@
 //! source's in-process IOCTL) → the DLL's exports → V1 blocks whose raw values equal what the
 //! driver's PCW callback hands the simulated kernel at the same (frozen) instant.
 
+mod common;
+
 use std::sync::Arc;
 
+use common::stress_scale;
 use pcw_core::v1::validate::{self, Expect};
 use pcw_driver::control::{IOCTL_PCW_CREATE_QUEUE, IOCTL_PCW_SNAPSHOT, device_control};
 use pcw_driver::driver;
@@ -97,30 +100,31 @@ fn driver_snapshot_ioctl_dll_v1_values_equal_pcw_values() {
 }
 
 /// Issue 5's concurrency acceptance on the device path: 8 threads each Open → Collect → Close
-/// the DLL (device source = the driver's IOCTL under pcw-sim) while another thread creates,
-/// records on and closes queues in the driver. Every reply passes the host's checks and
-/// validates; no object is torn (queue values are written so a torn read shows).
+/// the DLL a fixed number of rounds (device source = the driver's IOCTL under pcw-sim) while
+/// another thread creates, records on and closes queues in the driver for as long as any of
+/// them runs. Every reply passes the host's checks and validates; no object is torn (queue
+/// values are written so a torn read shows).
 #[test]
 fn eight_threads_open_collect_close_while_the_driver_churns() {
     use pcw_driver::control::{IOCTL_PCW_CLOSE_QUEUE, IOCTL_PCW_RECORD_QUEUE};
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::atomic::{AtomicUsize, Ordering};
 
     let k = Kernel::boot(BUILD_SERVER_2022);
     driver::unload();
     driver::load().unwrap();
     install_driver_ioctl();
-    let stop = AtomicBool::new(false);
+    let rounds = 20 * stress_scale();
+    let done = AtomicUsize::new(0);
     let replies = AtomicUsize::new(0);
-    std::thread::scope(|s| {
+    let churned = std::thread::scope(|s| {
         for t in 0..8 {
-            let (stop, replies) = (&stop, &replies);
+            let (done, replies) = (&done, &replies);
             s.spawn(move || {
                 let host = Host::new(HostConfig {
                     check_untouched_on_failure: true,
                     ..HostConfig::default()
                 });
-                let mut rounds = 0;
-                while !stop.load(Ordering::Relaxed) || rounds < 20 {
+                for _ in 0..rounds {
                     let mut linkage: Vec<u16> = "source=device\0first-counter=238\0\0"
                         .encode_utf16()
                         .collect();
@@ -149,12 +153,13 @@ fn eight_threads_open_collect_close_while_the_driver_churns() {
                         }
                         replies.fetch_add(1, Ordering::Relaxed);
                     }
-                    rounds += 1;
                 }
+                done.fetch_add(1, Ordering::Relaxed);
             });
         }
         s.spawn(|| {
-            for round in 0..200u32 {
+            let mut round = 0u32;
+            while round < 200 || done.load(Ordering::Relaxed) < 8 {
                 let name: Vec<u8> = format!("churn {}", round % 3)
                     .encode_utf16()
                     .flat_map(u16::to_le_bytes)
@@ -175,14 +180,19 @@ fn eight_threads_open_collect_close_while_the_driver_churns() {
                         0
                     );
                 }
+                round += 1;
             }
-            stop.store(true, Ordering::Relaxed);
-        });
+            round
+        })
+        .join()
+        .unwrap()
     });
     set_host_ioctl(None);
-    assert!(
-        replies.load(Ordering::Relaxed) >= 100,
-        "the threads got data"
+    let replies = replies.load(Ordering::Relaxed);
+    assert_eq!(replies, 8 * rounds, "every reply carried data");
+    eprintln!(
+        "stress: roundtrip: {replies} Open/Collect/Close rounds by 8 threads during {churned} \
+         churn rounds"
     );
     driver::unload();
     let report = k.teardown();

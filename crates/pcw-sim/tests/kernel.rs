@@ -464,21 +464,34 @@ fn merged_registrations_and_stale_buffers() {
     assert_eq!(k.teardown().misuse, [Misuse::StaleBuffer]);
 }
 
+/// Multiplies the stress tests' round counts: `PCW_STRESS_SCALE` (`scripts/stress.sh` runs them
+/// in release mode with a larger one), 1 by default.
+fn stress_scale() -> usize {
+    std::env::var("PCW_STRESS_SCALE").map_or(1, |v| {
+        v.parse()
+            .ok()
+            .filter(|n| *n > 0)
+            .expect("PCW_STRESS_SCALE is a positive integer")
+    })
+}
+
 #[test]
 fn concurrent_collection_from_eight_threads() {
     let k = Kernel::boot(BUILD_SERVER_2022);
     FILTER_IN_CALLBACK.store(true, Ordering::Relaxed);
     let (_, handle) = register(PCW_VERSION_2, 0, "Geometric Waves");
+    let rounds = 200 * stress_scale();
     std::thread::scope(|s| {
         for _ in 0..8 {
             s.spawn(|| {
-                for _ in 0..200 {
+                for _ in 0..rounds {
                     let c = k.collect("Geometric Waves", &Request::default()).unwrap();
                     assert_eq!(c.instances.len(), 3);
                 }
             });
         }
     });
+    eprintln!("stress: pcw-sim: {} collections by 8 threads", 8 * rounds);
     unregister(handle);
     assert!(k.teardown().is_clean());
 }
