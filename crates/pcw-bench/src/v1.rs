@@ -6,8 +6,8 @@
 use pcw_core::counter_type::{CounterType, DetailLevel};
 use pcw_core::v1::collect::{self, Collected};
 use pcw_core::v1::writer::{
-    CounterSpec, InstanceDesc, InstanceName, InstanceSpec, InstancesDesc, ObjectDesc, ObjectHeader,
-    assign_offsets,
+    CheckedName, CounterSpec, InstanceDesc, InstanceName, InstanceSpec, InstancesDesc, ObjectDesc,
+    ObjectHeader, assign_offsets,
 };
 
 use crate::c::{self, PgCounter, PgInstance, PgObject};
@@ -100,14 +100,18 @@ impl V1Object {
         }
     }
 
-    /// The instance descriptions an [`ObjectDesc`] borrows (built once, outside the timing).
+    /// The instance descriptions an [`ObjectDesc`] borrows (built once, outside the timing),
+    /// with names checked here once, as the DLL's names are by its snapshot parser.
+    ///
+    /// # Panics
+    /// Never for the names of [`Self::new`] (short, no NUL) on a little-endian host.
     pub fn instances(&self) -> Vec<InstanceDesc<'_>> {
         self.names
             .iter()
             .zip(&self.values)
             .map(|(name, values)| InstanceDesc {
                 spec: InstanceSpec {
-                    name: InstanceName::Utf16(name),
+                    name: InstanceName::Checked(CheckedName::new(name).expect("short, no NUL")),
                     unique_id: pcw_core::v1::wire::PERF_NO_UNIQUE_ID,
                     parent_title_index: 0,
                     parent_instance: 0,

@@ -680,6 +680,14 @@ impl<'a> InstanceView<'a> {
         self.bytes.get(start..end).unwrap_or(&[])
     }
 
+    /// The name for the V1 writer: checked already (at most [`MAX_NAME_UNITS`] units, no NUL)
+    /// when the snapshot was parsed, so the writer does not scan it again.
+    pub fn checked_name(&self) -> crate::v1::writer::CheckedName<'a> {
+        const _: () =
+            assert!(MAX_NAME_UNITS as usize == crate::v1::writer::MAX_INSTANCE_NAME_UNITS);
+        crate::v1::writer::CheckedName::from_checked_le_bytes(self.name_bytes())
+    }
+
     /// The name's UTF-16 units (none is 0).
     pub fn name_utf16(&self) -> impl ExactSizeIterator<Item = u16> + use<'a> {
         self.name_bytes()

@@ -132,7 +132,8 @@ impl ObjectSource for SnapshotObject<'_> {
         };
         InstanceDesc {
             spec: InstanceSpec {
-                name: units(i.name_bytes()).map_or(InstanceName::None, InstanceName::Utf16),
+                // Checked by the snapshot's parser: the writer only adds up lengths.
+                name: InstanceName::Checked(i.checked_name()),
                 unique_id: PERF_NO_UNIQUE_ID,
                 parent_title_index: 0,
                 parent_instance: 0,

@@ -131,6 +131,60 @@ pub enum InstanceName<'a> {
     Utf16(&'a [u16]),
     /// Text, written as UTF-16.
     Str(&'a str),
+    /// A name already known to be writable: measured without scanning it again.
+    Checked(CheckedName<'a>),
+}
+
+/// An instance name known to be writable: at most [`MAX_INSTANCE_NAME_UNITS`] UTF-16 units,
+/// none of them NUL. Checked once where it is made, so the writer only adds up lengths (the
+/// snapshot decoder has checked the DLL's names already: [`crate::snapshot::InstanceView`]).
+/// Kept as the UTF-16LE bytes the writer copies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CheckedName<'a>(&'a [u8]);
+
+impl<'a> CheckedName<'a> {
+    /// `units` (without a terminating NUL), or `None` if they are longer than
+    /// [`MAX_INSTANCE_NAME_UNITS`] or contain a NUL — or the host is big-endian (then use
+    /// [`Self::from_le_bytes`] or [`InstanceName::Utf16`]).
+    pub fn new(units: &'a [u16]) -> Option<Self> {
+        if units.len() > MAX_INSTANCE_NAME_UNITS || bytes::has_zero_unit(units) {
+            return None;
+        }
+        units_le(units).map(Self)
+    }
+
+    /// UTF-16LE `bytes` (without a terminating NUL), or `None` if their length is odd or more
+    /// than [`MAX_INSTANCE_NAME_UNITS`] units, or they contain a NUL unit.
+    pub fn from_le_bytes(bytes: &'a [u8]) -> Option<Self> {
+        (bytes.len().is_multiple_of(2)
+            && bytes.len() <= 2 * MAX_INSTANCE_NAME_UNITS
+            && !bytes::has_zero_unit_le(bytes))
+        .then_some(Self(bytes))
+    }
+
+    /// UTF-16LE bytes a decoder of this crate has already checked as [`Self::from_le_bytes`]
+    /// does. A wrong name here yields a wrong name in the reply, never a write outside it.
+    pub(crate) const fn from_checked_le_bytes(bytes: &'a [u8]) -> Self {
+        Self(bytes)
+    }
+
+    /// Length in UTF-16 units (at most [`MAX_INSTANCE_NAME_UNITS`]).
+    pub const fn units(&self) -> usize {
+        self.0.len() / 2
+    }
+}
+
+/// `units` as their UTF-16LE bytes, without copying: `None` on a big-endian host.
+#[inline]
+fn units_le(units: &[u16]) -> Option<&[u8]> {
+    if cfg!(target_endian = "big") {
+        return None;
+    }
+    // SAFETY: the bytes are those of `units`' own allocation (`2 * len` of them, which is
+    // `size_of_val(units)` and so at most `isize::MAX`), `u8` has alignment 1 and every byte
+    // of an initialised `u16` is an initialised `u8`; the shared borrow keeps the lifetime.
+    // On a little-endian host those bytes are the UTF-16LE encoding.
+    Some(unsafe { core::slice::from_raw_parts(units.as_ptr().cast::<u8>(), size_of_val(units)) })
 }
 
 impl InstanceName<'_> {
@@ -140,6 +194,7 @@ impl InstanceName<'_> {
             Self::None => 0,
             Self::Utf16(u) => u.len(),
             Self::Str(s) => s.encode_utf16().count(),
+            Self::Checked(c) => c.units(),
         }
     }
 
@@ -151,6 +206,7 @@ impl InstanceName<'_> {
             // A `[u16]` spans at most `isize::MAX` bytes: this cannot overflow.
             Self::Utf16(u) => 2 * u.len() + 2,
             Self::Str(_) => self.units().saturating_add(1).saturating_mul(2),
+            Self::Checked(c) => c.0.len() + 2,
         }
     }
 
@@ -172,6 +228,8 @@ impl InstanceName<'_> {
                 }
                 s.encode_utf16().count()
             }
+            // Checked where it was made.
+            Self::Checked(c) => return Some(c.0.len() + 2),
         };
         (units <= MAX_INSTANCE_NAME_UNITS).then_some(2 * (units + 1))
     }
@@ -226,14 +284,22 @@ pub trait ObjectSource {
     /// counter blocks take `block_len` bytes, after checking every name and value count.
     #[doc(hidden)]
     fn instances_len(&self, block_len: usize, _: sealed::Token) -> Result<usize, WriteError> {
-        instances_len(self, block_len)
+        instances_len(
+            (0..self.instance_count()).map(|i| self.instance(i)),
+            self.counters().len(),
+            block_len,
+        )
     }
 
     /// Writes the instance definitions and counter blocks of a multi-instance object at the
     /// start of `out`; returns the bytes written.
     #[doc(hidden)]
-    fn write_instances(&self, block_len: usize, out: &mut [u8], _: sealed::Token) -> usize {
-        write_instances(self, block_len, out)
+    fn write_instances(&self, plan: &sealed::Plan<'_>, out: &mut [u8], _: sealed::Token) -> usize {
+        write_instances(
+            (0..self.instance_count()).map(|i| self.instance(i)),
+            plan,
+            out,
+        )
     }
 }
 
@@ -243,6 +309,79 @@ mod sealed {
     /// Passed by the writer to the sealed methods of `ObjectSource`.
     #[derive(Clone, Copy, Debug)]
     pub struct Token;
+
+    /// One object's counter block, worked out once per object for all its instances.
+    #[derive(Clone, Copy, Debug)]
+    pub struct Plan<'c> {
+        /// The object's counters (checked by `check_counters`).
+        pub(super) counters: &'c [super::CounterSpec],
+        /// Block length in 8-byte words.
+        pub(super) words: usize,
+        /// `block_gaps` of the object.
+        pub(super) gaps: Option<u64>,
+        /// The stores of [`super::write_block`], sorted by size, when no two counters share a
+        /// byte (so their order does not matter) and there are at most [`SLOTS`] of each
+        /// size: `(value index, word index)` of the 8-byte counters…
+        pub(super) eights: [(u16, u16); SLOTS],
+        /// … and `(value index, 4-byte half index)` of the 4-byte ones.
+        pub(super) fours: [(u16, u16); SLOTS],
+        /// How many of `eights` and `fours` are used; `None` to store counter by counter.
+        pub(super) direct: Option<(usize, usize)>,
+    }
+
+    /// Most counters of each size a [`Plan`] lists.
+    pub const SLOTS: usize = 16;
+
+    impl<'c> Plan<'c> {
+        /// The plan of a block of `block_len` bytes (a multiple of 8).
+        pub(super) fn new(counters: &'c [super::CounterSpec], block_len: usize) -> Self {
+            let mut plan = Self {
+                counters,
+                words: block_len / 8,
+                gaps: super::block_gaps(counters, block_len),
+                eights: [(0, 0); SLOTS],
+                fours: [(0, 0); SLOTS],
+                direct: None,
+            };
+            plan.direct = plan.slots();
+            plan
+        }
+
+        /// Fills `eights` and `fours`; `None` when counters overlap or do not fit the lists.
+        fn slots(&mut self) -> Option<(usize, usize)> {
+            let (mut n8, mut n4) = (0, 0);
+            // The 4-byte halves already stored to, one bit each (`ByteLength` is half 0).
+            let mut taken = [0u64; 2];
+            if let Some(first) = taken.first_mut() {
+                *first = 1;
+            }
+            for (index, c) in self.counters.iter().enumerate() {
+                let value = u16::try_from(index).ok()?;
+                let half = usize::try_from(c.offset / 4).ok()?;
+                let (list, n, halves) = match c.size {
+                    0 => continue,
+                    4 => (&mut self.fours, &mut n4, 1u64),
+                    _ => (&mut self.eights, &mut n8, 3u64),
+                };
+                // Inside the block, aligned (`check_counters`), and not overlapping another.
+                if half + usize::from(halves == 3) >= 2 * self.words
+                    || (halves == 3 && half % 2 != 0)
+                {
+                    return None;
+                }
+                let bits = halves << (half % 64);
+                let word = taken.get_mut(half / 64)?;
+                if *word & bits != 0 {
+                    return None;
+                }
+                *word |= bits;
+                let slot = u16::try_from(if halves == 3 { half / 2 } else { half }).ok()?;
+                *list.get_mut(*n)? = (value, slot);
+                *n += 1;
+            }
+            Some((n8, n4))
+        }
+    }
 }
 
 /// One instance: identity and values.
@@ -317,6 +456,23 @@ impl ObjectSource for ObjectDesc<'_> {
             },
         }
     }
+
+    // The loops walk the list itself rather than looking each index up.
+    fn instances_len(&self, block_len: usize, _: sealed::Token) -> Result<usize, WriteError> {
+        match self.instances {
+            InstancesDesc::Multi(list) => {
+                instances_len(list.iter().copied(), self.counters.len(), block_len)
+            }
+            InstancesDesc::Single(_) => Ok(0),
+        }
+    }
+
+    fn write_instances(&self, plan: &sealed::Plan<'_>, out: &mut [u8], _: sealed::Token) -> usize {
+        match self.instances {
+            InstancesDesc::Multi(list) => write_instances(list.iter().copied(), plan, out),
+            InstancesDesc::Single(_) => 0,
+        }
+    }
 }
 
 /// What [`write_objects`] wrote.
@@ -389,12 +545,6 @@ fn check_counters(counters: &[CounterSpec]) -> Result<usize, WriteError> {
     align8(end).ok_or(WriteError::TooLarge)
 }
 
-/// Size of one instance definition with its name and padding, from its `NameLength`.
-#[inline]
-fn instance_def_len(name_length: usize) -> Option<usize> {
-    align8(wire::field::instance_definition::LEN.checked_add(name_length)?)
-}
-
 fn add(a: usize, b: usize) -> Result<usize, WriteError> {
     a.checked_add(b).ok_or(WriteError::TooLarge)
 }
@@ -404,6 +554,11 @@ fn add(a: usize, b: usize) -> Result<usize, WriteError> {
 /// # Errors
 /// Any [`WriteError`] other than `NoSpace`.
 pub fn object_len(src: &dyn ObjectSource, mode: Mode) -> Result<usize, WriteError> {
+    measure_object(src, mode).map(|(len, _)| len)
+}
+
+/// Bytes one object takes and its counter block length, after checking its description.
+fn measure_object(src: &dyn ObjectSource, mode: Mode) -> Result<(usize, usize), WriteError> {
     let counters = src.counters();
     let block = check_counters(counters)?;
     let defs = counters
@@ -411,43 +566,55 @@ pub fn object_len(src: &dyn ObjectSource, mode: Mode) -> Result<usize, WriteErro
         .checked_mul(wire::field::counter_definition::LEN)
         .ok_or(WriteError::TooLarge)?;
     let mut len = add(wire::field::object_type::LEN, defs)?;
-    if mode == Mode::Metadata {
-        return fits_u32(len);
-    }
-    match src.kind() {
-        InstanceKind::Single => {
-            if src.instance(0).values.len() != counters.len() {
-                return Err(WriteError::ValueCount { instance: 0 });
+    if mode == Mode::Data {
+        match src.kind() {
+            InstanceKind::Single => {
+                if src.instance(0).values.len() != counters.len() {
+                    return Err(WriteError::ValueCount { instance: 0 });
+                }
+                len = add(len, block)?;
             }
-            len = add(len, block)?;
-        }
-        InstanceKind::Multi => {
-            len = add(len, src.instances_len(block, sealed::Token)?)?;
+            InstanceKind::Multi => {
+                len = add(len, src.instances_len(block, sealed::Token)?)?;
+            }
         }
     }
-    fits_u32(len)
+    Ok((fits_u32(len)?, block))
+}
+
+/// Bytes of an instance definition of that many UTF-16 units of name bytes plus the NUL
+/// (`NameLength`, at most 2 048 for a checked name), padding included.
+#[inline]
+const fn def_len(name_length: usize) -> usize {
+    wire::field::instance_definition::LEN + ((name_length + 7) & !7)
 }
 
 /// [`ObjectSource::instances_len`]: one pass over the instances, checking each name and value
 /// count in instance order.
-fn instances_len<S: ObjectSource + ?Sized>(src: &S, block_len: usize) -> Result<usize, WriteError> {
-    let counters = src.counters().len();
-    let count = src.instance_count();
+#[inline]
+fn instances_len<'a, I>(
+    instances: I,
+    counters: usize,
+    block_len: usize,
+) -> Result<usize, WriteError>
+where
+    I: Iterator<Item = InstanceDesc<'a>>,
+{
     // The definitions here, the counter blocks (all alike) after the loop.
     let mut defs = 0usize;
-    for index in 0..count {
-        let instance = src.instance(index);
+    let mut count = 0usize;
+    for instance in instances {
         let name_length = instance
             .spec
             .name
             .checked_name_length()
-            .ok_or(WriteError::BadInstanceName { instance: index })?;
+            .ok_or(WriteError::BadInstanceName { instance: count })?;
         if instance.values.len() != counters {
-            return Err(WriteError::ValueCount { instance: index });
+            return Err(WriteError::ValueCount { instance: count });
         }
-        // A checked name makes a definition of at most 2 080 bytes.
-        let def = instance_def_len(name_length).ok_or(WriteError::TooLarge)?;
-        defs = add(defs, def)?;
+        // A checked name makes a definition of at most 2 072 bytes.
+        defs = add(defs, def_len(name_length))?;
+        count += 1;
     }
     add(
         defs,
@@ -473,6 +640,10 @@ pub fn objects_len(objects: &[&dyn ObjectSource], mode: Mode) -> Result<usize, W
     fits_u32(total)
 }
 
+/// Objects whose counter block length the sizing pass of [`write_objects`] keeps for the
+/// writing pass (the others' are worked out again).
+const KEPT_BLOCKS: usize = 16;
+
 /// Writes `objects` at the start of `buf`, all or nothing.
 ///
 /// The sources must not change during the call (the driver and the DLL hand the writer a
@@ -486,14 +657,28 @@ pub fn write_objects(
     mode: Mode,
     buf: &mut [u8],
 ) -> Result<Written, WriteError> {
-    let needed = objects_len(objects, mode)?;
+    // Block lengths fit in u32: each object's length does.
+    let mut blocks = [0u32; KEPT_BLOCKS];
+    let mut needed = 0usize;
+    for (index, o) in objects.iter().enumerate() {
+        let (len, block) = measure_object(*o, mode)?;
+        if let Some(slot) = blocks.get_mut(index) {
+            *slot = len32(block);
+        }
+        needed = add(needed, len)?;
+    }
+    let needed = fits_u32(needed)?;
     let out = buf
         .get_mut(..needed)
         .ok_or(WriteError::NoSpace { needed })?;
     let mut at = 0usize;
-    for o in objects {
+    for (index, o) in objects.iter().enumerate() {
+        let block_len = match blocks.get(index) {
+            Some(block) => *block as usize,
+            None => check_counters(o.counters()).unwrap_or(0),
+        };
         let rest = out.get_mut(at..).unwrap_or_default();
-        at += emit_object(*o, mode, rest);
+        at += emit_object(*o, mode, block_len, rest);
     }
     Ok(Written {
         bytes: at,
@@ -517,9 +702,8 @@ pub fn write_object(
 /// returns the bytes written. Every store is bounds-checked (per field for the object's
 /// definitions, per record for its instances), so a source that changed since it was measured
 /// yields a short object inside `buf`, never a write outside it.
-fn emit_object(src: &dyn ObjectSource, mode: Mode, buf: &mut [u8]) -> usize {
+fn emit_object(src: &dyn ObjectSource, mode: Mode, block_len: usize, buf: &mut [u8]) -> usize {
     let counters = src.counters();
-    let block_len = check_counters(counters).unwrap_or(0);
     let header = src.header();
     let definition_length =
         wire::field::object_type::LEN + counters.len() * wire::field::counter_definition::LEN;
@@ -567,14 +751,15 @@ fn emit_object(src: &dyn ObjectSource, mode: Mode, buf: &mut [u8]) -> usize {
     }
     if mode == Mode::Data {
         let rest = buf.get_mut(at..).unwrap_or_default();
+        let plan = sealed::Plan::new(counters, block_len);
         match src.kind() {
             InstanceKind::Single => {
-                if let Some(block) = rest.get_mut(..block_len) {
-                    write_block(block, counters, src.instance(0).values, None);
+                if let Some(block) = rest.as_chunks_mut::<8>().0.get_mut(..plan.words) {
+                    write_block(block, &plan, src.instance(0).values);
                     at += block_len;
                 }
             }
-            InstanceKind::Multi => at += src.write_instances(block_len, rest, sealed::Token),
+            InstanceKind::Multi => at += src.write_instances(&plan, rest, sealed::Token),
         }
     }
     let at = at.min(buf.len());
@@ -587,33 +772,44 @@ fn emit_object(src: &dyn ObjectSource, mode: Mode, buf: &mut [u8]) -> usize {
 
 /// [`ObjectSource::write_instances`]: each instance definition and counter block is written
 /// into its own sub-slice of `out`, split off once per record, so the stores inside need no
-/// further checks against `out`. Stops at the first record that does not fit.
-fn write_instances<S: ObjectSource + ?Sized>(src: &S, block_len: usize, out: &mut [u8]) -> usize {
-    let counters = src.counters();
-    let gaps = block_gaps(counters, block_len);
-    let mut rest = out;
-    let mut written = 0usize;
-    for index in 0..src.instance_count() {
-        let instance = src.instance(index);
+/// further checks against `out`. Records are whole 8-byte words, so `out` is handled as words.
+/// Stops at the first record that does not fit.
+#[inline]
+fn write_instances<'a, I>(instances: I, plan: &sealed::Plan<'_>, out: &mut [u8]) -> usize
+where
+    I: Iterator<Item = InstanceDesc<'a>>,
+{
+    let mut rest = out.as_chunks_mut::<8>().0;
+    let mut words = 0usize;
+    for instance in instances {
         let name_length = instance.spec.name.name_length();
-        let Some(def_len) = instance_def_len(name_length) else {
+        // `name_length` may saturate for an over-long `Str`: then the record does not fit.
+        let def_words = INSTANCE_DEF_WORDS + name_length.div_ceil(8);
+        let Some((def, tail)) = core::mem::take(&mut rest).split_at_mut_checked(def_words) else {
             break;
         };
-        let Some((def, tail)) = core::mem::take(&mut rest).split_at_mut_checked(def_len) else {
+        let Some((block, tail)) = tail.split_at_mut_checked(plan.words) else {
             break;
         };
-        let Some((block, tail)) = tail.split_at_mut_checked(block_len) else {
-            break;
-        };
-        write_instance_def(&instance.spec, name_length, def);
-        write_block(block, counters, instance.values, gaps);
+        // `def` lies inside the reply, whose length fits in u32 (`measure_object`), so does it;
+        // and `name_length` is at most its length.
+        #[allow(
+            clippy::cast_possible_truncation,
+            reason = "both are at most the reply's length, which fits in u32"
+        )]
+        let (def_bytes, name_length) = ((def.len() * 8) as u32, name_length as u32);
+        write_instance_def(&instance.spec, def_bytes, name_length, def);
+        write_block(block, plan, instance.values);
         rest = tail;
-        written += def_len + block_len;
+        words += def_words + plan.words;
     }
-    written
+    words * 8
 }
 
-// `write_instance_def` stores the fields in this order, one `u32` after the other.
+/// Words of a `PERF_INSTANCE_DEFINITION` without its name.
+const INSTANCE_DEF_WORDS: usize = wire::field::instance_definition::LEN / 8;
+
+// `write_instance_def` stores the fields in this order, two `u32`s per word.
 const _: () = {
     use wire::field::instance_definition as f;
     assert!(
@@ -623,51 +819,78 @@ const _: () = {
             && f::UNIQUE_ID == 12
             && f::NAME_OFFSET == 16
             && f::NAME_LENGTH == 20
-            && f::LEN == 24
+            && f::LEN == 8 * INSTANCE_DEF_WORDS
+            && INSTANCE_DEF_WORDS == 3
     );
 };
+
+/// Two `u32` fields as one little-endian word, `lo` first.
+#[inline]
+const fn pair(lo: u32, hi: u32) -> [u8; 8] {
+    (lo as u64 | (hi as u64) << 32).to_le_bytes()
+}
 
 /// Writes an instance definition, its name, the NUL and zeroed padding into `def`, which is
 /// exactly the definition's length.
 #[inline]
-fn write_instance_def(spec: &InstanceSpec<'_>, name_length: usize, def: &mut [u8]) {
-    let byte_length = len32(def.len());
-    let Some((head, name)) =
-        def.split_first_chunk_mut::<{ wire::field::instance_definition::LEN }>()
-    else {
+fn write_instance_def(
+    spec: &InstanceSpec<'_>,
+    byte_length: u32,
+    name_length: u32,
+    def: &mut [[u8; 8]],
+) {
+    let Some((head, name)) = def.split_first_chunk_mut::<INSTANCE_DEF_WORDS>() else {
         return;
     };
-    let fields = [
-        byte_length.to_le_bytes(),
-        spec.parent_title_index.to_le_bytes(),
-        spec.parent_instance.to_le_bytes(),
-        spec.unique_id.to_le_bytes(),
-        len32(wire::field::instance_definition::LEN).to_le_bytes(),
-        len32(name_length).to_le_bytes(),
+    *head = [
+        pair(byte_length, spec.parent_title_index),
+        pair(spec.parent_instance, spec.unique_id.cast_unsigned()),
+        pair(len32(wire::field::instance_definition::LEN), name_length),
     ];
-    for (dst, field) in head.as_chunks_mut::<4>().0.iter_mut().zip(fields) {
-        *dst = field;
-    }
     match spec.name {
-        InstanceName::None => name.fill(0),
-        InstanceName::Utf16(units) => put_units(name, units),
-        InstanceName::Str(s) => put_str(name, s),
+        InstanceName::Checked(CheckedName(bytes)) => put_le(name, bytes),
+        InstanceName::None => name.fill([0; 8]),
+        InstanceName::Utf16(units) => match units_le(units) {
+            Some(bytes) => put_le(name, bytes),
+            None => put_units(name, units),
+        },
+        InstanceName::Str(s) => put_str(name.as_flattened_mut(), s),
     }
 }
 
-/// Writes `units` as UTF-16LE at the start of `area`, the name's slot (8-aligned, at least
+/// Writes `units` as UTF-16LE at the start of `area`, the name's slot (whole words, at least
 /// one unit longer than the name), and zeroes the rest of it: the NUL and the padding.
 #[inline]
-fn put_units(area: &mut [u8], units: &[u16]) {
-    // The NUL and the padding lie in the last 8 bytes; the name then overwrites their start.
-    if let Some(last) = area.last_chunk_mut::<8>() {
+fn put_units(area: &mut [[u8; 8]], units: &[u16]) {
+    // The NUL and the padding lie in the last word; the name then overwrites its start.
+    if let Some(last) = area.last_mut() {
         *last = [0; 8];
     }
-    let (pairs, odd) = area.as_chunks_mut::<2>();
-    odd.fill(0);
+    let (pairs, _) = area.as_flattened_mut().as_chunks_mut::<2>();
     // One block copy (the loop is a `memcpy` of the units' little-endian bytes).
     for (dst, unit) in pairs.iter_mut().zip(units) {
         *dst = unit.to_le_bytes();
+    }
+}
+
+/// [`put_units`] for a name in UTF-16LE bytes (an even number): `area` has one word more
+/// than the name has whole words; that last word takes the name's tail, the NUL and the
+/// padding.
+#[inline]
+fn put_le(area: &mut [[u8; 8]], bytes: &[u8]) {
+    let (words, tail) = bytes.as_chunks::<8>();
+    let (head, rest) = area.split_at_mut(words.len().min(area.len()));
+    for (dst, word) in head.iter_mut().zip(words) {
+        *dst = *word;
+    }
+    let (units, _) = tail.as_chunks::<2>();
+    let last = units.iter().enumerate().fold(0u64, |last, (i, unit)| {
+        last | u64::from(u16::from_le_bytes(*unit)) << (16 * i)
+    });
+    if let Some((dst, rest)) = rest.split_first_mut() {
+        *dst = last.to_le_bytes();
+        // Nothing for a consistent `area`.
+        rest.fill([0; 8]);
     }
 }
 
@@ -722,46 +945,62 @@ fn block_gaps(counters: &[CounterSpec], block_len: usize) -> Option<u64> {
     Some(gaps)
 }
 
-/// Writes a counter block into `block` (exactly its length): `ByteLength`, zeros, and the
-/// values at their offsets. `gaps` is [`block_gaps`] of the object.
+/// Writes a counter block into `block` (exactly its length, in words): `ByteLength`, zeros,
+/// and the values at their offsets.
 #[inline]
-fn write_block(block: &mut [u8], counters: &[CounterSpec], values: &[u64], gaps: Option<u64>) {
-    let byte_length = len32(block.len());
-    match gaps {
+fn write_block(block: &mut [[u8; 8]], plan: &sealed::Plan<'_>, values: &[u64]) {
+    // `block` lies inside a buffer of at most `isize::MAX` bytes.
+    let byte_length = len32(block.len() * 8);
+    match plan.gaps {
         // Every counter gets a value, so only the gaps need zeroing.
-        Some(mut gaps) if values.len() >= counters.len() => {
-            // `block_len` is a multiple of 8 (`check_counters`): all of it is in `words`.
-            let (words, _) = block.as_chunks_mut::<8>();
+        Some(mut gaps) if values.len() >= plan.counters.len() => {
             while gaps != 0 {
-                if let Some(word) = words.get_mut(gaps.trailing_zeros() as usize) {
+                if let Some(word) = block.get_mut(gaps.trailing_zeros() as usize) {
                     *word = [0; 8];
                 }
                 gaps &= gaps - 1;
             }
         }
-        _ => block.fill(0),
+        _ => block.fill([0; 8]),
     }
-    if let Some(dst) = block.first_chunk_mut::<4>() {
+    if let Some(dst) = block.first_mut().and_then(|w| w.first_chunk_mut::<4>()) {
         *dst = byte_length.to_le_bytes();
     }
-    for (c, value) in counters.iter().zip(values) {
+    if let Some((n8, n4)) = plan.direct {
+        // Disjoint stores, checked against `block` and `values` only for memory safety
+        // (`Plan::slots` placed every slot inside the block).
+        for (index, word) in plan.eights.iter().take(n8) {
+            if let (Some(dst), Some(value)) = (
+                block.get_mut(usize::from(*word)),
+                values.get(usize::from(*index)),
+            ) {
+                *dst = value.to_le_bytes();
+            }
+        }
+        let (halves, _) = block.as_flattened_mut().as_chunks_mut::<4>();
+        for (index, half) in plan.fours.iter().take(n4) {
+            if let (Some(dst), Some(value)) = (
+                halves.get_mut(usize::from(*half)),
+                values.get(usize::from(*index)),
+            ) {
+                *dst = ((*value & 0xFFFF_FFFF) as u32).to_le_bytes();
+            }
+        }
+        return;
+    }
+    // Counters are aligned to their size (`check_counters`): each lies inside one word, a
+    // 4-byte one in its low or high half.
+    for (c, value) in plan.counters.iter().zip(values) {
         let offset = c.offset as usize;
+        let Some(word) = block.get_mut(offset / 8) else {
+            continue;
+        };
         match c.size {
+            8 => *word = value.to_le_bytes(),
             // A 4-byte counter keeps the low 32 bits: the format's definition of the value.
             4 => {
-                if let Some(dst) = offset
-                    .checked_add(4)
-                    .and_then(|end| block.get_mut(offset..end))
-                {
-                    dst.copy_from_slice(&((*value & 0xFFFF_FFFF) as u32).to_le_bytes());
-                }
-            }
-            8 => {
-                if let Some(dst) = offset
-                    .checked_add(8)
-                    .and_then(|end| block.get_mut(offset..end))
-                {
-                    dst.copy_from_slice(&value.to_le_bytes());
+                if let Some(half) = word.as_chunks_mut::<4>().0.get_mut((offset / 4) % 2) {
+                    *half = ((*value & 0xFFFF_FFFF) as u32).to_le_bytes();
                 }
             }
             _ => {}
@@ -1100,6 +1339,91 @@ mod tests {
         };
         let out = write_both(&[&obj], Mode::Data);
         validate::validate_objects(&out, 1, Expect::Data).unwrap();
+    }
+
+    #[test]
+    fn checked_names_write_as_unchecked_ones() {
+        let counters = [
+            counter(CounterType::Rawcount, 4, 4),
+            counter(CounterType::LargeRawcount, 8, 8),
+        ];
+        let names: [&str; 5] = ["", "a", "Queue 000001", "abcdefgh", "Größe ✓ 0123456"];
+        let units: Vec<Vec<u16>> = names.iter().map(|n| n.encode_utf16().collect()).collect();
+        let le: Vec<Vec<u8>> = units
+            .iter()
+            .map(|u| u.iter().flat_map(|x| x.to_le_bytes()).collect())
+            .collect();
+        let values = [[1u64, 2], [3, 4], [5, 6], [7, 8], [9, 10]];
+        let write = |names: &[InstanceName<'_>]| {
+            let instances: Vec<InstanceDesc<'_>> = names
+                .iter()
+                .zip(&values)
+                .map(|(name, values)| InstanceDesc {
+                    spec: InstanceSpec {
+                        name: *name,
+                        unique_id: -1,
+                        parent_title_index: 0,
+                        parent_instance: 0,
+                    },
+                    values,
+                })
+                .collect();
+            let obj = ObjectDesc {
+                header: header(10, false),
+                counters: &counters,
+                instances: InstancesDesc::Multi(&instances),
+            };
+            write_both(&[&obj], Mode::Data)
+        };
+        let strs: Vec<_> = names.iter().map(|n| InstanceName::Str(n)).collect();
+        let expected = write(&strs);
+        let utf16: Vec<_> = units.iter().map(|u| InstanceName::Utf16(u)).collect();
+        assert_eq!(write(&utf16), expected);
+        let checked: Vec<_> = units
+            .iter()
+            .map(|u| InstanceName::Checked(CheckedName::new(u).unwrap()))
+            .collect();
+        assert_eq!(write(&checked), expected);
+        let checked_le: Vec<_> = le
+            .iter()
+            .map(|b| InstanceName::Checked(CheckedName::from_le_bytes(b).unwrap()))
+            .collect();
+        assert_eq!(write(&checked_le), expected);
+        assert!(CheckedName::new(&[u16::from(b'a'), 0]).is_none());
+        assert!(CheckedName::from_le_bytes(b"a").is_none());
+        assert!(CheckedName::from_le_bytes(b"a\0\0\0").is_none());
+        let long = vec![u16::from(b'a'); MAX_INSTANCE_NAME_UNITS + 1];
+        assert!(CheckedName::new(&long).is_none());
+        assert!(CheckedName::new(&long[1..]).is_some());
+    }
+
+    #[test]
+    fn overlapping_counters_keep_the_last_value() {
+        // Shared bytes: the plan falls back to storing counter by counter, in order.
+        let counters = [
+            counter(CounterType::LargeRawcount, 8, 8),
+            counter(CounterType::Rawcount, 4, 12),
+            counter(CounterType::Rawcount, 4, 4),
+        ];
+        let instances = [InstanceDesc {
+            spec: InstanceSpec::named("x"),
+            values: &[0x1111_1111_2222_2222, 0x3333_3333, 0x4444_4444],
+        }];
+        let obj = ObjectDesc {
+            header: header(10, false),
+            counters: &counters,
+            instances: InstancesDesc::Multi(&instances),
+        };
+        let out = write_both(&[&obj], Mode::Data);
+        let block = out.len() - 16;
+        assert_eq!(u32_at(&out, block), 16);
+        assert_eq!(u32_at(&out, block + 4), 0x4444_4444);
+        assert_eq!(u32_at(&out, block + 8), 0x2222_2222);
+        assert_eq!(
+            u32_at(&out, block + 12),
+            0x3333_3333,
+            "the later counter wins"
+        );
     }
 
     #[test]
