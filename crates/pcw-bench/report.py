@@ -180,11 +180,16 @@ def main():
         if cb_n is not None:
             cb = ratio(per_unit(f"callback/mask-adversarial-{fam}/{cb_n}/ours"),
                        per_unit(f"callback/mask-*-{fam}/{cb_n}/ours"))
-        verdict = "" if cb is None else (" — **met**" if cb <= 20 else " — **missed**")
+        # The target compares the matcher on the two masks over the same name; the callback
+        # ratio is shown too, but there `*` never reaches the matcher (a match-all mask is
+        # recognised once per query), so it compares with ~35 instructions of plain callback.
+        m = ratio(a, s)
+        verdict = "" if m is None else (" — **met**" if m <= 20 else " — **missed**")
         md.append(
             f"- Adversarial mask over a 1000-unit `{fam}` name: matcher alone {fmt_count(a)} Ir "
-            f"(vs {fmt_count(s)} for `*`); whole callback per instance, adversarial / `*` = "
-            f"{fmt_ratio(cb)} at N={cb_n} (target ≤ 20){verdict}. Naive C matcher: "
+            f"vs {fmt_count(s)} for `*` = {fmt_ratio(m)} (target ≤ 20){verdict}; whole callback "
+            f"per instance, adversarial / `*` = {fmt_ratio(cb)} at N={cb_n} (there `*` skips the "
+            f"matcher). Naive C matcher: "
             f"{fmt_count(ca)} Ir" + (", **stopped at its cap** of `C_MATCH_CAP` recursive "
                                       "steps (a lower bound; it would not finish)" if capped else ", finished"))
     v1n = 10_000 if f"v1/collect/10000/ours" in rows else max(
