@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use pcw_driver::{driver, queues, waves};
 use pcw_sim::kernel::{BUILD_SERVER_2019, BUILD_SERVER_2022, Kernel, PcwCall, Request, Teardown};
+use pcw_sim::stress_scale;
 use windows_sys::Wdk::System::SystemServices::{PCW_VERSION_1, PCW_VERSION_2};
 use windows_sys::Win32::Foundation::{STATUS_INSUFFICIENT_RESOURCES, STATUS_UNSUCCESSFUL};
 
@@ -434,17 +435,6 @@ fn a_failed_create_instance_leaves_nothing_behind() {
     let id = queues::create(&name).unwrap();
     assert!(queues::close(id));
     assert!(shutdown(k).is_clean());
-}
-
-/// Multiplies the stress tests' round counts: `PCW_STRESS_SCALE` (`scripts/stress.sh` runs them
-/// in release mode with a larger one), 1 by default.
-fn stress_scale() -> usize {
-    std::env::var("PCW_STRESS_SCALE").map_or(1, |v| {
-        v.parse()
-            .ok()
-            .filter(|n| *n > 0)
-            .expect("PCW_STRESS_SCALE is a positive integer")
-    })
 }
 
 /// Eight collectors, each a fixed number of rounds, while another thread creates and closes

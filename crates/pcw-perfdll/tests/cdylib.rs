@@ -6,11 +6,10 @@ mod common;
 
 use std::ffi::c_void;
 
-use common::{
-    Dll, FIRST_COUNTER, FIRST_HELP, OBJECTS, indexes, raw_collect, stress_scale, strs, synthetic,
-};
+use common::{Dll, FIRST_COUNTER, FIRST_HELP, OBJECTS, indexes, raw_collect, strs, synthetic};
 use pcw_core::v1::collect::{ERROR_MORE_DATA, ERROR_SUCCESS};
 use pcw_core::v1::validate::{self, Expect};
+use pcw_sim::stress_scale;
 use pcw_sim::v1_host::{Host, HostConfig};
 
 fn strict_host() -> Host {

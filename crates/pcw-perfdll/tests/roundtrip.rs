@@ -7,13 +7,13 @@ mod common;
 
 use std::sync::Arc;
 
-use common::stress_scale;
 use pcw_core::v1::validate::{self, Expect};
 use pcw_driver::control::{IOCTL_PCW_CREATE_QUEUE, IOCTL_PCW_SNAPSHOT, device_control};
 use pcw_driver::driver;
 use pcw_perfdll::source::{IoctlReply, set_host_ioctl};
 use pcw_perfdll::{ClosePerformanceData, CollectPerformanceData, OpenPerformanceData};
 use pcw_sim::kernel::{BUILD_SERVER_2022, Kernel, Request};
+use pcw_sim::stress_scale;
 use pcw_sim::v1_host::{Host, HostConfig};
 
 /// `STATUS_BUFFER_TOO_SMALL`.

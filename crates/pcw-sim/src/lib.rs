@@ -14,3 +14,18 @@ pub mod kernel;
 pub mod pdh;
 pub mod typeperf;
 pub mod v1_host;
+
+/// Multiplies the stress tests' round counts (the driver's, the simulator's and the perf
+/// DLL's): `PCW_STRESS_SCALE`, which `scripts/stress.sh` sets when it runs them in release
+/// mode; 1 by default.
+///
+/// # Panics
+/// If `PCW_STRESS_SCALE` is set to anything but a positive integer (a test setting).
+pub fn stress_scale() -> usize {
+    std::env::var("PCW_STRESS_SCALE").map_or(1, |v| {
+        v.parse()
+            .ok()
+            .filter(|n| *n > 0)
+            .expect("PCW_STRESS_SCALE is a positive integer")
+    })
+}

@@ -9,6 +9,7 @@ use pcw_sim::kernel::{
     BUILD_SERVER_2019, BUILD_SERVER_2022, Bugcheck, Descriptor, Kernel, Misuse,
     PCW_ANY_INSTANCE_ID, PcwCall, Request,
 };
+use pcw_sim::stress_scale;
 use windows_sys::Wdk::Foundation::{PPCW_INSTANCE, PPCW_REGISTRATION};
 use windows_sys::Wdk::System::SystemServices::{
     PCW_CALLBACK_INFORMATION, PCW_COUNTER_DESCRIPTOR, PCW_DATA, PCW_REGISTRATION_INFORMATION,
@@ -462,17 +463,6 @@ fn merged_registrations_and_stale_buffers() {
     assert_eq!(status, STATUS_INVALID_PARAMETER_2);
     unregister(a);
     assert_eq!(k.teardown().misuse, [Misuse::StaleBuffer]);
-}
-
-/// Multiplies the stress tests' round counts: `PCW_STRESS_SCALE` (`scripts/stress.sh` runs them
-/// in release mode with a larger one), 1 by default.
-fn stress_scale() -> usize {
-    std::env::var("PCW_STRESS_SCALE").map_or(1, |v| {
-        v.parse()
-            .ok()
-            .filter(|n| *n > 0)
-            .expect("PCW_STRESS_SCALE is a positive integer")
-    })
 }
 
 #[test]

@@ -154,14 +154,3 @@ pub fn raw_collect(
     // SAFETY: every pointer is NULL or valid for the call (the callers build them so).
     unsafe { f(query, data, size, count) }
 }
-
-/// Multiplies the stress tests' round counts: `PCW_STRESS_SCALE` (`scripts/stress.sh` runs them
-/// in release mode with a larger one), 1 by default.
-pub fn stress_scale() -> usize {
-    std::env::var("PCW_STRESS_SCALE").map_or(1, |v| {
-        v.parse()
-            .ok()
-            .filter(|n| *n > 0)
-            .expect("PCW_STRESS_SCALE is a positive integer")
-    })
-}
