@@ -10,6 +10,8 @@
 //! * nothing outside the given slice is touched, nothing allocates, nothing panics — a
 //!   description that cannot be written correctly is refused with a [`WriteError`].
 
+use core::borrow::Borrow;
+
 use crate::bytes::{self, align8, len32};
 use crate::counter_type::{CounterType, DetailLevel};
 use crate::v1::wire::{self, CounterDefinition, CounterDefinitionRepr, ObjectType, ObjectTypeRepr};
@@ -327,6 +329,56 @@ mod sealed {
         pub(super) fours: [(u16, u16); SLOTS],
         /// How many of `eights` and `fours` are used; `None` to store counter by counter.
         pub(super) direct: Option<(usize, usize)>,
+        /// The block as whole words, for a `direct` plan of at most [`TEMPLATE_WORDS`] words.
+        pub(super) template: Option<Template>,
+    }
+
+    /// Most words a [`Template`] describes.
+    pub const TEMPLATE_WORDS: usize = 4;
+
+    /// A counter block as a fixed list of words, each `base | values[a] & mask_a |
+    /// values[b] << 32 & mask_b`: `ByteLength`, the zeros and the values in one store per word.
+    #[derive(Clone, Copy, Debug)]
+    pub struct Template {
+        /// Per word: the constant bits (`ByteLength` in word 0, zero elsewhere).
+        pub(super) base: [u64; TEMPLATE_WORDS],
+        /// Per word: the value stored in it whole or in its low half (mask 0: none)…
+        pub(super) a: [(usize, u64); TEMPLATE_WORDS],
+        /// … and the value stored in its high half (mask 0: none).
+        pub(super) b: [(usize, u64); TEMPLATE_WORDS],
+        /// Values an instance must have (at least 1): every index above is below it.
+        pub(super) need: usize,
+    }
+
+    impl Template {
+        /// The template of a `direct` plan.
+        fn new(plan: &Plan<'_>, (n8, n4): (usize, usize)) -> Option<Self> {
+            if plan.words == 0 || plan.words > TEMPLATE_WORDS {
+                return None;
+            }
+            let mut t = Self {
+                base: [0; TEMPLATE_WORDS],
+                a: [(0, 0); TEMPLATE_WORDS],
+                b: [(0, 0); TEMPLATE_WORDS],
+                need: 1,
+            };
+            *t.base.first_mut()? = u64::try_from(plan.words * 8).ok()?;
+            for (value, word) in plan.eights.iter().take(n8) {
+                let (value, word) = (usize::from(*value), usize::from(*word));
+                *t.a.get_mut(word)? = (value, u64::MAX);
+                t.need = t.need.max(value + 1);
+            }
+            for (value, half) in plan.fours.iter().take(n4) {
+                let (value, half) = (usize::from(*value), usize::from(*half));
+                if half % 2 == 0 {
+                    *t.a.get_mut(half / 2)? = (value, 0xFFFF_FFFF);
+                } else {
+                    *t.b.get_mut(half / 2)? = (value, 0xFFFF_FFFF_0000_0000);
+                }
+                t.need = t.need.max(value + 1);
+            }
+            Some(t)
+        }
     }
 
     /// Most counters of each size a [`Plan`] lists.
@@ -342,8 +394,10 @@ mod sealed {
                 eights: [(0, 0); SLOTS],
                 fours: [(0, 0); SLOTS],
                 direct: None,
+                template: None,
             };
             plan.direct = plan.slots();
+            plan.template = plan.direct.and_then(|n| Template::new(&plan, n));
             plan
         }
 
@@ -461,7 +515,7 @@ impl ObjectSource for ObjectDesc<'_> {
     fn instances_len(&self, block_len: usize, _: sealed::Token) -> Result<usize, WriteError> {
         match self.instances {
             InstancesDesc::Multi(list) => {
-                instances_len(list.iter().copied(), self.counters.len(), block_len)
+                instances_len(list.iter(), self.counters.len(), block_len)
             }
             InstancesDesc::Single(_) => Ok(0),
         }
@@ -469,7 +523,7 @@ impl ObjectSource for ObjectDesc<'_> {
 
     fn write_instances(&self, plan: &sealed::Plan<'_>, out: &mut [u8], _: sealed::Token) -> usize {
         match self.instances {
-            InstancesDesc::Multi(list) => write_instances(list.iter().copied(), plan, out),
+            InstancesDesc::Multi(list) => write_instances(list.iter(), plan, out),
             InstancesDesc::Single(_) => 0,
         }
     }
@@ -592,18 +646,20 @@ const fn def_len(name_length: usize) -> usize {
 /// [`ObjectSource::instances_len`]: one pass over the instances, checking each name and value
 /// count in instance order.
 #[inline]
-fn instances_len<'a, I>(
+fn instances_len<'a, D, I>(
     instances: I,
     counters: usize,
     block_len: usize,
 ) -> Result<usize, WriteError>
 where
-    I: Iterator<Item = InstanceDesc<'a>>,
+    D: Borrow<InstanceDesc<'a>>,
+    I: Iterator<Item = D>,
 {
     // The definitions here, the counter blocks (all alike) after the loop.
     let mut defs = 0usize;
     let mut count = 0usize;
     for instance in instances {
+        let instance = instance.borrow();
         let name_length = instance
             .spec
             .name
@@ -774,17 +830,109 @@ fn emit_object(src: &dyn ObjectSource, mode: Mode, block_len: usize, buf: &mut [
 /// into its own sub-slice of `out`, split off once per record, so the stores inside need no
 /// further checks against `out`. Records are whole 8-byte words, so `out` is handled as words.
 /// Stops at the first record that does not fit.
+///
+/// The loop is compiled once per block size a [`sealed::Template`] covers, so that a counter
+/// block is written as that many word stores.
 #[inline]
-fn write_instances<'a, I>(instances: I, plan: &sealed::Plan<'_>, out: &mut [u8]) -> usize
+fn write_instances<'a, D, I>(instances: I, plan: &sealed::Plan<'_>, out: &mut [u8]) -> usize
 where
-    I: Iterator<Item = InstanceDesc<'a>>,
+    D: Borrow<InstanceDesc<'a>>,
+    I: Iterator<Item = D>,
+{
+    const _: () = assert!(sealed::TEMPLATE_WORDS == 4);
+    match (plan.template, plan.words) {
+        (Some(t), 1) => write_instances_fixed::<D, I, 1>(instances, &t, out),
+        (Some(t), 2) => write_instances_fixed::<D, I, 2>(instances, &t, out),
+        (Some(t), 3) => write_instances_fixed::<D, I, 3>(instances, &t, out),
+        (Some(t), 4) => write_instances_fixed::<D, I, 4>(instances, &t, out),
+        _ => write_instances_any(instances, plan, out),
+    }
+}
+
+/// [`write_instances`] for a block of `W` words described by `template`.
+#[inline]
+fn write_instances_fixed<'a, D, I, const W: usize>(
+    instances: I,
+    template: &sealed::Template,
+    out: &mut [u8],
+) -> usize
+where
+    D: Borrow<InstanceDesc<'a>>,
+    I: Iterator<Item = D>,
+{
+    // The template's words, as arrays of the block's length.
+    let (Some(base), Some(a), Some(b)) = (
+        template.base.first_chunk::<W>(),
+        template.a.first_chunk::<W>(),
+        template.b.first_chunk::<W>(),
+    ) else {
+        return 0;
+    };
+    let mut rest = out.as_chunks_mut::<8>().0;
+    let mut words = 0usize;
+    for instance in instances {
+        let instance = instance.borrow();
+        let (def_words, name_length) = def_words(&instance.spec.name);
+        let Some((def, tail)) = core::mem::take(&mut rest).split_at_mut_checked(def_words) else {
+            break;
+        };
+        let Some((block, tail)) = tail.split_first_chunk_mut::<W>() else {
+            break;
+        };
+        #[allow(
+            clippy::cast_possible_truncation,
+            reason = "both are at most the reply's length, which fits in u32"
+        )]
+        let (def_bytes, name_length) = ((def.len() * 8) as u32, name_length as u32);
+        write_instance_def(&instance.spec, def_bytes, name_length, def);
+        let values = instance.values;
+        if values.len() >= template.need {
+            for (((dst, base), (ia, ma)), (ib, mb)) in block.iter_mut().zip(base).zip(a).zip(b) {
+                // SAFETY: `Template::new` made every index below `need`, and
+                // `values.len() >= need`.
+                let va = unsafe { *values.get_unchecked(*ia) };
+                // SAFETY: as above.
+                let vb = unsafe { *values.get_unchecked(*ib) };
+                *dst = (*base | va & *ma | (vb << 32) & *mb).to_le_bytes();
+            }
+        } else {
+            write_block_words(block, template, values);
+        }
+        rest = tail;
+        words += def_words + W;
+    }
+    words * 8
+}
+
+/// A block of [`write_instances_fixed`] for an instance with too few values: those it lacks
+/// are stored as 0, as [`write_block`] does.
+#[cold]
+fn write_block_words(block: &mut [[u8; 8]], template: &sealed::Template, values: &[u64]) {
+    let value = |(index, mask): (usize, u64)| values.get(index).copied().unwrap_or(0) & mask;
+    for (((dst, base), a), b) in block
+        .iter_mut()
+        .zip(template.base)
+        .zip(template.a)
+        .zip(template.b)
+    {
+        let (b_index, b_mask) = b;
+        let high = values.get(b_index).copied().unwrap_or(0) << 32 & b_mask;
+        *dst = (base | value(a) | high).to_le_bytes();
+    }
+}
+
+/// [`write_instances`] for any plan.
+#[inline]
+fn write_instances_any<'a, D, I>(instances: I, plan: &sealed::Plan<'_>, out: &mut [u8]) -> usize
+where
+    D: Borrow<InstanceDesc<'a>>,
+    I: Iterator<Item = D>,
 {
     let mut rest = out.as_chunks_mut::<8>().0;
     let mut words = 0usize;
     for instance in instances {
-        let name_length = instance.spec.name.name_length();
-        // `name_length` may saturate for an over-long `Str`: then the record does not fit.
-        let def_words = INSTANCE_DEF_WORDS + name_length.div_ceil(8);
+        let instance = instance.borrow();
+        let (def_words, name_length) = def_words(&instance.spec.name);
         let Some((def, tail)) = core::mem::take(&mut rest).split_at_mut_checked(def_words) else {
             break;
         };
@@ -804,6 +952,27 @@ where
         words += def_words + plan.words;
     }
     words * 8
+}
+
+/// Words of the instance definition of an instance named `name`, and its `NameLength`.
+#[allow(
+    clippy::inline_always,
+    reason = "part of the per-instance loop; measured: outlined, it costs a call per instance"
+)]
+#[inline(always)]
+fn def_words(name: &InstanceName<'_>) -> (usize, usize) {
+    match name {
+        // An even number of bytes, plus the NUL, rounded up to a word: one word more than
+        // the name's whole words.
+        InstanceName::Checked(CheckedName(bytes)) => {
+            (INSTANCE_DEF_WORDS + bytes.len() / 8 + 1, bytes.len() + 2)
+        }
+        other => {
+            let name_length = other.name_length();
+            // `name_length` may saturate for an over-long `Str`: then the record does not fit.
+            (INSTANCE_DEF_WORDS + name_length.div_ceil(8), name_length)
+        }
+    }
 }
 
 /// Words of a `PERF_INSTANCE_DEFINITION` without its name.
@@ -847,7 +1016,16 @@ fn write_instance_def(
         pair(spec.parent_instance, spec.unique_id.cast_unsigned()),
         pair(len32(wire::field::instance_definition::LEN), name_length),
     ];
-    match spec.name {
+    match &spec.name {
+        InstanceName::Checked(CheckedName(bytes)) => put_le(name, bytes),
+        other => put_name(name, *other),
+    }
+}
+
+/// The name stores of [`write_instance_def`] for names not yet checked (or none).
+#[inline(never)]
+fn put_name(name: &mut [[u8; 8]], spec_name: InstanceName<'_>) {
+    match spec_name {
         InstanceName::Checked(CheckedName(bytes)) => put_le(name, bytes),
         InstanceName::None => name.fill([0; 8]),
         InstanceName::Utf16(units) => match units_le(units) {
@@ -876,20 +1054,46 @@ fn put_units(area: &mut [[u8; 8]], units: &[u16]) {
 /// [`put_units`] for a name in UTF-16LE bytes (an even number): `area` has one word more
 /// than the name has whole words; that last word takes the name's tail, the NUL and the
 /// padding.
-#[inline]
+#[allow(
+    clippy::inline_always,
+    reason = "part of the per-instance loop; measured: outlined, it costs a call per instance"
+)]
+#[inline(always)]
 fn put_le(area: &mut [[u8; 8]], bytes: &[u8]) {
     let (words, tail) = bytes.as_chunks::<8>();
+    // The name's last 0 to 3 units, the NUL and the padding: the last word.
+    let last = match *tail {
+        [b0, b1] => u64::from(u16::from_le_bytes([b0, b1])),
+        [b0, b1, b2, b3] => u64::from(u32::from_le_bytes([b0, b1, b2, b3])),
+        [b0, b1, b2, b3, b4, b5] => u64::from_le_bytes([b0, b1, b2, b3, b4, b5, 0, 0]),
+        // No tail, or (for a name of odd length, which a `CheckedName` is not) a lone byte.
+        _ => 0,
+    };
+    match area.split_last_mut() {
+        Some((dst, head)) if head.len() == words.len() => {
+            // One store per word: names are short, a vectorised loop would cost more to set up.
+            let mut i = 0;
+            while let (Some(d), Some(w)) = (head.get_mut(i), words.get(i)) {
+                *d = *w;
+                i += 1;
+            }
+            *dst = last.to_le_bytes();
+        }
+        _ => put_le_any(area, words, last),
+    }
+}
+
+/// [`put_le`] into an `area` of another length (never, for a consistent one): the words that
+/// fit, then `last`, then zeros.
+#[cold]
+#[inline(never)]
+fn put_le_any(area: &mut [[u8; 8]], words: &[[u8; 8]], last: u64) {
     let (head, rest) = area.split_at_mut(words.len().min(area.len()));
     for (dst, word) in head.iter_mut().zip(words) {
         *dst = *word;
     }
-    let (units, _) = tail.as_chunks::<2>();
-    let last = units.iter().enumerate().fold(0u64, |last, (i, unit)| {
-        last | u64::from(u16::from_le_bytes(*unit)) << (16 * i)
-    });
     if let Some((dst, rest)) = rest.split_first_mut() {
         *dst = last.to_le_bytes();
-        // Nothing for a consistent `area`.
         rest.fill([0; 8]);
     }
 }
@@ -1424,6 +1628,28 @@ mod tests {
             0x3333_3333,
             "the later counter wins"
         );
+    }
+
+    #[test]
+    fn templates_write_as_write_block_does() {
+        let mut counters = [
+            counter(CounterType::Rawcount, 4, 0),
+            counter(CounterType::Rawcount, 4, 0),
+            counter(CounterType::BulkCount, 8, 0),
+            counter(CounterType::NoData, 0, 0),
+            counter(CounterType::BulkCount, 8, 0),
+        ];
+        let block_len = assign_offsets(&mut counters).unwrap() as usize;
+        let plan = sealed::Plan::new(&counters, block_len);
+        let template = plan.template.unwrap();
+        let values = [0x1_0000_0001u64, 0x2_0000_0002, 3, 4, u64::MAX];
+        for n in 0..=values.len() {
+            let mut expected = vec![[0xA5u8; 8]; plan.words];
+            write_block(&mut expected, &plan, &values[..n]);
+            let mut short = vec![[0xCCu8; 8]; plan.words];
+            write_block_words(&mut short, &template, &values[..n]);
+            assert_eq!(short, expected, "{n} values");
+        }
     }
 
     #[test]
