@@ -8,9 +8,14 @@ pub mod inf;
 use std::path::PathBuf;
 
 /// The repository root (this crate lives in `crates/pcw-packaging`).
+///
+/// Taken from `CARGO_MANIFEST_DIR` as cargo sets it when it runs this crate's tests (the only
+/// callers), falling back to the compile-time value: cargo reuses a workspace member's build
+/// from a shared target directory for another checkout at another path, so the compile-time
+/// path can name a different checkout's files.
 pub fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap_or_else(|_| PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")))
+    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
+    let root = manifest_dir.join("../..");
+    root.canonicalize().unwrap_or(root)
 }

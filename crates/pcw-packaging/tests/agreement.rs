@@ -337,7 +337,7 @@ fn readme_keeps_its_two_linux_commands_at_the_top() {
     assert_eq!(
         commands,
         [
-            r#"cargo run -q -p pcw-cli -- typeperf "\Geometric Waves(*)\*" -sc 5 -si 0.2"#,
+            r#"cargo run -q -p pcw-cli -- typeperf "\Geometric Waves(*)\*" -sc 5 -si 1"#,
             "bash scripts/test.sh"
         ]
     );
