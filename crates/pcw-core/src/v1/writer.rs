@@ -216,6 +216,16 @@ impl InstanceName<'_> {
     /// a NUL.
     #[inline]
     fn checked_name_length(&self) -> Option<usize> {
+        // Checked where it was made (tested first: the usual case, without a jump table).
+        if let Self::Checked(c) = self {
+            return Some(c.0.len() + 2);
+        }
+        self.unchecked_name_length()
+    }
+
+    /// [`Self::checked_name_length`] of a name not checked yet: scans it.
+    #[inline(never)]
+    fn unchecked_name_length(&self) -> Option<usize> {
         let units = match self {
             Self::None => return Some(0),
             Self::Utf16(u) => {
@@ -238,16 +248,20 @@ impl InstanceName<'_> {
 }
 
 /// The identity of one instance.
+///
+/// Laid out in declaration order, with `parent_instance` and `unique_id` next to each other
+/// as in `PERF_INSTANCE_DEFINITION`, so the writer loads them as one word.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C)]
 pub struct InstanceSpec<'a> {
     /// The instance name.
     pub name: InstanceName<'a>,
-    /// `UniqueID`, or [`wire::PERF_NO_UNIQUE_ID`] when the name identifies the instance.
-    pub unique_id: i32,
     /// `ParentObjectTitleIndex` (0 = no parent).
     pub parent_title_index: u32,
     /// `ParentObjectInstance`: the parent's zero-based position in the parent object.
     pub parent_instance: u32,
+    /// `UniqueID`, or [`wire::PERF_NO_UNIQUE_ID`] when the name identifies the instance.
+    pub unique_id: i32,
 }
 
 impl<'a> InstanceSpec<'a> {
@@ -338,7 +352,7 @@ mod sealed {
 
     /// A counter block as a fixed list of words, each `base | values[a] & mask_a |
     /// values[b] << 32 & mask_b`: `ByteLength`, the zeros and the values in one store per word.
-    #[derive(Clone, Copy, Debug)]
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     pub struct Template {
         /// Per word: the constant bits (`ByteLength` in word 0, zero elsewhere).
         pub(super) base: [u64; TEMPLATE_WORDS],
@@ -655,8 +669,9 @@ where
     D: Borrow<InstanceDesc<'a>>,
     I: Iterator<Item = D>,
 {
-    // The definitions here, the counter blocks (all alike) after the loop.
-    let mut defs = 0usize;
+    // The padded names here; the fixed parts of the definitions and the counter blocks (all
+    // alike) after the loop.
+    let mut names = 0usize;
     let mut count = 0usize;
     for instance in instances {
         let instance = instance.borrow();
@@ -668,13 +683,17 @@ where
         if instance.values.len() != counters {
             return Err(WriteError::ValueCount { instance: count });
         }
-        // A checked name makes a definition of at most 2 072 bytes.
-        defs = add(defs, def_len(name_length))?;
+        // A checked name takes at most 2 048 bytes with its NUL and padding.
+        names = add(
+            names,
+            def_len(name_length) - wire::field::instance_definition::LEN,
+        )?;
         count += 1;
     }
+    let record = add(wire::field::instance_definition::LEN, block_len)?;
     add(
-        defs,
-        count.checked_mul(block_len).ok_or(WriteError::TooLarge)?,
+        names,
+        count.checked_mul(record).ok_or(WriteError::TooLarge)?,
     )
 }
 
@@ -826,13 +845,66 @@ fn emit_object(src: &dyn ObjectSource, mode: Mode, block_len: usize, buf: &mut [
     at
 }
 
+/// The block shapes [`write_instances`] compiles a loop for, one hexadecimal digit per word,
+/// word 0 lowest: `1` `ByteLength` and a 4-byte value, `2` `ByteLength` alone, `3` an 8-byte
+/// value, `4` two 4-byte values, `5` a 4-byte value in the low half; values are taken in order
+/// from index 0. These are all the blocks of up to 4 words that [`assign_offsets`] lays out
+/// for 4- and 8-byte counters (a test checks it): 40 loops per source type, about 1 KB each.
+macro_rules! shapes {
+    ($m:ident) => {
+        $m!(
+            (1, 0x1),
+            (1, 0x2),
+            (2, 0x31),
+            (2, 0x41),
+            (2, 0x51),
+            (2, 0x32),
+            (3, 0x331),
+            (3, 0x431),
+            (3, 0x531),
+            (3, 0x341),
+            (3, 0x441),
+            (3, 0x541),
+            (3, 0x351),
+            (3, 0x332),
+            (3, 0x432),
+            (3, 0x532),
+            (4, 0x3331),
+            (4, 0x4331),
+            (4, 0x5331),
+            (4, 0x3431),
+            (4, 0x4431),
+            (4, 0x5431),
+            (4, 0x3531),
+            (4, 0x3341),
+            (4, 0x4341),
+            (4, 0x5341),
+            (4, 0x3441),
+            (4, 0x4441),
+            (4, 0x5441),
+            (4, 0x3541),
+            (4, 0x3351),
+            (4, 0x4351),
+            (4, 0x5351),
+            (4, 0x3332),
+            (4, 0x4332),
+            (4, 0x5332),
+            (4, 0x3432),
+            (4, 0x4432),
+            (4, 0x5432),
+            (4, 0x3532)
+        )
+    };
+}
+
 /// [`ObjectSource::write_instances`]: each instance definition and counter block is written
 /// into its own sub-slice of `out`, split off once per record, so the stores inside need no
 /// further checks against `out`. Records are whole 8-byte words, so `out` is handled as words.
 /// Stops at the first record that does not fit.
 ///
-/// The loop is compiled once per block size a [`sealed::Template`] covers, so that a counter
-/// block is written as that many word stores.
+/// The loop is compiled once per block shape of [`shapes!`], so that a counter block is written
+/// as that many word stores with the template's indices and masks as constants; other blocks
+/// of up to [`sealed::TEMPLATE_WORDS`] words by a loop per word count reading the template.
 #[inline]
 fn write_instances<'a, D, I>(instances: I, plan: &sealed::Plan<'_>, out: &mut [u8]) -> usize
 where
@@ -840,36 +912,49 @@ where
     I: Iterator<Item = D>,
 {
     const _: () = assert!(sealed::TEMPLATE_WORDS == 4);
-    match (plan.template, plan.words) {
-        (Some(t), 1) => write_instances_fixed::<D, I, 1>(instances, &t, out),
-        (Some(t), 2) => write_instances_fixed::<D, I, 2>(instances, &t, out),
-        (Some(t), 3) => write_instances_fixed::<D, I, 3>(instances, &t, out),
-        (Some(t), 4) => write_instances_fixed::<D, I, 4>(instances, &t, out),
+    let Some(t) = plan.template else {
+        return write_instances_any(instances, plan, out);
+    };
+    // A usual layout: the loop compiled with its block's stores (indices and masks constants).
+    macro_rules! shaped {
+        ($(($w:literal, $s:literal)),*) => {
+            match shape_of(&t) {
+                $($s if t == const { shape_template($s) } => {
+                    return write_instances_fixed::<D, I, $w, _>(
+                        instances,
+                        out,
+                        write_shaped::<$w, $s>,
+                    );
+                })*
+                _ => {}
+            }
+        };
+    }
+    shapes!(shaped);
+    match plan.words {
+        1 => write_instances_fixed::<D, I, 1, _>(instances, out, |b, v| write_template(b, &t, v)),
+        2 => write_instances_fixed::<D, I, 2, _>(instances, out, |b, v| write_template(b, &t, v)),
+        3 => write_instances_fixed::<D, I, 3, _>(instances, out, |b, v| write_template(b, &t, v)),
+        4 => write_instances_fixed::<D, I, 4, _>(instances, out, |b, v| write_template(b, &t, v)),
         _ => write_instances_any(instances, plan, out),
     }
 }
 
-/// [`write_instances`] for a block of `W` words described by `template`.
+/// [`write_instances`] for a block of `W` words, each written by `write_block`.
 #[inline]
-fn write_instances_fixed<'a, D, I, const W: usize>(
+fn write_instances_fixed<'a, D, I, const W: usize, B>(
     instances: I,
-    template: &sealed::Template,
     out: &mut [u8],
+    write_block: B,
 ) -> usize
 where
     D: Borrow<InstanceDesc<'a>>,
     I: Iterator<Item = D>,
+    B: Fn(&mut [[u8; 8]; W], &[u64]),
 {
-    // The template's words, as arrays of the block's length.
-    let (Some(base), Some(a), Some(b)) = (
-        template.base.first_chunk::<W>(),
-        template.a.first_chunk::<W>(),
-        template.b.first_chunk::<W>(),
-    ) else {
-        return 0;
-    };
     let mut rest = out.as_chunks_mut::<8>().0;
-    let mut words = 0usize;
+    // The words written are those no longer in `rest`.
+    let all = rest.len();
     for instance in instances {
         let instance = instance.borrow();
         let (def_words, name_length) = def_words(&instance.spec.name);
@@ -885,26 +970,42 @@ where
         )]
         let (def_bytes, name_length) = ((def.len() * 8) as u32, name_length as u32);
         write_instance_def(&instance.spec, def_bytes, name_length, def);
-        let values = instance.values;
-        if values.len() >= template.need {
-            for (((dst, base), (ia, ma)), (ib, mb)) in block.iter_mut().zip(base).zip(a).zip(b) {
-                // SAFETY: `Template::new` made every index below `need`, and
-                // `values.len() >= need`.
-                let va = unsafe { *values.get_unchecked(*ia) };
-                // SAFETY: as above.
-                let vb = unsafe { *values.get_unchecked(*ib) };
-                *dst = (*base | va & *ma | (vb << 32) & *mb).to_le_bytes();
-            }
-        } else {
-            write_block_words(block, template, values);
-        }
+        write_block(block, instance.values);
         rest = tail;
-        words += def_words + W;
     }
-    words * 8
+    (all - rest.len()) * 8
 }
 
-/// A block of [`write_instances_fixed`] for an instance with too few values: those it lacks
+/// A block of `W` words described by `template`: one store per word.
+#[inline]
+fn write_template<const W: usize>(
+    block: &mut [[u8; 8]; W],
+    template: &sealed::Template,
+    values: &[u64],
+) {
+    // The template's words, as arrays of the block's length.
+    let (Some(base), Some(a), Some(b)) = (
+        template.base.first_chunk::<W>(),
+        template.a.first_chunk::<W>(),
+        template.b.first_chunk::<W>(),
+    ) else {
+        return;
+    };
+    if values.len() >= template.need {
+        for (((dst, base), (ia, ma)), (ib, mb)) in block.iter_mut().zip(base).zip(a).zip(b) {
+            // SAFETY: `Template::new` made every index below `need`, and
+            // `values.len() >= need`.
+            let va = unsafe { *values.get_unchecked(*ia) };
+            // SAFETY: as above.
+            let vb = unsafe { *values.get_unchecked(*ib) };
+            *dst = (*base | va & *ma | (vb << 32) & *mb).to_le_bytes();
+        }
+    } else {
+        write_block_words(block, template, values);
+    }
+}
+
+/// A block of [`write_template`] for an instance with too few values: those it lacks
 /// are stored as 0, as [`write_block`] does.
 #[cold]
 fn write_block_words(block: &mut [[u8; 8]], template: &sealed::Template, values: &[u64]) {
@@ -918,6 +1019,104 @@ fn write_block_words(block: &mut [[u8; 8]], template: &sealed::Template, values:
         let (b_index, b_mask) = b;
         let high = values.get(b_index).copied().unwrap_or(0) << 32 & b_mask;
         *dst = (base | value(a) | high).to_le_bytes();
+    }
+}
+
+/// The shape (as in [`shapes!`]) `template` would have if it were one: the kind of each word
+/// read from its masks. [`write_instances`] then compares the whole template with that shape's.
+fn shape_of(template: &sealed::Template) -> u32 {
+    const LOW: u64 = 0xFFFF_FFFF;
+    const HIGH: u64 = !LOW;
+    let words = template.base.first().map_or(0, |b| *b / 8);
+    let mut shape = 0;
+    for (word, ((_, a), (_, b))) in template.a.iter().zip(&template.b).enumerate().rev() {
+        if word as u64 >= words {
+            continue;
+        }
+        let kind = match (word, *a, *b) {
+            (0, 0, HIGH) => 1,
+            (0, 0, 0) => 2,
+            (_, u64::MAX, 0) => 3,
+            (_, LOW, HIGH) => 4,
+            (_, LOW, 0) => 5,
+            _ => return 0,
+        };
+        shape = shape << 4 | kind;
+    }
+    shape
+}
+
+/// The template of block shape `shape` (as in [`shapes!`]). Evaluated at compile time only
+/// (outside tests).
+#[allow(
+    clippy::indexing_slicing,
+    reason = "evaluated in const blocks only, where an index out of range is a compile error; \
+              every index is below TEMPLATE_WORDS anyway"
+)]
+const fn shape_template(shape: u32) -> sealed::Template {
+    const LOW: u64 = 0xFFFF_FFFF;
+    const HIGH: u64 = !LOW;
+    let mut t = sealed::Template {
+        base: [0; sealed::TEMPLATE_WORDS],
+        a: [(0, 0); sealed::TEMPLATE_WORDS],
+        b: [(0, 0); sealed::TEMPLATE_WORDS],
+        need: 1,
+    };
+    let mut next = 0;
+    let mut word = 0;
+    while word < sealed::TEMPLATE_WORDS && (shape >> (4 * word)) & 0xF != 0 {
+        match (shape >> (4 * word)) & 0xF {
+            1 => {
+                t.b[word] = (next, HIGH);
+                next += 1;
+            }
+            3 => {
+                t.a[word] = (next, u64::MAX);
+                next += 1;
+            }
+            4 => {
+                t.a[word] = (next, LOW);
+                t.b[word] = (next + 1, HIGH);
+                next += 2;
+            }
+            5 => {
+                t.a[word] = (next, LOW);
+                next += 1;
+            }
+            _ => {}
+        }
+        word += 1;
+    }
+    t.base[0] = 8 * word as u64;
+    if next > 1 {
+        t.need = next;
+    }
+    t
+}
+
+/// The counter block of shape `S` (of `W` words): as [`write_template`] with
+/// `shape_template(S)`, whose constants are folded into the code.
+#[allow(
+    clippy::inline_always,
+    reason = "the block stores of the per-instance loop compiled for this shape"
+)]
+#[inline(always)]
+fn write_shaped<const W: usize, const S: u32>(block: &mut [[u8; 8]; W], values: &[u64]) {
+    let template = const { shape_template(S) };
+    if values.len() < template.need {
+        write_block_words(block, &template, values);
+        return;
+    }
+    for (((dst, base), (ia, ma)), (ib, mb)) in block
+        .iter_mut()
+        .zip(template.base)
+        .zip(template.a)
+        .zip(template.b)
+    {
+        // Every index is below `need` (constants: the checks fold away).
+        let va = values.get(ia).copied().unwrap_or(0);
+        let vb = values.get(ib).copied().unwrap_or(0);
+        *dst = (base | va & ma | (vb << 32) & mb).to_le_bytes();
     }
 }
 
@@ -1001,7 +1200,11 @@ const fn pair(lo: u32, hi: u32) -> [u8; 8] {
 
 /// Writes an instance definition, its name, the NUL and zeroed padding into `def`, which is
 /// exactly the definition's length.
-#[inline]
+#[allow(
+    clippy::inline_always,
+    reason = "part of the per-instance loop; measured: outlined, it costs a call per instance"
+)]
+#[inline(always)]
 fn write_instance_def(
     spec: &InstanceSpec<'_>,
     byte_length: u32,
@@ -1061,25 +1264,49 @@ fn put_units(area: &mut [[u8; 8]], units: &[u16]) {
 #[inline(always)]
 fn put_le(area: &mut [[u8; 8]], bytes: &[u8]) {
     let (words, tail) = bytes.as_chunks::<8>();
-    // The name's last 0 to 3 units, the NUL and the padding: the last word.
-    let last = match *tail {
+    // The name's last 0 to 3 units, the NUL and the padding: the last word. For a name of at
+    // least one word, the top `tail.len()` bytes of its last 8 (0, 2, 4 or 6: the length is
+    // even), shifted down without a branch (in two shifts, so that a tail of 0 bytes shifts
+    // all 64 bits out).
+    let last = match bytes.last_chunk::<8>() {
+        Some(end) => (u64::from_le_bytes(*end) >> 1) >> (63 - 8 * tail.len()),
+        None => short_tail(tail),
+    };
+    let n = words.len();
+    if area.len() != n + 1 {
+        return put_le_any(area, words, last);
+    }
+    // Names are short: 2 to 4 words as two (possibly overlapping) pairs, without the set-up
+    // of a vectorised loop. (The checks below fold away given the lengths tested here.)
+    if n.wrapping_sub(2) <= 2 {
+        if let (Some(d), Some(w)) = (area.first_chunk_mut::<2>(), words.first_chunk::<2>()) {
+            *d = *w;
+        }
+        let end = area
+            .get_mut(n - 2..n)
+            .and_then(|s| s.first_chunk_mut::<2>());
+        if let (Some(d), Some(w)) = (end, words.last_chunk::<2>()) {
+            *d = *w;
+        }
+    } else {
+        for (d, w) in area.iter_mut().zip(words) {
+            *d = *w;
+        }
+    }
+    if let Some(dst) = area.get_mut(n) {
+        *dst = last.to_le_bytes();
+    }
+}
+
+/// The last word of [`put_le`] for a name shorter than a word: its units, zero-extended.
+#[inline]
+fn short_tail(tail: &[u8]) -> u64 {
+    match *tail {
         [b0, b1] => u64::from(u16::from_le_bytes([b0, b1])),
         [b0, b1, b2, b3] => u64::from(u32::from_le_bytes([b0, b1, b2, b3])),
         [b0, b1, b2, b3, b4, b5] => u64::from_le_bytes([b0, b1, b2, b3, b4, b5, 0, 0]),
         // No tail, or (for a name of odd length, which a `CheckedName` is not) a lone byte.
         _ => 0,
-    };
-    match area.split_last_mut() {
-        Some((dst, head)) if head.len() == words.len() => {
-            // One store per word: names are short, a vectorised loop would cost more to set up.
-            let mut i = 0;
-            while let (Some(d), Some(w)) = (head.get_mut(i), words.get(i)) {
-                *d = *w;
-                i += 1;
-            }
-            *dst = last.to_le_bytes();
-        }
-        _ => put_le_any(area, words, last),
     }
 }
 
@@ -1551,13 +1778,28 @@ mod tests {
             counter(CounterType::Rawcount, 4, 4),
             counter(CounterType::LargeRawcount, 8, 8),
         ];
-        let names: [&str; 5] = ["", "a", "Queue 000001", "abcdefgh", "Größe ✓ 0123456"];
+        let names: [&str; 14] = [
+            "",
+            "a",
+            "abc",
+            "abcd",
+            "abcde",
+            "Queue 000001",
+            "abcdefgh",
+            "Größe ✓ 0123456",
+            "0123456789abcdef",
+            "0123456789abcdefgh",
+            "0123456789abcdefghij",
+            "0123456789abcdefghijklmnopqrstuvwxyz",
+            "0123456789abcdefghijklmnopqrstuvwxyz0123",
+            "0123456789abcdefghijklmnopqrstuvwxyz01234",
+        ];
         let units: Vec<Vec<u16>> = names.iter().map(|n| n.encode_utf16().collect()).collect();
         let le: Vec<Vec<u8>> = units
             .iter()
             .map(|u| u.iter().flat_map(|x| x.to_le_bytes()).collect())
             .collect();
-        let values = [[1u64, 2], [3, 4], [5, 6], [7, 8], [9, 10]];
+        let values: Vec<[u64; 2]> = (0..names.len() as u64).map(|i| [2 * i, !i]).collect();
         let write = |names: &[InstanceName<'_>]| {
             let instances: Vec<InstanceDesc<'_>> = names
                 .iter()
@@ -1650,6 +1892,85 @@ mod tests {
             write_block_words(&mut short, &template, &values[..n]);
             assert_eq!(short, expected, "{n} values");
         }
+    }
+
+    /// Whether `template` is one of the `shapes!` (then `write_instances` compiles its loop).
+    fn listed(template: &sealed::Template) -> bool {
+        macro_rules! listed {
+            ($(($w:literal, $s:literal)),*) => {
+                matches!(shape_of(template), $($s)|*)
+            };
+        }
+        shapes!(listed) && *template == shape_template(shape_of(template))
+    }
+
+    #[test]
+    fn every_small_block_of_assign_offsets_has_a_shaped_writer() {
+        // Every sequence of 4- and 8-byte counters whose block is at most 4 words, written
+        // as `write_instances_any` writes it, with all values, some, and none.
+        let write = |counters: &[CounterSpec], block_len: usize, any: bool| {
+            let plan = sealed::Plan::new(counters, block_len);
+            let values: Vec<u64> = (0..counters.len() as u64)
+                .map(|i| (0x0101_0101_0101_0101 * (i + 1)) ^ 0x8000_0000_8000_0000)
+                .collect();
+            let instances: Vec<InstanceDesc<'_>> = (0..=values.len())
+                .map(|k| InstanceDesc {
+                    spec: InstanceSpec::named("x"),
+                    values: &values[..k],
+                })
+                .collect();
+            let mut out = vec![0xA5u8; instances.len() * (32 + block_len)];
+            let len = if any {
+                write_instances_any(instances.iter(), &plan, &mut out)
+            } else {
+                write_instances(instances.iter(), &plan, &mut out)
+            };
+            assert_eq!(len, out.len());
+            out
+        };
+        let mut covered = 0;
+        for n in 0..=7u32 {
+            for bits in 0..1u32 << n {
+                let mut counters: Vec<CounterSpec> = (0..n)
+                    .map(|i| {
+                        if bits >> i & 1 == 0 {
+                            counter(CounterType::Rawcount, 4, 0)
+                        } else {
+                            counter(CounterType::BulkCount, 8, 0)
+                        }
+                    })
+                    .collect();
+                let block_len = assign_offsets(&mut counters).unwrap() as usize;
+                if block_len > 32 {
+                    continue;
+                }
+                let plan = sealed::Plan::new(&counters, block_len);
+                assert!(
+                    listed(&plan.template.unwrap()),
+                    "{n} counters, sizes {bits:b}"
+                );
+                covered += 1;
+                assert_eq!(
+                    write(&counters, block_len, false),
+                    write(&counters, block_len, true),
+                    "{n} counters, sizes {bits:b}"
+                );
+            }
+        }
+        assert_eq!(covered, 40, "the shapes! list");
+        // A layout outside the list (a counter without data) keeps the template loop.
+        let mut counters = [
+            counter(CounterType::Rawcount, 4, 0),
+            counter(CounterType::NoData, 0, 0),
+            counter(CounterType::Rawcount, 4, 0),
+        ];
+        let block_len = assign_offsets(&mut counters).unwrap() as usize;
+        let plan = sealed::Plan::new(&counters, block_len);
+        assert!(!listed(&plan.template.unwrap()));
+        assert_eq!(
+            write(&counters, block_len, false),
+            write(&counters, block_len, true)
+        );
     }
 
     #[test]
