@@ -56,7 +56,7 @@ python3 scripts/panic-reach.py \
   --driver target/windows/pcw_driver.sys target/xwin-msvc/x86_64-pc-windows-msvc/release/pcw_driver.pdb \
   --dll target/windows/pcw_perfdll.dll
 
-step "kernel constraints: callback stack frames <= 1 KiB, no x87/MMX/AVX or float math in the .sys (scripts/kernel-constraints.py)"
+step "kernel constraints: stack frames <= 1 KiB from every entry point, no x87/MMX/AVX or float math in the .sys (scripts/kernel-constraints.py)"
 python3 scripts/kernel-constraints.py target/windows/pcw_driver.sys \
   target/xwin-msvc/x86_64-pc-windows-msvc/release/pcw_driver.pdb
 
