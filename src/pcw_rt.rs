@@ -22,32 +22,7 @@ pub use windows_sys::Win32::Foundation::{
 };
 pub use windows_sys::core::GUID;
 
-/// The NULL registration handle (windows-sys types handles as `isize`).
-pub const NULL_REGISTRATION: PPCW_REGISTRATION = 0;
-/// The NULL instance handle.
-pub const NULL_INSTANCE: PPCW_INSTANCE = 0;
-
-/// The real `PCW_CALLBACK` signature.
-pub type PcwCallback = unsafe extern "system" fn(
-    PCW_CALLBACK_TYPE,
-    *const PCW_CALLBACK_INFORMATION,
-    *const core::ffi::c_void,
-) -> NTSTATUS;
-
-/// Converts a callback to the type of `PCW_REGISTRATION_INFORMATION.Callback`, which
-/// windows-sys declares as a zero-argument function pointer.
-pub fn pcw_callback(callback: Option<PcwCallback>) -> PPCW_CALLBACK {
-    callback.map(|f| {
-        // SAFETY: only the pointer's static type changes; PCW calls it with the real
-        // PCW_CALLBACK signature, which is `f`'s.
-        unsafe { core::mem::transmute::<PcwCallback, unsafe extern "system" fn() -> NTSTATUS>(f) }
-    })
-}
-
-/// A GUID from its 128-bit big-endian form, as the manifest writes it.
-pub const fn guid_from_u128(value: u128) -> GUID {
-    GUID::from_u128(value)
-}
+include!("pcw_rt_windows_sys.rs");
 
 /// The lock of the driver's instance registries.
 #[cfg(not(target_os = "windows"))]
