@@ -15,13 +15,21 @@
 //! SYSTEM and Administrators may control, Performance Monitor Users may only read snapshots.
 //! `src/kernel.rs` sets it on the device right after `IoCreateDevice`, before the symbolic link
 //! exists, from the binary form in `src/security.rs` (what `IoCreateDeviceSecure` would do).
-//! `Information` is the number of output bytes written, all of them initialised; for
-//! `STATUS_BUFFER_TOO_SMALL` on a snapshot it is the size needed.
+//! `Information` is the number of output bytes written, all of them initialised, and never more
+//! than the output buffer holds: the I/O manager copies exactly that many bytes back to the
+//! caller, and only when the status is a success or a warning. So a snapshot that does not fit
+//! is answered the way `DeviceIoControl` callers expect: when the buffer holds at least the
+//! snapshot header, the header (whose total length is the size needed) with
+//! `STATUS_BUFFER_OVERFLOW`, a warning that reaches the caller as `ERROR_MORE_DATA` with the
+//! header's bytes; when it cannot hold even that, `STATUS_BUFFER_TOO_SMALL` and nothing
+//! (`ERROR_INSUFFICIENT_BUFFER`). A queue creation with no room for the id is
+//! `STATUS_BUFFER_TOO_SMALL`.
 
 use pcw_core::fallible;
 use windows_sys::Win32::Foundation::{
-    NTSTATUS, STATUS_BUFFER_TOO_SMALL, STATUS_INSUFFICIENT_RESOURCES,
+    NTSTATUS, STATUS_BUFFER_OVERFLOW, STATUS_BUFFER_TOO_SMALL, STATUS_INSUFFICIENT_RESOURCES,
     STATUS_INVALID_DEVICE_REQUEST, STATUS_INVALID_PARAMETER, STATUS_NOT_FOUND, STATUS_SUCCESS,
+    STATUS_UNSUCCESSFUL,
 };
 
 use crate::queues;
@@ -134,7 +142,7 @@ fn create_queue(input: &[u8], output: &mut [u8]) -> Completion {
         return done(STATUS_INVALID_PARAMETER, 0);
     }
     if output.len() < 4 {
-        return done(STATUS_BUFFER_TOO_SMALL, 4);
+        return done(STATUS_BUFFER_TOO_SMALL, 0);
     }
     // Decoded into pool rather than a 2 KiB stack array (kernel stacks are small; RELIABILITY.md
     // "Kernel constraints"), without Vec's panicking growth path.
@@ -168,6 +176,12 @@ fn snapshot(input: &[u8], output: &mut [u8]) -> Completion {
     }
     match crate::snapshot::write(output) {
         Ok(written) => done(STATUS_SUCCESS, written),
-        Err(needed) => done(STATUS_BUFFER_TOO_SMALL, needed),
+        // Too small: the writer has put the header, carrying the size needed, at the start of
+        // `output` when it fits.
+        Err(needed) if needed > output.len() && output.len() >= pcw_core::snapshot::HEADER_LEN => {
+            done(STATUS_BUFFER_OVERFLOW, pcw_core::snapshot::HEADER_LEN)
+        }
+        Err(needed) if needed > output.len() => done(STATUS_BUFFER_TOO_SMALL, 0),
+        Err(_) => done(STATUS_UNSUCCESSFUL, 0),
     }
 }

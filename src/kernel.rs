@@ -9,7 +9,6 @@ use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 
 use pcw_core::registry::RawRwLock;
-use windows_sys::Wdk::Foundation::{DEVICE_OBJECT, DRIVER_OBJECT, IRP};
 use windows_sys::Wdk::System::SystemServices::{
     ExAcquirePushLockExclusiveEx, ExAcquirePushLockSharedEx, ExReleasePushLockExclusiveEx,
     ExReleasePushLockSharedEx, IoCreateDevice, IoCreateSymbolicLink, IoDeleteDevice,
@@ -21,6 +20,9 @@ use windows_sys::Win32::Foundation::{
 };
 
 use crate::control;
+use crate::wdm::{
+    DeviceObject, DriverObject, IRP_MJ_CLOSE, IRP_MJ_CREATE, IRP_MJ_DEVICE_CONTROL, Irp,
+};
 
 /// An `EX_PUSH_LOCK`: shared/exclusive, taken with normal kernel APCs disabled, as the push
 /// lock routines require.
@@ -96,9 +98,6 @@ const FILE_DEVICE_UNKNOWN: u32 = 0x22;
 /// `FILE_DEVICE_SECURE_OPEN`: the device's security descriptor also guards opens of names
 /// below it.
 const FILE_DEVICE_SECURE_OPEN: u32 = 0x100;
-const IRP_MJ_CREATE: usize = 0x00;
-const IRP_MJ_CLOSE: usize = 0x02;
-const IRP_MJ_DEVICE_CONTROL: usize = 0x0e;
 /// Largest input any control IOCTL takes (a 1023-unit queue name), rounded up.
 const MAX_INPUT: usize = 2048;
 /// Inputs up to this size are copied to the stack in dispatch; larger ones (queue names) to
@@ -113,7 +112,7 @@ const SMALL_INPUT: usize = 64;
 /// Called once by the I/O manager with a valid driver object.
 #[unsafe(export_name = "DriverEntry")]
 pub unsafe extern "system" fn driver_entry(
-    driver: *mut DRIVER_OBJECT,
+    driver: *mut DriverObject,
     _registry_path: *const UNICODE_STRING,
 ) -> NTSTATUS {
     // SAFETY: the I/O manager passes a valid, writable driver object.
@@ -125,17 +124,18 @@ pub unsafe extern "system" fn driver_entry(
     }
     let name = crate::pcw_rt::unicode(&DEVICE_NAME);
     let link = crate::pcw_rt::unicode(&SYMBOLIC_LINK);
-    let mut device: *mut DEVICE_OBJECT = core::ptr::null_mut();
-    // SAFETY: valid driver object, name and out-pointer; no device extension.
+    let mut device: *mut DeviceObject = core::ptr::null_mut();
+    // SAFETY: valid driver object, name and out-pointer; no device extension. The binding's
+    // object types are opaque to this call: only the pointers pass through.
     let status = unsafe {
         IoCreateDevice(
-            driver,
+            (&raw mut *driver).cast(),
             0,
             &raw const name,
             FILE_DEVICE_UNKNOWN,
             FILE_DEVICE_SECURE_OPEN,
             false,
-            &raw mut device,
+            (&raw mut device).cast(),
         )
     };
     if status < 0 {
@@ -147,7 +147,7 @@ pub unsafe extern "system" fn driver_entry(
     let status = unsafe { secure(device) };
     if status < 0 {
         // SAFETY: created just above and not yet visible to user mode.
-        unsafe { IoDeleteDevice(device) };
+        unsafe { IoDeleteDevice(device.cast()) };
         crate::driver::unload();
         return status;
     }
@@ -155,19 +155,19 @@ pub unsafe extern "system" fn driver_entry(
     let status = unsafe { IoCreateSymbolicLink(&raw const link, &raw const name) };
     if status < 0 {
         // SAFETY: created just above and not yet visible to user mode.
-        unsafe { IoDeleteDevice(device) };
+        unsafe { IoDeleteDevice(device.cast()) };
         crate::driver::unload();
         return status;
     }
     for major in [IRP_MJ_CREATE, IRP_MJ_CLOSE] {
-        if let Some(slot) = driver.MajorFunction.get_mut(major) {
+        if let Some(slot) = driver.major_function.get_mut(major) {
             *slot = Some(dispatch_create_close);
         }
     }
-    if let Some(slot) = driver.MajorFunction.get_mut(IRP_MJ_DEVICE_CONTROL) {
+    if let Some(slot) = driver.major_function.get_mut(IRP_MJ_DEVICE_CONTROL) {
         *slot = Some(dispatch_device_control);
     }
-    driver.DriverUnload = Some(driver_unload);
+    driver.driver_unload = Some(driver_unload);
     STATUS_SUCCESS
 }
 
@@ -190,7 +190,7 @@ const DACL_SECURITY_INFORMATION: u32 = 4;
 ///
 /// # Safety
 /// `device` is a valid device object created by this driver.
-unsafe fn secure(device: *mut DEVICE_OBJECT) -> NTSTATUS {
+unsafe fn secure(device: *mut DeviceObject) -> NTSTATUS {
     let sd = &crate::security::DEVICE_SECURITY_DESCRIPTOR.0;
     // SAFETY: a valid device object (contract) and a valid self-relative descriptor, which the
     // object manager copies.
@@ -201,15 +201,15 @@ unsafe fn secure(device: *mut DEVICE_OBJECT) -> NTSTATUS {
 
 /// `DriverUnload`: removes the symbolic link and the device, closes the dynamic instances and
 /// unregisters every counterset.
-unsafe extern "system" fn driver_unload(driver: *const DRIVER_OBJECT) {
+unsafe extern "system" fn driver_unload(driver: *mut DriverObject) {
     let link = crate::pcw_rt::unicode(&SYMBOLIC_LINK);
     // SAFETY: the link was created in DriverEntry; deleting it is allowed at unload.
     let _ = unsafe { IoDeleteSymbolicLink(&raw const link) };
     // SAFETY: the I/O manager passes the driver object; its device list holds our one device.
-    if let Some(device) = unsafe { driver.as_ref() }.map(|d| d.DeviceObject) {
+    if let Some(device) = unsafe { driver.as_ref() }.map(|d| d.device_object) {
         if !device.is_null() {
             // SAFETY: created in DriverEntry, deleted once here.
-            unsafe { IoDeleteDevice(device) };
+            unsafe { IoDeleteDevice(device.cast()) };
         }
     }
     crate::driver::unload();
@@ -219,18 +219,18 @@ unsafe extern "system" fn driver_unload(driver: *const DRIVER_OBJECT) {
 ///
 /// # Safety
 /// `irp` is a valid IRP owned by this driver, not yet completed.
-unsafe fn complete(irp: &mut IRP, status: NTSTATUS, information: usize) -> NTSTATUS {
-    irp.IoStatus.Anonymous.Status = status;
-    irp.IoStatus.Information = information;
+unsafe fn complete(irp: &mut Irp, status: NTSTATUS, information: usize) -> NTSTATUS {
+    irp.io_status.status = status;
+    irp.io_status.information = information;
     // SAFETY: per this function's contract; IO_NO_INCREMENT.
-    unsafe { IofCompleteRequest(irp, 0) };
+    unsafe { IofCompleteRequest((&raw mut *irp).cast(), 0) };
     status
 }
 
 /// `IRP_MJ_CREATE` / `IRP_MJ_CLOSE`: nothing to set up or tear down per handle.
 unsafe extern "system" fn dispatch_create_close(
-    _device: *const DEVICE_OBJECT,
-    irp: *mut IRP,
+    _device: *mut DeviceObject,
+    irp: *mut Irp,
 ) -> NTSTATUS {
     // SAFETY: the I/O manager passes a valid IRP.
     let Some(irp) = (unsafe { irp.as_mut() }) else {
@@ -243,29 +243,29 @@ unsafe extern "system" fn dispatch_create_close(
 /// `IRP_MJ_DEVICE_CONTROL` (METHOD_BUFFERED): copies the input out of the shared system
 /// buffer, runs [`control::device_control`] over the output view, and completes.
 unsafe extern "system" fn dispatch_device_control(
-    _device: *const DEVICE_OBJECT,
-    irp: *mut IRP,
+    _device: *mut DeviceObject,
+    irp: *mut Irp,
 ) -> NTSTATUS {
     // SAFETY: the I/O manager passes a valid IRP.
     let Some(irp) = (unsafe { irp.as_mut() }) else {
         return STATUS_INVALID_PARAMETER;
     };
-    // SAFETY: for a dispatched IRP, Tail.Overlay.CurrentStackLocation is this driver's stack
-    // location (what IoGetCurrentIrpStackLocation reads).
-    let stack = unsafe { irp.Tail.Overlay.Anonymous2.Anonymous.CurrentStackLocation };
+    // For a dispatched IRP, Tail.Overlay.CurrentStackLocation is this driver's stack location
+    // (what IoGetCurrentIrpStackLocation reads); the layouts are the WDK's (`crate::wdm`).
+    let stack = irp.current_stack_location;
     // SAFETY: valid for the IRP's lifetime.
     let Some(stack) = (unsafe { stack.as_ref() }) else {
         // SAFETY: our IRP, completed once.
         return unsafe { complete(irp, STATUS_INVALID_PARAMETER, 0) };
     };
-    // SAFETY: the DeviceIoControl member is the active one for IRP_MJ_DEVICE_CONTROL.
-    let params = unsafe { stack.Parameters.DeviceIoControl };
+    // The DeviceIoControl member is the active one for IRP_MJ_DEVICE_CONTROL.
+    let params = stack.device_io_control;
     let (in_len, out_len) = (
-        params.InputBufferLength as usize,
-        params.OutputBufferLength as usize,
+        params.input_buffer_length.0 as usize,
+        params.output_buffer_length as usize,
     );
-    // SAFETY: METHOD_BUFFERED: AssociatedIrp.SystemBuffer is the system buffer.
-    let buffer = unsafe { irp.AssociatedIrp.SystemBuffer }.cast::<u8>();
+    // METHOD_BUFFERED: AssociatedIrp.SystemBuffer is the system buffer.
+    let buffer = irp.system_buffer.cast::<u8>();
     if in_len > MAX_INPUT || (buffer.is_null() && (in_len > 0 || out_len > 0)) {
         // SAFETY: our IRP, completed once.
         return unsafe { complete(irp, STATUS_INVALID_PARAMETER, 0) };
@@ -304,7 +304,7 @@ unsafe extern "system" fn dispatch_device_control(
         // it while this IRP is ours.
         unsafe { core::slice::from_raw_parts_mut(buffer, out_len) }
     };
-    let c = control::device_control(params.IoControlCode, input, output);
+    let c = control::device_control(params.io_control_code.0, input, output);
     // SAFETY: our IRP, completed once.
     unsafe { complete(irp, c.status, c.information) }
 }

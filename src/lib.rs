@@ -38,6 +38,8 @@ pub mod snapshot;
 pub mod stats;
 mod sync;
 pub mod waves;
+#[cfg(target_pointer_width = "64")]
+pub mod wdm;
 
 /// The driver's counter manifest, for tools that need its names and layout (`pcw typeperf`).
 pub const MANIFEST: &str = include_str!("../manifest/pcw_driver.man");

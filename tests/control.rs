@@ -2,6 +2,7 @@
 //! inputs: every request either does what it says or is refused with the right `NTSTATUS` and
 //! changes nothing.
 
+use pcw_core::snapshot::{HEADER_LEN, required_len};
 use pcw_driver::control::{
     Completion, IOCTL_PCW_CLOSE_QUEUE, IOCTL_PCW_CREATE_QUEUE, IOCTL_PCW_RECORD_QUEUE,
     IOCTL_PCW_SNAPSHOT, device_control,
@@ -9,8 +10,8 @@ use pcw_driver::control::{
 use pcw_driver::{driver, queues};
 use pcw_sim::kernel::{BUILD_SERVER_2022, Kernel, Request};
 use windows_sys::Win32::Foundation::{
-    STATUS_BUFFER_TOO_SMALL, STATUS_INVALID_DEVICE_REQUEST, STATUS_INVALID_PARAMETER,
-    STATUS_NOT_FOUND, STATUS_OBJECT_NAME_COLLISION, STATUS_SUCCESS,
+    STATUS_BUFFER_OVERFLOW, STATUS_BUFFER_TOO_SMALL, STATUS_INVALID_DEVICE_REQUEST,
+    STATUS_INVALID_PARAMETER, STATUS_NOT_FOUND, STATUS_OBJECT_NAME_COLLISION, STATUS_SUCCESS,
 };
 
 const QUEUES: &str = "PCW Dynamic Queues";
@@ -144,7 +145,7 @@ fn hostile_inputs_are_refused_and_change_nothing() {
             3,
             Completion {
                 status: STATUS_BUFFER_TOO_SMALL,
-                information: 4,
+                information: 0,
             },
         ),
         // Close: short, long, unknown id.
@@ -256,7 +257,7 @@ fn hostile_inputs_are_refused_and_change_nothing() {
 fn random_inputs_never_misbehave() {
     // A cheap deterministic sweep over codes near ours and input lengths 0..64 with a
     // pseudo-random fill: every completion is a known status, and Information never exceeds the
-    // output buffer except for the documented BUFFER_TOO_SMALL size hints.
+    // output buffer (the I/O manager would copy that many bytes back to the caller).
     let k = boot();
     let mut seed = 0x2545_F491_4F6C_DD1Du64;
     let mut next = || {
@@ -282,15 +283,14 @@ fn random_inputs_never_misbehave() {
                     STATUS_INVALID_PARAMETER,
                     STATUS_NOT_FOUND,
                     STATUS_BUFFER_TOO_SMALL,
+                    STATUS_BUFFER_OVERFLOW,
                     STATUS_INVALID_DEVICE_REQUEST,
                     STATUS_OBJECT_NAME_COLLISION
                 ]
                 .contains(&c.status),
                 "{code:#x} {len}: {c:?}"
             );
-            if c.status != STATUS_BUFFER_TOO_SMALL {
-                assert!(c.information <= out.len());
-            }
+            assert!(c.information <= out.len(), "{code:#x} {len}: {c:?}");
         }
     }
     queues::close_all();
@@ -370,13 +370,30 @@ fn snapshot_buffers_of_every_size() {
         let (a, bytes_a) = snapshot_bytes(size, 0xA5);
         let (b, bytes_b) = snapshot_bytes(size, 0x5A);
         assert_eq!(a, b);
-        if size < needed {
+        if size < HEADER_LEN {
+            // No room even for the header: an error, so the I/O manager copies nothing back.
             assert_eq!(
                 a,
                 Completion {
                     status: STATUS_BUFFER_TOO_SMALL,
-                    information: needed
+                    information: 0
                 },
+                "size {size}"
+            );
+        } else if size < needed {
+            // A warning with the header only: the caller gets ERROR_MORE_DATA and the header,
+            // whose total length is the size it needs.
+            assert_eq!(
+                a,
+                Completion {
+                    status: STATUS_BUFFER_OVERFLOW,
+                    information: HEADER_LEN
+                },
+                "size {size}"
+            );
+            assert_eq!(
+                required_len(&bytes_a[..HEADER_LEN]),
+                Ok(needed),
                 "size {size}"
             );
         } else {

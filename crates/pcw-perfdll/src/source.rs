@@ -48,6 +48,50 @@ pub enum IoctlReply {
     Failed(u32),
 }
 
+/// `ERROR_INSUFFICIENT_BUFFER`.
+const ERROR_INSUFFICIENT_BUFFER: u32 = 122;
+/// `ERROR_MORE_DATA`.
+const ERROR_MORE_DATA: u32 = 234;
+/// `STATUS_BUFFER_OVERFLOW`: the warning the driver answers a short buffer with when the
+/// snapshot header fits.
+const STATUS_BUFFER_OVERFLOW: i32 = 0x8000_0005_u32.cast_signed();
+/// `STATUS_BUFFER_TOO_SMALL`.
+const STATUS_BUFFER_TOO_SMALL: i32 = 0xC000_0023_u32.cast_signed();
+
+impl IoctlReply {
+    /// What `DeviceIoControl` reported: `ok` its result, `error` `GetLastError()` when it
+    /// failed, `returned` the bytes it said it returned (`lpBytesReturned` of them). On
+    /// `ERROR_MORE_DATA` those bytes are the snapshot header, which carries the size needed.
+    pub fn from_win32(ok: bool, error: u32, returned: &[u8]) -> Self {
+        if ok {
+            return Self::Done(returned.len());
+        }
+        match error {
+            ERROR_MORE_DATA | ERROR_INSUFFICIENT_BUFFER => {
+                Self::TooSmall(pcw_core::snapshot::required_len(returned).unwrap_or(0))
+            }
+            code => Self::Failed(code),
+        }
+    }
+
+    /// What `DeviceIoControl` reports for a driver that completed a `METHOD_BUFFERED` request
+    /// with `status` and `information` over the output buffer `out`, as the I/O manager and
+    /// kernel32 turn one into the other: a success returns `information` bytes; a warning
+    /// returns them too but fails the call (`STATUS_BUFFER_OVERFLOW` is `ERROR_MORE_DATA`); an
+    /// error returns nothing (`STATUS_BUFFER_TOO_SMALL` is `ERROR_INSUFFICIENT_BUFFER`; other
+    /// statuses are passed on as the code). For hosts that run the driver's dispatch in
+    /// process.
+    pub fn from_completion(status: i32, information: usize, out: &[u8]) -> Self {
+        let returned = out.get(..information.min(out.len())).unwrap_or_default();
+        match status {
+            0.. => Self::from_win32(true, 0, returned),
+            STATUS_BUFFER_OVERFLOW => Self::from_win32(false, ERROR_MORE_DATA, returned),
+            STATUS_BUFFER_TOO_SMALL => Self::from_win32(false, ERROR_INSUFFICIENT_BUFFER, &[]),
+            s => Self::Failed(s.cast_unsigned()),
+        }
+    }
+}
+
 /// `IOCTL_PCW_SNAPSHOT` as an in-process function: fills the output buffer.
 pub type HostIoctl = dyn Fn(&mut [u8]) -> IoctlReply + Send + Sync;
 

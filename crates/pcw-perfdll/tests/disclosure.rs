@@ -398,9 +398,6 @@ fn synthetic_replies_disclose_nothing() {
     );
 }
 
-/// `STATUS_BUFFER_TOO_SMALL`.
-const BUFFER_TOO_SMALL: i32 = 0xC000_0023_u32.cast_signed();
-
 fn queue(name: &str) -> [u8; 4] {
     let input: Vec<u8> = name.encode_utf16().flat_map(u16::to_le_bytes).collect();
     let mut out = [0u8; 4];
@@ -450,11 +447,7 @@ fn device_replies_disclose_nothing() {
     record(two, 7, 0xFFFF_FFFF_FFFF);
     set_host_ioctl(Some(Arc::new(|out: &mut [u8]| {
         let c = device_control(IOCTL_PCW_SNAPSHOT, &[], out);
-        match c.status {
-            0 => IoctlReply::Done(c.information),
-            BUFFER_TOO_SMALL => IoctlReply::TooSmall(c.information),
-            s => IoctlReply::Failed(s.cast_unsigned()),
-        }
+        IoctlReply::from_completion(c.status, c.information, out)
     })));
     let mut linkage: Vec<u16> = "source=device\0first-counter=238\0first-help=239\0\0"
         .encode_utf16()

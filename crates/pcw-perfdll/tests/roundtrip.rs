@@ -16,17 +16,10 @@ use pcw_sim::kernel::{BUILD_SERVER_2022, Kernel, Request};
 use pcw_sim::stress_scale;
 use pcw_sim::v1_host::{Host, HostConfig};
 
-/// `STATUS_BUFFER_TOO_SMALL`.
-const BUFFER_TOO_SMALL: i32 = 0xC000_0023_u32.cast_signed();
-
 fn install_driver_ioctl() {
     set_host_ioctl(Some(Arc::new(|out: &mut [u8]| {
         let c = device_control(IOCTL_PCW_SNAPSHOT, &[], out);
-        match c.status {
-            0 => IoctlReply::Done(c.information),
-            BUFFER_TOO_SMALL => IoctlReply::TooSmall(c.information),
-            s => IoctlReply::Failed(s.cast_unsigned()),
-        }
+        IoctlReply::from_completion(c.status, c.information, out)
     })));
 }
 

@@ -6,8 +6,8 @@
 //! next collection reopens it: the driver may have been restarted).
 
 use windows_sys::Win32::Foundation::{
-    CloseHandle, ERROR_FILENAME_EXCED_RANGE, ERROR_INSUFFICIENT_BUFFER, ERROR_MORE_DATA,
-    GENERIC_READ, GetLastError, HANDLE, INVALID_HANDLE_VALUE,
+    CloseHandle, ERROR_FILENAME_EXCED_RANGE, GENERIC_READ, GetLastError, HANDLE,
+    INVALID_HANDLE_VALUE,
 };
 use windows_sys::Win32::Storage::FileSystem::{
     CreateFileW, FILE_ATTRIBUTE_NORMAL, FILE_SHARE_READ, FILE_SHARE_WRITE, OPEN_EXISTING,
@@ -80,20 +80,14 @@ impl Device {
                 core::ptr::null_mut(),
             )
         };
-        if ok != 0 {
-            return IoctlReply::Done(returned as usize);
-        }
         // SAFETY: no precondition.
-        match unsafe { GetLastError() } {
-            ERROR_INSUFFICIENT_BUFFER | ERROR_MORE_DATA => {
-                let needed = out
-                    .get(..(returned as usize).min(out.len()))
-                    .and_then(|b| pcw_core::snapshot::required_len(b).ok())
-                    .unwrap_or(0);
-                IoctlReply::TooSmall(needed)
-            }
-            code => IoctlReply::Failed(code),
-        }
+        let error = if ok == 0 {
+            unsafe { GetLastError() }
+        } else {
+            0
+        };
+        let returned = out.get(..returned as usize).unwrap_or(out);
+        IoctlReply::from_win32(ok != 0, error, returned)
     }
 }
 
