@@ -48,6 +48,9 @@ bash scripts/cross-windows.sh
 step "PE checks of target/windows (crates/pcw-pecheck, tests/artifacts.rs)"
 PCW_WINDOWS_ARTIFACTS=target/windows cargo test -p pcw-pecheck --test artifacts --locked
 
+step "the shipped .sys executed: DriverEntry, callbacks, IOCTLs and DriverUnload of target/windows/pcw_driver.sys in the loader (crates/pcw-loader)"
+PCW_DRIVER_IMAGE=target/windows/pcw_driver.sys cargo test -p pcw-loader --locked -- --nocapture
+
 step "no panic: nothing in the .sys, nor the DLL's Collect/Close, reaches Rust's panic machinery (scripts/panic-reach.py)"
 # shellcheck source=scripts/apt-need.sh
 . scripts/apt-need.sh

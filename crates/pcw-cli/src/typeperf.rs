@@ -77,7 +77,8 @@ const UNIX_EPOCH_FILETIME: i64 = 116_444_736_000_000_000;
 pub struct Args {
     /// Counter paths (`\Object(Instance)\Counter`, `*` for instance and counter) and the
     /// options `-sc SAMPLES` (default 10) and `-si INTERVAL` (seconds, fractional allowed, or
-    /// `[[hh:]mm:]ss`; default 1).
+    /// `[[hh:]mm:]ss`; default 1); `--image PATH` samples a cross-built `pcw_driver.sys` run by
+    /// the loader instead of the host build of the driver.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     args: Vec<String>,
 }
@@ -158,6 +159,17 @@ pub enum Error {
     /// The driver failed to load.
     #[error("the driver failed to load: NTSTATUS 0x{0:08X}")]
     Load(u32),
+    /// `--image` names a file that cannot be read or mapped.
+    #[error("--image {path}: {reason}")]
+    Image {
+        /// The path as given.
+        path: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The image left something behind or broke a kernel rule while it ran.
+    #[error("the image {0}")]
+    ImageCheck(String),
     /// The simulated kernel refused a collection.
     #[error("{0}")]
     Sim(#[from] SimError),
@@ -859,18 +871,98 @@ pub fn sample(
     result
 }
 
-/// `pcw typeperf`: boots the simulated kernel on the real clock, loads the driver, samples,
-/// unloads and checks the teardown.
+/// Splits `--image PATH` (anywhere among the arguments) from the rest.
+fn take_image(args: &[String]) -> Result<(Option<String>, Vec<String>), Error> {
+    let mut image = None;
+    let mut rest = Vec::with_capacity(args.len());
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--image" {
+            let path = it
+                .next()
+                .ok_or_else(|| Error::Usage("--image needs a path to a .sys file".into()))?;
+            image = Some(path.clone());
+        } else if let Some(path) = a.strip_prefix("--image=") {
+            image = Some(path.to_owned());
+        } else {
+            rest.push(a.clone());
+        }
+    }
+    Ok((image, rest))
+}
+
+/// The driver under sampling: the host build of its code, or the shipped image run by the
+/// loader.
+enum Loaded {
+    Host,
+    #[cfg(all(target_arch = "x86_64", unix))]
+    Image(pcw_loader::LoadedDriver),
+}
+
+fn load(image: Option<&str>) -> Result<Loaded, Error> {
+    let Some(path) = image else {
+        pcw_driver::driver::load().map_err(|status| Error::Load(status.cast_unsigned()))?;
+        return Ok(Loaded::Host);
+    };
+    #[cfg(all(target_arch = "x86_64", unix))]
+    {
+        let failed = |reason: String| Error::Image {
+            path: path.to_owned(),
+            reason,
+        };
+        let bytes = std::fs::read(path).map_err(|e| failed(e.to_string()))?;
+        let driver = pcw_loader::LoadedDriver::load(&bytes).map_err(|e| failed(e.to_string()))?;
+        let status = driver.entry();
+        if status < 0 {
+            return Err(Error::Load(status.cast_unsigned()));
+        }
+        Ok(Loaded::Image(driver))
+    }
+    #[cfg(not(all(target_arch = "x86_64", unix)))]
+    Err(Error::Image {
+        path: path.to_owned(),
+        reason: "the image loader runs on x86-64 Linux only".into(),
+    })
+}
+
+fn unload(loaded: Loaded) -> Result<(), Error> {
+    match loaded {
+        Loaded::Host => {
+            pcw_driver::driver::unload();
+            Ok(())
+        }
+        #[cfg(all(target_arch = "x86_64", unix))]
+        Loaded::Image(driver) => {
+            driver.unload();
+            let leaks = pcw_loader::ntos::leaks();
+            let violations = pcw_loader::ntos::violations();
+            if !leaks.is_empty() {
+                return Err(Error::ImageCheck(format!(
+                    "left behind at unload: {leaks:?}"
+                )));
+            }
+            if let Some(v) = violations.first() {
+                return Err(Error::ImageCheck(format!("broke a kernel rule: {v}")));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// `pcw typeperf`: boots the simulated kernel on the real clock, loads the driver (its host
+/// build, or with `--image` the cross-built `.sys` through the loader), samples, unloads and
+/// checks the teardown.
 ///
 /// # Errors
 /// [`Error`].
 pub fn run(args: &Args) -> Result<(), Error> {
-    let options = Options::parse(&args.args)?;
+    let (image, rest) = take_image(&args.args)?;
+    let options = Options::parse(&rest)?;
     let catalog = Catalog::driver()?;
     let kernel = Kernel::boot_with_clock(BUILD_SERVER_2022, Clock::Real);
-    let result = pcw_driver::driver::load()
-        .map_err(|status| Error::Load(status.cast_unsigned()))
-        .and_then(|()| {
+    let loaded = load(image.as_deref());
+    let sampled = match &loaded {
+        Ok(_) => {
             let mut stdout = std::io::stdout().lock();
             sample(
                 &kernel,
@@ -881,10 +973,13 @@ pub fn run(args: &Args) -> Result<(), Error> {
                 &mut std::thread::sleep,
                 &mut stdout,
             )
-        });
-    pcw_driver::driver::unload();
+        }
+        Err(_) => Ok(()),
+    };
+    let unloaded = loaded.and_then(unload);
     let report = kernel.teardown();
-    result?;
+    sampled?;
+    unloaded?;
     if !report.is_clean() {
         return Err(Error::Teardown(report));
     }

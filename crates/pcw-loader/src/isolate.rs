@@ -1,0 +1,133 @@
+//! Scenarios in child processes. A fault in mapped driver code kills the process it runs in, so
+//! each scenario that runs the image runs in a child: the test binary re-runs itself for that
+//! one test, and the parent turns the child's end into a result that names the scenario and,
+//! for a fault, the signal.
+
+use std::process::Command;
+
+/// Set in the child to the name of the scenario it runs.
+pub const SCENARIO_ENV: &str = "PCW_LOADER_SCENARIO";
+
+/// How a scenario's child process ended badly.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioFailure {
+    /// Killed by a signal: a fault in the image (or in the loader).
+    #[error(
+        "scenario `{scenario}` was killed by {signal} (signal {number}): a fault while running the image\n--- its output ---\n{output}"
+    )]
+    Signal {
+        /// Test name.
+        scenario: String,
+        /// Signal name.
+        signal: &'static str,
+        /// Signal number.
+        number: i32,
+        /// What it printed.
+        output: String,
+    },
+    /// Exited non-zero: an assertion failed.
+    #[error("scenario `{scenario}` failed (exit code {code})\n--- its output ---\n{output}")]
+    Failed {
+        /// Test name.
+        scenario: String,
+        /// Exit code.
+        code: i32,
+        /// What it printed.
+        output: String,
+    },
+    /// Ran no test: the name does not match a test of this binary.
+    #[error("scenario `{0}` is not a test of this binary (the child ran nothing)")]
+    NotFound(String),
+    /// The child could not be started.
+    #[error("could not start scenario `{0}`: {1}")]
+    Spawn(String, std::io::Error),
+}
+
+fn signal_name(n: i32) -> &'static str {
+    match n {
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGILL => "SIGILL",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGTRAP => "SIGTRAP",
+        libc::SIGKILL => "SIGKILL",
+        _ => "a signal",
+    }
+}
+
+/// Whether this process is the child running `scenario`.
+pub fn is_child(scenario: &str) -> bool {
+    std::env::var(SCENARIO_ENV).is_ok_and(|s| s == scenario)
+}
+
+/// Runs the test `scenario` of the current test binary in a child process and returns what it
+/// printed.
+///
+/// # Errors
+/// [`ScenarioFailure`].
+pub fn run_child(scenario: &str) -> Result<String, ScenarioFailure> {
+    use std::os::unix::process::ExitStatusExt;
+
+    let exe = std::env::current_exe().map_err(|e| ScenarioFailure::Spawn(scenario.into(), e))?;
+    let out = Command::new(exe)
+        .args([
+            scenario,
+            "--exact",
+            "--nocapture",
+            "--test-threads=1",
+            "--include-ignored",
+        ])
+        .env(SCENARIO_ENV, scenario)
+        .output()
+        .map_err(|e| ScenarioFailure::Spawn(scenario.into(), e))?;
+    let output = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if let Some(number) = out.status.signal() {
+        return Err(ScenarioFailure::Signal {
+            scenario: scenario.into(),
+            signal: signal_name(number),
+            number,
+            output,
+        });
+    }
+    if !out.status.success() {
+        return Err(ScenarioFailure::Failed {
+            scenario: scenario.into(),
+            code: out.status.code().unwrap_or(-1),
+            output,
+        });
+    }
+    if !output.contains("1 passed") {
+        return Err(ScenarioFailure::NotFound(scenario.into()));
+    }
+    Ok(output)
+}
+
+/// In the child for `scenario`, runs `body`; in the parent, runs the child and panics with the
+/// failure, naming the scenario and any signal. What the child prints from `figure:` on
+/// is repeated by the parent (visible with `--nocapture`).
+///
+/// # Panics
+/// In the parent, with the [`ScenarioFailure`] when the child does not pass.
+pub fn isolated(scenario: &str, body: impl FnOnce()) {
+    if is_child(scenario) {
+        body();
+        return;
+    }
+    match run_child(scenario) {
+        Ok(output) => {
+            // The harness prints `test NAME ... ` before the test's own output, on one line.
+            for line in output
+                .lines()
+                .filter_map(|l| l.find("figure:").map(|i| &l[i..]))
+            {
+                println!("{scenario}: {line}");
+            }
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
