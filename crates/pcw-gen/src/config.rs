@@ -427,7 +427,13 @@ pub fn lint_files<P: AsRef<Path>>(paths: &[P]) -> Vec<Diagnostic> {
     for p in paths {
         let p = p.as_ref();
         match fs::read(p) {
-            Ok(bytes) => out.extend(analyze(p, &bytes).diagnostics),
+            Ok(bytes) => {
+                let mut diagnostics = analyze(p, &bytes).diagnostics;
+                // Fleet-readiness warnings (exporters, PDH paths) only `pcw lint` reports.
+                diagnostics.extend(crate::fleet::check(p, &bytes));
+                diagnostics.sort_by(|a, b| a.pos.cmp(&b.pos).then(b.severity.cmp(&a.severity)));
+                out.extend(diagnostics);
+            }
             Err(e) => out.push(Diagnostic {
                 severity: Severity::Error,
                 file: p.to_path_buf(),

@@ -157,6 +157,7 @@
 
 mod config;
 mod diag;
+pub mod fleet;
 mod inspect;
 mod ir;
 mod names;
