@@ -270,7 +270,11 @@ fn lint_files_reports_every_file() {
     // adds; northwind is clean.
     assert_eq!(diagnostics.len(), 2, "{diagnostics:#?}");
     assert!(!diagnostics[0].is_error());
-    assert!(diagnostics[0].message.contains("has no `noDisplay` attribute"));
+    assert!(
+        diagnostics[0]
+            .message
+            .contains("has no `noDisplay` attribute")
+    );
     assert_eq!(diagnostics[1].file, missing);
     assert!(diagnostics[1].is_error());
     assert!(
