@@ -4,7 +4,7 @@
 //! pcw export FILE --to windows-exporter|otel [-o OUT] [--interval DURATION]
 //! ```
 //!
-//! * `windows-exporter`: a windows_exporter configuration file enabling the
+//! * `windows-exporter`: a `windows_exporter` configuration file enabling the
 //!   `performancecounter` collector, whose `objects` value is a YAML document kept as a string
 //!   (`|-`), as the collector requires. Per counterset, an object with `type: raw` holds the
 //!   counters whose raw value is meaningful on its own (raw counts, counts and bulk counts,
@@ -41,7 +41,7 @@ use crate::Failure;
 /// Which tool's configuration to write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Target {
-    /// windows_exporter's `performancecounter` collector.
+    /// `windows_exporter`'s `performancecounter` collector.
     WindowsExporter,
     /// The OpenTelemetry collector's `windowsperfcounters` receiver.
     Otel,
@@ -88,7 +88,7 @@ impl Failure for ExportError {
     }
 }
 
-/// Whether windows_exporter's `raw` mode gives a meaningful value for this type on its own
+/// Whether `windows_exporter`'s `raw` mode gives a meaningful value for this type on its own
 /// (no base, no second sample needed to read it).
 fn raw_is_meaningful(t: CounterType) -> bool {
     matches!(
@@ -105,7 +105,7 @@ fn raw_is_meaningful(t: CounterType) -> bool {
     )
 }
 
-/// The Prometheus type windows_exporter reports for a raw-mode counter.
+/// The Prometheus type `windows_exporter` reports for a raw-mode counter.
 fn prometheus_type(t: CounterType) -> &'static str {
     match t {
         CounterType::Counter
@@ -116,7 +116,7 @@ fn prometheus_type(t: CounterType) -> &'static str {
     }
 }
 
-/// What the value of a raw-mode counter means in windows_exporter.
+/// What the value of a raw-mode counter means in `windows_exporter`.
 fn raw_meaning(t: CounterType) -> &'static str {
     match t {
         CounterType::Counter | CounterType::BulkCount => "cumulative count",
@@ -172,7 +172,7 @@ fn displayed(set: &CounterSet) -> impl Iterator<Item = (&Counter, &str)> {
     })
 }
 
-/// The label windows_exporter puts the instance name in. Not `instance`, which Prometheus
+/// The label `windows_exporter` puts the instance name in. Not `instance`, which Prometheus
 /// gives every scraped series for its target (it would rename ours `exported_instance`).
 pub const INSTANCE_LABEL: &str = "perf_instance";
 
@@ -202,6 +202,17 @@ fn instances_yaml(set: &CounterSet) -> Option<String> {
     }
 }
 
+/// Notes a `defaultScale` PDH applies to formatted values.
+fn scale_note(doc: &mut String, c: &Counter) {
+    if c.default_scale != 0 {
+        let _ = writeln!(
+            doc,
+            "    note: PDH multiplies the formatted value by 1e{} (`defaultScale`)",
+            c.default_scale
+        );
+    }
+}
+
 fn comment_lines(out: &mut String, text: &str) {
     for line in text.lines() {
         if line.is_empty() {
@@ -223,7 +234,7 @@ fn header(out: &mut String, manifest: &Manifest, file: &str, tool: &str) {
     );
 }
 
-/// The windows_exporter configuration file.
+/// The `windows_exporter` configuration file.
 pub fn windows_exporter(manifest: &Manifest, file: &str) -> String {
     let mut out = String::new();
     header(&mut out, manifest, file, "windows_exporter");
@@ -270,6 +281,9 @@ pub fn windows_exporter(manifest: &Manifest, file: &str) -> String {
                     doc_path(set, cname),
                     c.counter_type.name(),
                 );
+                if kind == "formatted" {
+                    scale_note(&mut doc, c);
+                }
                 if let Some(help) = c.description.as_deref().filter(|h| !h.is_empty()) {
                     let _ = writeln!(doc, "    {help}");
                 }
@@ -335,6 +349,7 @@ pub fn otel(manifest: &Manifest, file: &str, interval: &str) -> String {
                 doc_path(set, cname),
                 c.counter_type.name()
             );
+            scale_note(&mut doc, c);
             if !help.is_empty() {
                 let _ = writeln!(doc, "    {help}");
             }
@@ -407,22 +422,20 @@ pub fn run(args: &Args) -> Result<(), ExportError> {
         Target::WindowsExporter => windows_exporter(&manifest, &file),
         Target::Otel => otel(&manifest, &file, &args.interval),
     };
-    match &args.out {
-        Some(path) => std::fs::write(path, text).map_err(|source| ExportError::Write {
+    if let Some(path) = &args.out {
+        return std::fs::write(path, text).map_err(|source| ExportError::Write {
             what: path.display().to_string(),
             source,
-        }),
-        None => {
-            let mut stdout = std::io::stdout().lock();
-            stdout
-                .write_all(text.as_bytes())
-                .and_then(|()| stdout.flush())
-                .map_err(|source| ExportError::Write {
-                    what: "standard output".to_owned(),
-                    source,
-                })
-        }
+        });
     }
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(|source| ExportError::Write {
+            what: "standard output".to_owned(),
+            source,
+        })
 }
 
 #[cfg(test)]

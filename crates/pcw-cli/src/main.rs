@@ -45,7 +45,7 @@ enum Command {
     /// Describe countersets like `Get-Counter -ListSet`: type, description, counters with type
     /// and help, paths and paths with instances (`--json` for the `pcw-list` document).
     List(list::Args),
-    /// Write the windows_exporter `performancecounter` or OpenTelemetry `windowsperfcounters`
+    /// Write the `windows_exporter` `performancecounter` or OpenTelemetry `windowsperfcounters`
     /// configuration for a manifest's countersets, with the metrics they produce.
     Export(export::Args),
 }

@@ -267,6 +267,7 @@ impl Options {
     ///
     /// # Errors
     /// [`Error::Usage`] for an unknown option, a missing or bad option value, or no path.
+    #[allow(clippy::too_many_lines)] // one arm per typeperf option
     pub fn parse(args: &[String]) -> Result<Self, Error> {
         let mut options = Self {
             paths: Vec::new(),
