@@ -1,6 +1,9 @@
 //! Helpers shared by the `pcw list` and `pcw export` tests: running the binary and checking a
 //! document against a JSON schema held in `tests/schemas`.
 
+// Each test crate that includes this module uses a subset of it.
+#![allow(dead_code)]
+
 use std::path::Path;
 use std::process::{Command, Output};
 
