@@ -2053,4 +2053,30 @@ mod tests {
         }
         assert_eq!(rows.len(), 3);
     }
+
+    #[test]
+    fn a_multiple_aggregate_set_lists_its_total() {
+        // The driver's queue set seen as `multipleAggregate`: the provider's instances, then
+        // `_Total`, as PDH enumerates an aggregate set.
+        let kernel = boot();
+        let name: Vec<u16> = "q1".encode_utf16().collect();
+        let queue = pcw_driver::queues::create(&name).unwrap();
+        let mut set = Catalog::driver().unwrap().sets.remove(2);
+        set.kind = Kind::MultipleAggregate;
+        let live = live_instances(&kernel, &set).unwrap();
+        set.kind = Kind::GlobalAggregate;
+        let global = live_instances(&kernel, &set).unwrap();
+        assert!(pcw_driver::queues::close(queue));
+        finish(kernel);
+        assert_eq!(live, ["q1", TOTAL_INSTANCE]);
+        assert!(global.is_empty(), "a global aggregate names no instance");
+        set.kind = Kind::MultipleAggregate;
+        assert_eq!(
+            set_paths(&set, Some(&live))[..2],
+            [
+                r"\PCW Dynamic Queues(q1)\Packets/sec",
+                r"\PCW Dynamic Queues(_Total)\Packets/sec"
+            ]
+        );
+    }
 }

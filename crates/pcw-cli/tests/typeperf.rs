@@ -335,3 +335,43 @@ fn file_and_format_errors() {
         assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn qx_warns_about_instance_names_on_stderr() {
+    let out = pcw(&[
+        "typeperf",
+        "-qx",
+        "PCW Dynamic Queues",
+        "--sim-queue",
+        "eth0(rx)",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "warning: instance `eth0(rx)` of `PCW Dynamic Queues`: `(` in the name: parentheses delimit the instance in a counter path"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(lines(&out)[0], r"\PCW Dynamic Queues(eth0(rx))\Packets/sec");
+}
+
+#[test]
+fn a_malformed_path_in_a_counter_file_fails() {
+    let dir = scratch("bad-cf");
+    let paths = dir.join("paths.txt");
+    std::fs::write(
+        &paths,
+        "\\Geometric Waves(*)\\Square\nGeometric Waves(*)\\Triangle\n",
+    )
+    .unwrap();
+    let out = pcw(&["typeperf", "-cf", paths.to_str().unwrap(), "-sc", "1"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert!(
+        stderr.starts_with(r"error: bad counter path `Geometric Waves(*)\Triangle`"),
+        "{stderr}"
+    );
+}
