@@ -3,8 +3,27 @@
 //! running under pcw-sim's kernel PCW.
 //!
 //! ```text
-//! pcw typeperf PATH… [-sc SAMPLES] [-si INTERVAL]
+//! pcw typeperf PATH… [-cf FILE] [-sc SAMPLES] [-si INTERVAL] [-o FILE [-f CSV|TSV]] [-y] [--raw]
+//! pcw typeperf -q [OBJECT] | -qx [OBJECT]  [--manifest FILE]
+//! (both forms) [--sim-queue NAME]…
 //! ```
+//!
+//! `-cf FILE` adds the paths of a file (one a line, blank lines ignored). `-o FILE` writes the
+//! samples to a file instead of stdout, as CSV or, with `-f TSV`, tab-separated under the
+//! `(PDH-TSV 4.0)` tag; `-y` (typeperf's "overwrite without asking") is accepted, the file is
+//! always overwritten. `--raw` follows every cooked column with three raw ones, headed
+//! `PATH [first value]`, `PATH [second value]` and `PATH [time base]`: the `PDH_RAW_COUNTER`
+//! values the cooked one came from and the counter's time base (blank when its type uses none),
+//! so a wrong type or a missing base shows at a glance.
+//!
+//! `-q [OBJECT]` lists the counter paths of one object (any case) or of all, without
+//! instances: `\Object(*)\Counter`, or `\Object\Counter` for sets whose paths name no instance.
+//! `-qx` lists one path per live instance instead (counters outer, instances inner, `_Total`
+//! last for a `multipleAggregate` set) and warns on stderr about instance names PDH or the
+//! exporters mishandle. With `--manifest FILE` the manifest's sets are listed and, instance
+//! names being run-time values, `-qx` lists `(*)` paths as `-q` does. An unknown object is an
+//! error naming the objects there are. `--sim-queue NAME` creates a dynamic queue of that name
+//! in the simulated driver before anything runs.
 //!
 //! What happens, in typeperf's order:
 //!
@@ -40,7 +59,8 @@
 //!
 //! Differences from typeperf, on purpose: `-sc` defaults to [`DEFAULT_SAMPLES`] instead of
 //! "until Ctrl+C" (a simulated kernel has nothing to watch forever); times are UTC (the host's
-//! time zone is not consulted); only `-sc` and `-si` are accepted.
+//! time zone is not consulted); the binary log and SQL formats (`-f BIN`, `-f SQL`) and the
+//! remote, configuration-file and sampling-rate options are not accepted.
 
 use std::collections::BTreeMap;
 use std::io::Write;

@@ -420,8 +420,9 @@ pub fn compile(manifest: impl AsRef<Path>) -> Result<Written, Error> {
     Config::new().compile(manifest)
 }
 
-/// Lints manifests: every diagnostic of every file, in order. A file that cannot be read gives
-/// one error diagnostic at 1:1.
+/// Lints manifests: every diagnostic of every file, in order, the fleet-readiness warnings of
+/// [`crate::fleet::check`] included. A file that cannot be read gives one error diagnostic at
+/// 1:1.
 pub fn lint_files<P: AsRef<Path>>(paths: &[P]) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for p in paths {
