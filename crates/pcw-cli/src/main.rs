@@ -10,6 +10,8 @@
 //! [`main`].
 
 mod dump;
+mod export;
+mod list;
 mod manifest;
 mod typeperf;
 
@@ -40,6 +42,12 @@ enum Command {
     /// Sample the driver's countersets under the simulated kernel, typeperf-style:
     /// `pcw typeperf "\Geometric Waves(*)\*" -sc 5 -si 0.2` prints PDH-CSV.
     Typeperf(typeperf::Args),
+    /// Describe countersets like `Get-Counter -ListSet`: type, description, counters with type
+    /// and help, paths and paths with instances (`--json` for the `pcw-list` document).
+    List(list::Args),
+    /// Write the `windows_exporter` `performancecounter` or OpenTelemetry `windowsperfcounters`
+    /// configuration for a manifest's countersets, with the metrics they produce.
+    Export(export::Args),
 }
 
 /// What a command's error must provide: a message (its `Display`) and an exit code.
@@ -81,5 +89,7 @@ fn main() -> ExitCode {
         Command::Gen(args) => report(manifest::gen_files(args)),
         Command::Inspect(args) => report(manifest::inspect(args)),
         Command::Typeperf(args) => report(typeperf::run(args)),
+        Command::List(args) => report(list::run(args)),
+        Command::Export(args) => report(export::run(args)),
     }
 }

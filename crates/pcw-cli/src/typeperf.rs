@@ -3,8 +3,27 @@
 //! running under pcw-sim's kernel PCW.
 //!
 //! ```text
-//! pcw typeperf PATH… [-sc SAMPLES] [-si INTERVAL]
+//! pcw typeperf PATH… [-cf FILE] [-sc SAMPLES] [-si INTERVAL] [-o FILE [-f CSV|TSV]] [-y] [--raw]
+//! pcw typeperf -q [OBJECT] | -qx [OBJECT]  [--manifest FILE]
+//! (both forms) [--sim-queue NAME]…
 //! ```
+//!
+//! `-cf FILE` adds the paths of a file (one a line, blank lines ignored). `-o FILE` writes the
+//! samples to a file instead of stdout, as CSV or, with `-f TSV`, tab-separated under the
+//! `(PDH-TSV 4.0)` tag; `-y` (typeperf's "overwrite without asking") is accepted, the file is
+//! always overwritten. `--raw` follows every cooked column with three raw ones, headed
+//! `PATH [first value]`, `PATH [second value]` and `PATH [time base]`: the `PDH_RAW_COUNTER`
+//! values the cooked one came from and the counter's time base (blank when its type uses none),
+//! so a wrong type or a missing base shows at a glance.
+//!
+//! `-q [OBJECT]` lists the counter paths of one object (any case) or of all, without
+//! instances: `\Object(*)\Counter`, or `\Object\Counter` for sets whose paths name no instance.
+//! `-qx` lists one path per live instance instead (counters outer, instances inner, `_Total`
+//! last for a `multipleAggregate` set) and warns on stderr about instance names PDH or the
+//! exporters mishandle. With `--manifest FILE` the manifest's sets are listed and, instance
+//! names being run-time values, `-qx` lists `(*)` paths as `-q` does. An unknown object is an
+//! error naming the objects there are. `--sim-queue NAME` creates a dynamic queue of that name
+//! in the simulated driver before anything runs.
 //!
 //! What happens, in typeperf's order:
 //!
@@ -40,11 +59,12 @@
 //!
 //! Differences from typeperf, on purpose: `-sc` defaults to [`DEFAULT_SAMPLES`] instead of
 //! "until Ctrl+C" (a simulated kernel has nothing to watch forever); times are UTC (the host's
-//! time zone is not consulted); only `-sc` and `-si` are accepted.
+//! time zone is not consulted); the binary log and SQL formats (`-f BIN`, `-f SQL`) and the
+//! remote, configuration-file and sampling-rate options are not accepted.
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use pcw_core::counter_type::CounterType;
@@ -52,10 +72,10 @@ use pcw_sim::kernel::{
     BOOT_SYSTEM_TIME, BUILD_SERVER_2022, Clock, Collection, Instance, Kernel, PERF_FREQUENCY,
     Request, SimError, Teardown,
 };
-use pcw_sim::pdh::{RawSample, SampleTimes, cook};
+use pcw_sim::pdh::{RawSample, SampleTimes, cook, timebase};
 use pcw_sim::typeperf::{
-    COMPLETED_MESSAGE, CounterPath, CsvTimestamp, EXITING_MESSAGE, FORMAT_FLAGS, InstanceIndex,
-    PathError, header_row, sample_row, wildcard_match,
+    COMPLETED_MESSAGE, CounterPath, CsvTimestamp, EXITING_MESSAGE, FORMAT_FLAGS, HEADER_TAG,
+    InstanceIndex, PathError, format_value, header_row, quote_field, sample_row, wildcard_match,
 };
 
 use crate::Failure;
@@ -153,6 +173,27 @@ pub enum Error {
         /// The instance part given.
         instance: String,
     },
+    /// `-q OBJECT`/`-qx OBJECT` names no counterset.
+    #[error("object `{object}` not found (the objects are {known})")]
+    NoObject {
+        /// The object asked for.
+        object: String,
+        /// The objects there are, backticked and comma-separated.
+        known: String,
+    },
+    /// A file (`-cf`, `-o`, `--manifest`) could not be read or written.
+    #[error("{what} `{path}`: {source}")]
+    File {
+        /// What the file is for.
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A `--sim-queue` could not be created.
+    #[error("cannot create the simulated queue `{0}`")]
+    Queue(String),
     /// The manifest could not be read.
     #[error("the counter manifest: {0}")]
     Manifest(#[from] pcw_gen::Error),
@@ -193,12 +234,63 @@ impl Failure for Error {
 /// The parsed command line.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Options {
-    /// Counter paths as given.
+    /// Counter paths as given (then those of `-cf`, in file order).
     pub paths: Vec<String>,
     /// `-sc`.
     pub samples: u32,
     /// `-si`.
     pub interval: Duration,
+    /// `-q [object]` / `-qx [object]`: list counter paths instead of sampling.
+    pub query: Option<Query>,
+    /// `-cf FILE`: a file of counter paths, one a line.
+    pub counter_file: Option<PathBuf>,
+    /// `-o FILE`: write the samples there instead of stdout.
+    pub output: Option<PathBuf>,
+    /// `-f CSV|TSV`.
+    pub format: FileFormat,
+    /// `--raw`: each cooked column is followed by the raw sample's first value, second value
+    /// and time base.
+    pub raw: bool,
+    /// `--manifest FILE`: list (`-q`/`-qx`) the countersets of this manifest instead of the
+    /// simulated driver's.
+    pub manifest: Option<PathBuf>,
+    /// `--sim-queue NAME`: create a dynamic queue of that name in the simulated driver first.
+    pub sim_queues: Vec<String>,
+}
+
+/// A `-q` or `-qx` request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Query {
+    /// The object to list; every object when `None`.
+    pub object: Option<String>,
+    /// `-qx`: one path per instance instead of `(*)`.
+    pub instances: bool,
+}
+
+/// `-f`: the sample file's format.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FileFormat {
+    /// Comma-separated, `(PDH-CSV 4.0)`.
+    #[default]
+    Csv,
+    /// Tab-separated, `(PDH-TSV 4.0)`.
+    Tsv,
+}
+
+impl FileFormat {
+    fn separator(self) -> char {
+        match self {
+            Self::Csv => ',',
+            Self::Tsv => '\t',
+        }
+    }
+
+    fn tag(self) -> &'static str {
+        match self {
+            Self::Csv => HEADER_TAG,
+            Self::Tsv => "(PDH-TSV 4.0)",
+        }
+    }
 }
 
 impl Options {
@@ -207,14 +299,53 @@ impl Options {
     ///
     /// # Errors
     /// [`Error::Usage`] for an unknown option, a missing or bad option value, or no path.
+    #[allow(clippy::too_many_lines)] // one arm per typeperf option
     pub fn parse(args: &[String]) -> Result<Self, Error> {
         let mut options = Self {
             paths: Vec::new(),
             samples: DEFAULT_SAMPLES,
             interval: DEFAULT_INTERVAL,
+            query: None,
+            counter_file: None,
+            output: None,
+            format: FileFormat::Csv,
+            raw: false,
+            manifest: None,
+            sim_queues: Vec::new(),
         };
-        let mut args = args.iter();
+        let mut args = args.iter().peekable();
         while let Some(arg) = args.next() {
+            match arg.as_str() {
+                "--raw" => {
+                    options.raw = true;
+                    continue;
+                }
+                "--manifest" | "--sim-queue" => {
+                    let v = args
+                        .next()
+                        .ok_or_else(|| Error::Usage(format!("`{arg}` needs a value")))?;
+                    if arg == "--manifest" {
+                        options.manifest = Some(PathBuf::from(v));
+                    } else {
+                        options.sim_queues.push(v.clone());
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            if let Some(option) = arg.strip_prefix('-').or_else(|| arg.strip_prefix('/'))
+                && matches!(option.to_ascii_lowercase().as_str(), "q" | "qx")
+            {
+                // The object is optional: the next argument, unless it is an option or a path.
+                let object = args
+                    .next_if(|next| !next.starts_with(['-', '/', '\\']))
+                    .cloned();
+                options.query = Some(Query {
+                    object,
+                    instances: option.eq_ignore_ascii_case("qx"),
+                });
+                continue;
+            }
             let Some(option) = arg.strip_prefix('-').or_else(|| arg.strip_prefix('/')) else {
                 options.paths.push(arg.clone());
                 continue;
@@ -240,15 +371,46 @@ impl Options {
                         ))
                     })?;
                 }
+                "cf" => options.counter_file = Some(PathBuf::from(value("cf")?)),
+                "o" => options.output = Some(PathBuf::from(value("o")?)),
+                "f" => {
+                    let v = value("f")?;
+                    options.format = match v.to_ascii_uppercase().as_str() {
+                        "CSV" => FileFormat::Csv,
+                        "TSV" => FileFormat::Tsv,
+                        _ => {
+                            return Err(Error::Usage(format!(
+                                "`-f {v}`: expected `CSV` or `TSV` (the binary `BIN` and SQL \
+                                 formats are not supported)"
+                            )));
+                        }
+                    };
+                }
+                "y" => {}
                 _ => {
                     return Err(Error::Usage(format!(
-                        "unknown option `{arg}` (pcw typeperf takes `-sc SAMPLES` and \
-                         `-si INTERVAL`)"
+                        "unknown option `{arg}` (pcw typeperf takes `-sc SAMPLES`, \
+                         `-si INTERVAL`, `-cf FILE`, `-o FILE`, `-f CSV|TSV`, `-q [OBJECT]`, \
+                         `-qx [OBJECT]`, `-y`, `--raw`, `--manifest FILE`, `--sim-queue NAME`)"
                     )));
                 }
             }
         }
-        if options.paths.is_empty() {
+        if options.query.is_some() {
+            if !options.paths.is_empty() || options.counter_file.is_some() {
+                return Err(Error::Usage(
+                    "`-q`/`-qx` list counters and take no counter path or `-cf`".to_owned(),
+                ));
+            }
+            return Ok(options);
+        }
+        if options.manifest.is_some() {
+            return Err(Error::Usage(
+                "`--manifest` only works with `-q`/`-qx`: samples come from the simulated driver"
+                    .to_owned(),
+            ));
+        }
+        if options.paths.is_empty() && options.counter_file.is_none() {
             return Err(Error::Usage(
                 "no counter path given (for example `\\Geometric Waves(*)\\*`)".to_owned(),
             ));
@@ -821,6 +983,101 @@ fn timestamp(system_time: i64) -> Option<CsvTimestamp> {
 /// The line terminator of the host (typeperf's `\r\n` on Windows).
 const EOL: &str = if cfg!(windows) { "\r\n" } else { "\n" };
 
+/// How samples are written: [`FileFormat`] and whether raw values follow each cooked one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Layout {
+    /// CSV or TSV.
+    pub format: FileFormat,
+    /// `--raw`.
+    pub raw: bool,
+}
+
+impl Layout {
+    fn plain(self) -> bool {
+        self.format == FileFormat::Csv && !self.raw
+    }
+
+    fn row(self, cells: &[String]) -> String {
+        let mut row = String::new();
+        for (i, cell) in cells.iter().enumerate() {
+            if i > 0 {
+                row.push(self.format.separator());
+            }
+            row.push_str(&quote_field(cell));
+        }
+        row
+    }
+
+    fn header(self, paths: &[&str]) -> String {
+        if self.plain() {
+            return header_row(paths);
+        }
+        let mut cells = vec![self.format.tag().to_owned()];
+        for path in paths {
+            cells.push((*path).to_owned());
+            if self.raw {
+                for part in RAW_PARTS {
+                    cells.push(format!("{path} {part}"));
+                }
+            }
+        }
+        self.row(&cells)
+    }
+}
+
+/// The header suffixes of the three raw columns `--raw` adds after each cooked column.
+pub const RAW_PARTS: [&str; 3] = ["[first value]", "[second value]", "[time base]"];
+
+/// The raw sample of every column in `frame`: first value, second value and time base, each
+/// blank when there is no sample (or, for the time base, when the type uses none).
+fn raw_row(catalog: &Catalog, columns: &[Column], frame: &Frame) -> Vec<[String; 3]> {
+    columns
+        .iter()
+        .map(|column| {
+            let counter = &catalog.sets[column.set].counters[column.counter];
+            let sample = frame
+                .sets
+                .get(&column.set)
+                .and_then(|set| raw_sample(counter, set.instance(&column.target)?, &set.times));
+            match sample {
+                None => [String::new(), String::new(), String::new()],
+                Some(raw) => [
+                    raw.first_value.to_string(),
+                    raw.second_value.to_string(),
+                    timebase(counter.counter_type, &raw.times)
+                        .map_or_else(String::new, |t| t.to_string()),
+                ],
+            }
+        })
+        .collect()
+}
+
+/// typeperf's whole run on a booted kernel with the driver loaded, as CSV on `out`:
+/// [`sample_with`] and the default [`Layout`].
+///
+/// # Errors
+/// As [`sample_with`].
+#[cfg(test)]
+pub fn sample(
+    kernel: &Kernel,
+    catalog: &Catalog,
+    paths: &[String],
+    samples: u32,
+    interval: Duration,
+    sleep: &mut dyn FnMut(Duration),
+    out: &mut dyn Write,
+) -> Result<(), Error> {
+    sample_with(
+        kernel,
+        catalog,
+        paths,
+        (samples, interval),
+        Layout::default(),
+        sleep,
+        out,
+    )
+}
+
 /// typeperf's whole run on a booted kernel with the driver loaded: resolve, `AddCounter`,
 /// prime, expand, then `samples` times `sleep(interval)`, collect and print a row;
 /// `RemoveCounter` at the end, also after an error. `sleep` really sleeps on the real clock;
@@ -829,12 +1086,12 @@ const EOL: &str = if cfg!(windows) { "\r\n" } else { "\n" };
 /// # Errors
 /// Every [`Error`] of resolution and expansion (before anything is printed), and write or
 /// collection errors.
-pub fn sample(
+pub fn sample_with(
     kernel: &Kernel,
     catalog: &Catalog,
     paths: &[String],
-    samples: u32,
-    interval: Duration,
+    (samples, interval): (u32, Duration),
+    layout: Layout,
     sleep: &mut dyn FnMut(Duration),
     out: &mut dyn Write,
 ) -> Result<(), Error> {
@@ -849,14 +1106,31 @@ pub fn sample(
         let mut previous = collect_frame(kernel, catalog, &masks)?;
         let columns = expand(catalog, &selectors, &previous.sets)?;
         let paths: Vec<&str> = columns.iter().map(|c| c.path.as_str()).collect();
-        write!(out, "{EOL}{}{EOL}", header_row(&paths))?;
+        write!(out, "{EOL}{}{EOL}", layout.header(&paths))?;
         out.flush()?;
         for _ in 0..samples {
             sleep(interval);
             let frame = collect_frame(kernel, catalog, &masks)?;
             let values = cook_row(catalog, &columns, Some(&previous), &frame);
             let time = timestamp(frame.system_time).ok_or(Error::ClockRange)?;
-            write!(out, "{}{EOL}", sample_row(&time, &values))?;
+            let row = if layout.plain() {
+                sample_row(&time, &values)
+            } else {
+                let raws = if layout.raw {
+                    raw_row(catalog, &columns, &frame)
+                } else {
+                    Vec::new()
+                };
+                let mut cells = vec![time.to_string()];
+                for (i, value) in values.iter().enumerate() {
+                    cells.push(format_value(*value));
+                    if let Some(raw) = raws.get(i) {
+                        cells.extend(raw.iter().cloned());
+                    }
+                }
+                layout.row(&cells)
+            };
+            write!(out, "{row}{EOL}")?;
             out.flush()?;
             previous = frame;
         }
@@ -895,8 +1169,9 @@ fn take_image(args: &[String]) -> Result<(Option<String>, Vec<String>), Error> {
 /// loader.
 enum Loaded {
     Host,
+    /// The loaded image and the queues `--sim-queue` created in it.
     #[cfg(all(target_arch = "x86_64", unix))]
-    Image(pcw_loader::LoadedDriver),
+    Image(pcw_loader::LoadedDriver, std::sync::Mutex<Vec<u32>>),
 }
 
 fn load(image: Option<&str>) -> Result<Loaded, Error> {
@@ -916,7 +1191,7 @@ fn load(image: Option<&str>) -> Result<Loaded, Error> {
         if status < 0 {
             return Err(Error::Load(status.cast_unsigned()));
         }
-        Ok(Loaded::Image(driver))
+        Ok(Loaded::Image(driver, std::sync::Mutex::default()))
     }
     #[cfg(not(all(target_arch = "x86_64", unix)))]
     Err(Error::Image {
@@ -928,11 +1203,22 @@ fn load(image: Option<&str>) -> Result<Loaded, Error> {
 fn unload(loaded: Loaded) -> Result<(), Error> {
     match loaded {
         Loaded::Host => {
+            pcw_driver::queues::close_all();
             pcw_driver::driver::unload();
             Ok(())
         }
         #[cfg(all(target_arch = "x86_64", unix))]
-        Loaded::Image(driver) => {
+        Loaded::Image(driver, ids) => {
+            let ids = ids
+                .into_inner()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            for id in ids {
+                driver.ioctl(
+                    pcw_driver::control::IOCTL_PCW_CLOSE_QUEUE,
+                    &id.to_le_bytes(),
+                    0,
+                );
+            }
             driver.unload();
             let leaks = pcw_loader::ntos::leaks();
             let violations = pcw_loader::ntos::violations();
@@ -949,40 +1235,271 @@ fn unload(loaded: Loaded) -> Result<(), Error> {
     }
 }
 
-/// `pcw typeperf`: boots the simulated kernel on the real clock, loads the driver (its host
-/// build, or with `--image` the cross-built `.sys` through the loader), samples, unloads and
-/// checks the teardown.
+/// The instances a consumer lists for set `set` right now (PDH's `PdhEnumObjectItems`): the
+/// provider's instances from `PcwCallbackEnumerateInstances`, plus [`TOTAL_INSTANCE`] for a
+/// `multipleAggregate` set; empty for sets whose paths name no instance.
+///
+/// # Errors
+/// [`Error::Sim`] when the set is not registered.
+pub fn live_instances(kernel: &Kernel, set: &SetInfo) -> Result<Vec<String>, Error> {
+    if !set.kind.has_instances() {
+        return Ok(Vec::new());
+    }
+    let mut names: Vec<String> = kernel
+        .enumerate(&set.name, &Request::default())?
+        .into_iter()
+        .map(|(name, _)| name)
+        .collect();
+    if set.kind == Kind::MultipleAggregate {
+        names.push(TOTAL_INSTANCE.to_owned());
+    }
+    Ok(names)
+}
+
+/// The counterset `object` names (any case), or every set when `None`.
+///
+/// # Errors
+/// [`Error::NoObject`] when no set has that name.
+pub fn select_sets<'a>(
+    catalog: &'a Catalog,
+    object: Option<&str>,
+) -> Result<Vec<&'a SetInfo>, Error> {
+    match object {
+        None => Ok(catalog.sets.iter().collect()),
+        Some(object) => catalog
+            .find(object)
+            .map(|i| vec![&catalog.sets[i]])
+            .ok_or_else(|| Error::NoObject {
+                object: object.to_owned(),
+                known: catalog
+                    .sets
+                    .iter()
+                    .map(|s| format!("`{}`", s.name))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }),
+    }
+}
+
+/// A counter path as `-q`/`-qx` and `Get-Counter -ListSet` print it (no computer):
+/// `\Object\Counter`, or `\Object(instance)\Counter`.
+pub fn list_path(object: &str, instance: Option<&str>, counter: &str) -> String {
+    CounterPath {
+        machine: None,
+        object: object.to_owned(),
+        instance: instance.map(|name| pcw_sim::typeperf::InstanceSpec {
+            parent: None,
+            name: name.to_owned(),
+            index: None,
+        }),
+        counter: counter.to_owned(),
+    }
+    .to_string()
+}
+
+/// The paths of one set: without instances (`(*)` for sets with instances) when `instances`
+/// is `None`, else one per counter and instance, counters outer (as the sampling expands
+/// them). Helper counters without a name are never listed.
+pub fn set_paths(set: &SetInfo, instances: Option<&[String]>) -> Vec<String> {
+    let mut paths = Vec::new();
+    for name in set.counters.iter().filter_map(|c| c.name.as_deref()) {
+        match (set.kind.has_instances(), instances) {
+            (false, _) => paths.push(list_path(&set.name, None, name)),
+            (true, None) => paths.push(list_path(&set.name, Some("*"), name)),
+            (true, Some(list)) => {
+                for instance in list {
+                    paths.push(list_path(&set.name, Some(instance), name));
+                }
+            }
+        }
+    }
+    paths
+}
+
+/// Warnings about run-time instance names (PDH path characters, exporters' `_Total` rule,
+/// duplicates), one line each, for stderr.
+pub fn instance_warnings(set: &SetInfo, instances: &[String]) -> Vec<String> {
+    let mut warnings = Vec::new();
+    for name in instances.iter().filter(|n| n.as_str() != TOTAL_INSTANCE) {
+        for issue in pcw_gen::fleet::instance_name_issues(name) {
+            warnings.push(format!("instance `{name}` of `{}`: {issue}", set.name));
+        }
+    }
+    for dup in pcw_gen::fleet::duplicate_instances(instances.iter().map(String::as_str)) {
+        warnings.push(format!(
+            "instance `{dup}` of `{}` appears more than once: PDH numbers the copies `#1`, `#2` and exporters merge or drop them",
+            set.name
+        ));
+    }
+    warnings
+}
+
+/// `-q`/`-qx`: the counter paths of the selected sets, one a line. With a kernel, `-qx` lists
+/// the live instances; without one (a manifest file) instance names are unknown, so `-qx`
+/// lists `(*)` paths like `-q`. Returns the instance-name warnings to print.
+///
+/// # Errors
+/// [`Error::NoObject`], collection and write errors.
+pub fn query(
+    kernel: Option<&Kernel>,
+    catalog: &Catalog,
+    query: &Query,
+    out: &mut dyn Write,
+) -> Result<Vec<String>, Error> {
+    let mut warnings = Vec::new();
+    for set in select_sets(catalog, query.object.as_deref())? {
+        let instances = match kernel {
+            Some(kernel) if query.instances => {
+                let live = live_instances(kernel, set)?;
+                warnings.extend(instance_warnings(set, &live));
+                Some(live)
+            }
+            _ => None,
+        };
+        for path in set_paths(set, instances.as_deref()) {
+            write!(out, "{path}{EOL}")?;
+        }
+    }
+    out.flush()?;
+    Ok(warnings)
+}
+
+/// Boots the simulated kernel on the real clock, loads the driver (its host build, or with
+/// `image` the cross-built `.sys` through the loader), creates `queues` (dynamic queue
+/// instances), runs `f`, then closes the queues, unloads and checks the teardown.
+///
+/// # Errors
+/// [`Error::Load`], [`Error::Image`], [`Error::Queue`], `f`'s error, [`Error::ImageCheck`],
+/// [`Error::Teardown`].
+pub fn with_driver<R>(
+    image: Option<&str>,
+    queues: &[String],
+    f: impl FnOnce(&Kernel, &Catalog) -> Result<R, Error>,
+) -> Result<R, Error> {
+    let catalog = Catalog::driver()?;
+    let kernel = Kernel::boot_with_clock(BUILD_SERVER_2022, Clock::Real);
+    let result = load(image).and_then(|loaded| {
+        let ran = create_queues(&loaded, queues).and_then(|()| f(&kernel, &catalog));
+        let unloaded = unload(loaded);
+        let value = ran?;
+        unloaded?;
+        Ok(value)
+    });
+    let report = kernel.teardown();
+    let value = result?;
+    if !report.is_clean() {
+        return Err(Error::Teardown(report));
+    }
+    Ok(value)
+}
+
+/// Creates the dynamic queue instances `--sim-queue` names: directly in the host build, through
+/// `IOCTL_PCW_CREATE_QUEUE` in an image (closed again by [`unload`]).
+fn create_queues(loaded: &Loaded, queues: &[String]) -> Result<(), Error> {
+    for name in queues {
+        let wide: Vec<u16> = name.encode_utf16().collect();
+        let created = match loaded {
+            Loaded::Host => pcw_driver::queues::create(&wide).is_ok(),
+            #[cfg(all(target_arch = "x86_64", unix))]
+            Loaded::Image(driver, ids) => {
+                let input: Vec<u8> = wide.iter().flat_map(|u| u.to_le_bytes()).collect();
+                let r = driver.ioctl(pcw_driver::control::IOCTL_PCW_CREATE_QUEUE, &input, 4);
+                if let (true, Ok(id)) = (r.ok, <[u8; 4]>::try_from(r.output.as_slice())) {
+                    ids.lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .push(u32::from_le_bytes(id));
+                }
+                r.ok
+            }
+        };
+        if !created {
+            return Err(Error::Queue(name.clone()));
+        }
+    }
+    Ok(())
+}
+
+/// Reads `-cf`'s file: one counter path a line; blank lines and surrounding blanks ignored.
+fn counter_file(path: &Path) -> Result<Vec<String>, Error> {
+    let text = std::fs::read_to_string(path).map_err(|source| Error::File {
+        what: "counter file",
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_owned)
+        .collect())
+}
+
+/// `pcw typeperf`: lists (`-q`/`-qx`) or samples the simulated driver's countersets (or lists
+/// a manifest's with `--manifest`).
 ///
 /// # Errors
 /// [`Error`].
 pub fn run(args: &Args) -> Result<(), Error> {
     let (image, rest) = take_image(&args.args)?;
-    let options = Options::parse(&rest)?;
-    let catalog = Catalog::driver()?;
-    let kernel = Kernel::boot_with_clock(BUILD_SERVER_2022, Clock::Real);
-    let loaded = load(image.as_deref());
-    let sampled = match &loaded {
-        Ok(_) => {
-            let mut stdout = std::io::stdout().lock();
-            sample(
-                &kernel,
-                &catalog,
-                &options.paths,
-                options.samples,
-                options.interval,
-                &mut std::thread::sleep,
-                &mut stdout,
-            )
+    let mut options = Options::parse(&rest)?;
+    if let Some(query_args) = &options.query {
+        let mut stdout = std::io::stdout().lock();
+        let warnings = if let Some(file) = &options.manifest {
+            let text = std::fs::read_to_string(file).map_err(|source| Error::File {
+                what: "manifest",
+                path: file.clone(),
+                source,
+            })?;
+            let catalog = Catalog::from_manifest(&file.display().to_string(), &text)?;
+            query(None, &catalog, query_args, &mut stdout)?
+        } else {
+            with_driver(image.as_deref(), &options.sim_queues, |kernel, catalog| {
+                query(Some(kernel), catalog, query_args, &mut stdout)
+            })?
+        };
+        for w in warnings {
+            eprintln!("warning: {w}");
         }
-        Err(_) => Ok(()),
-    };
-    let unloaded = loaded.and_then(unload);
-    let report = kernel.teardown();
-    sampled?;
-    unloaded?;
-    if !report.is_clean() {
-        return Err(Error::Teardown(report));
+        eprintln!("{COMPLETED_MESSAGE}");
+        return Ok(());
     }
+    if let Some(file) = &options.counter_file {
+        options.paths.extend(counter_file(file)?);
+        if options.paths.is_empty() {
+            return Err(Error::Usage(format!(
+                "the counter file `{}` has no counter path",
+                file.display()
+            )));
+        }
+    }
+    let layout = Layout {
+        format: options.format,
+        raw: options.raw,
+    };
+    let mut file = match &options.output {
+        Some(path) => Some(std::fs::File::create(path).map_err(|source| Error::File {
+            what: "output file",
+            path: path.clone(),
+            source,
+        })?),
+        None => None,
+    };
+    with_driver(image.as_deref(), &options.sim_queues, |kernel, catalog| {
+        let mut stdout = std::io::stdout().lock();
+        let out: &mut dyn Write = match &mut file {
+            Some(f) => f,
+            None => &mut stdout,
+        };
+        sample_with(
+            kernel,
+            catalog,
+            &options.paths,
+            (options.samples, options.interval),
+            layout,
+            &mut std::thread::sleep,
+            out,
+        )
+    })?;
     eprintln!("{EXITING_MESSAGE}");
     eprintln!("{COMPLETED_MESSAGE}");
     Ok(())
@@ -1082,7 +1599,10 @@ mod tests {
             &[r"\A\B", "-si", "a:1"],
             &[r"\A\B", "-si", "1:2:3:4"],
             &[r"\A\B", "-si", "nan"],
-            &[r"\A\B", "-o", "f.csv"],
+            &[r"\A\B", "-f", "BIN"],
+            &[r"\A\B", "-o"],
+            &["-q", r"\A\B"],
+            &[r"\A\B", "--manifest", "x.man"],
         ] {
             assert!(
                 matches!(Options::parse(&args(bad)), Err(Error::Usage(_))),
@@ -1465,6 +1985,246 @@ mod tests {
         assert_eq!(
             cook_row(&catalog, &columns, Some(&older), &newer),
             [Some(75.0)]
+        );
+    }
+
+    #[test]
+    fn listing_and_file_options() {
+        let o = Options::parse(&args(&["-q"])).unwrap();
+        assert_eq!(
+            o.query,
+            Some(Query {
+                object: None,
+                instances: false
+            })
+        );
+        let o = Options::parse(&args(&["/QX", "Geometric Waves", "--sim-queue", "rx"])).unwrap();
+        assert_eq!(
+            o.query,
+            Some(Query {
+                object: Some("Geometric Waves".to_owned()),
+                instances: true
+            })
+        );
+        assert_eq!(o.sim_queues, ["rx"]);
+        let o = Options::parse(&args(&[
+            "-cf",
+            "paths.txt",
+            "-o",
+            "out.tsv",
+            "-f",
+            "tsv",
+            "--raw",
+            "-y",
+        ]))
+        .unwrap();
+        assert_eq!(o.counter_file.as_deref(), Some(Path::new("paths.txt")));
+        assert_eq!(o.output.as_deref(), Some(Path::new("out.tsv")));
+        assert_eq!((o.format, o.raw, o.query), (FileFormat::Tsv, true, None));
+    }
+
+    fn query_text(
+        kernel: Option<&Kernel>,
+        catalog: &Catalog,
+        q: &Query,
+    ) -> (Vec<String>, Vec<String>) {
+        let mut out = Vec::new();
+        let warnings = query(kernel, catalog, q, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        (text.lines().map(str::to_owned).collect(), warnings)
+    }
+
+    #[test]
+    fn qx_lists_the_three_sets_with_their_instances() {
+        let kernel = boot();
+        let name: Vec<u16> = "eth0 rx#1".encode_utf16().collect();
+        let queue = pcw_driver::queues::create(&name).unwrap();
+        let catalog = Catalog::driver().unwrap();
+        let all = Query {
+            object: None,
+            instances: true,
+        };
+        let (lines, warnings) = query_text(Some(&kernel), &catalog, &all);
+        let (listed, _) = query_text(
+            Some(&kernel),
+            &catalog,
+            &Query {
+                object: Some("pcw dynamic queues".to_owned()),
+                instances: false,
+            },
+        );
+        assert!(pcw_driver::queues::close(queue));
+        finish(kernel);
+        let mut expected: Vec<String> = Vec::new();
+        for counter in ["Triangle", "Square"] {
+            for (wave, _) in pcw_driver::waves::WAVES {
+                expected.push(format!(r"\Geometric Waves({wave})\{counter}"));
+            }
+        }
+        for counter in [
+            "Collections/sec",
+            "Instances Returned",
+            "Avg. Collect Time",
+            "% Instances Filtered",
+            "Time Since Load",
+        ] {
+            expected.push(format!(r"\PCW Provider Statistics\{counter}"));
+        }
+        for counter in ["Packets/sec", "Bytes Total", "Depth"] {
+            expected.push(format!(r"\PCW Dynamic Queues(eth0 rx#1)\{counter}"));
+        }
+        assert_eq!(lines, expected);
+        assert_eq!(
+            warnings,
+            [
+                "instance `eth0 rx#1` of `PCW Dynamic Queues`: `#` in the name: PDH reads `#n` as a duplicate-instance index"
+            ]
+        );
+        assert_eq!(
+            listed,
+            [
+                r"\PCW Dynamic Queues(*)\Packets/sec",
+                r"\PCW Dynamic Queues(*)\Bytes Total",
+                r"\PCW Dynamic Queues(*)\Depth",
+            ]
+        );
+    }
+
+    #[test]
+    fn q_on_a_manifest_and_unknown_objects() {
+        let catalog = contoso("multipleAggregate");
+        let (lines, warnings) = query_text(
+            None,
+            &catalog,
+            &Query {
+                object: None,
+                instances: true,
+            },
+        );
+        assert!(warnings.is_empty());
+        assert!(!lines.is_empty());
+        // Instance names are run-time values: from a manifest `-qx` lists `(*)`; the
+        // global-aggregate set has no instance part at all.
+        assert_eq!(lines[0], r"\Contoso Timers(*)\% Busy Time");
+        assert!(
+            lines.contains(&r"\Contoso History\Resets".to_owned()),
+            "{lines:?}"
+        );
+        assert!(
+            lines
+                .iter()
+                .all(|l| l.contains("(*)") != l.starts_with(r"\Contoso History\")),
+            "{lines:?}"
+        );
+        let err = query(
+            None,
+            &catalog,
+            &Query {
+                object: Some("Nope".to_owned()),
+                instances: false,
+            },
+            &mut Vec::new(),
+        )
+        .unwrap_err();
+        assert!(matches!(err, Error::NoObject { .. }));
+        assert!(
+            err.to_string()
+                .starts_with("object `Nope` not found (the objects are `"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn raw_columns_follow_the_cooked_ones() {
+        let kernel = boot();
+        let catalog = Catalog::driver().unwrap();
+        let mut out = Vec::new();
+        let mut sleep = |d: Duration| {
+            kernel
+                .collect("Geometric Waves", &Request::default())
+                .unwrap();
+            kernel.advance(i64::try_from(d.as_nanos() / 100).unwrap());
+        };
+        sample_with(
+            &kernel,
+            &catalog,
+            &args(&[
+                r"\PCW Provider Statistics\Avg. Collect Time",
+                r"\Geometric Waves(Small Wave)\Triangle",
+            ]),
+            (2, Duration::from_secs(1)),
+            Layout {
+                format: FileFormat::Tsv,
+                raw: true,
+            },
+            &mut sleep,
+            &mut out,
+        )
+        .unwrap();
+        finish(kernel);
+        let text = String::from_utf8(out).unwrap();
+        let rows: Vec<Vec<String>> = text
+            .lines()
+            .skip(1)
+            .map(|l| {
+                l.split('\t')
+                    .map(|c| c.trim_matches('"').to_owned())
+                    .collect()
+            })
+            .collect();
+        let avg = r"\\PCW-SIM\PCW Provider Statistics\Avg. Collect Time";
+        let tri = r"\\PCW-SIM\Geometric Waves(Small Wave)\Triangle";
+        assert_eq!(
+            rows[0],
+            [
+                "(PDH-TSV 4.0)".to_owned(),
+                avg.to_owned(),
+                format!("{avg} [first value]"),
+                format!("{avg} [second value]"),
+                format!("{avg} [time base]"),
+                tri.to_owned(),
+                format!("{tri} [first value]"),
+                format!("{tri} [second value]"),
+                format!("{tri} [time base]"),
+            ]
+        );
+        for row in &rows[1..] {
+            assert_eq!(row.len(), 9, "{row:?}");
+            // The average timer: ticks (0 on the manual clock), the count of timed
+            // collections as its base, and the performance counter's frequency.
+            assert_eq!(row[2], "0");
+            assert!(row[3].parse::<u64>().unwrap() >= 1, "{row:?}");
+            assert_eq!(row[4], PERF_FREQUENCY.to_string());
+            // A raw count: the value itself, no second value, no time base.
+            assert_eq!(format!("{}.000000", row[6]), row[5], "{row:?}");
+            assert_eq!((row[7].as_str(), row[8].as_str()), ("0", ""));
+        }
+        assert_eq!(rows.len(), 3);
+    }
+
+    #[test]
+    fn a_multiple_aggregate_set_lists_its_total() {
+        // The driver's queue set seen as `multipleAggregate`: the provider's instances, then
+        // `_Total`, as PDH enumerates an aggregate set.
+        let kernel = boot();
+        let name: Vec<u16> = "q1".encode_utf16().collect();
+        let queue = pcw_driver::queues::create(&name).unwrap();
+        let mut set = Catalog::driver().unwrap().sets.remove(2);
+        set.kind = Kind::MultipleAggregate;
+        let live = live_instances(&kernel, &set).unwrap();
+        set.kind = Kind::GlobalAggregate;
+        let global = live_instances(&kernel, &set).unwrap();
+        assert!(pcw_driver::queues::close(queue));
+        finish(kernel);
+        assert_eq!(live, ["q1", TOTAL_INSTANCE]);
+        assert!(global.is_empty(), "a global aggregate names no instance");
+        set.kind = Kind::MultipleAggregate;
+        assert_eq!(
+            set_paths(&set, Some(&live))[..2],
+            [
+                r"\PCW Dynamic Queues(q1)\Packets/sec",
+                r"\PCW Dynamic Queues(_Total)\Packets/sec"
+            ]
         );
     }
 }

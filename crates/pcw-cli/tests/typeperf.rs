@@ -162,3 +162,216 @@ fn usage_errors_exit_1() {
         assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
     }
 }
+
+fn lines(out: &Output) -> Vec<String> {
+    String::from_utf8(out.stdout.clone())
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn qx_lists_the_drivers_three_sets_with_instances() {
+    let out = pcw(&[
+        "typeperf",
+        "-qx",
+        "--sim-queue",
+        "rx0",
+        "--sim-queue",
+        "tx0",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("The command completed successfully."));
+    let listed = lines(&out);
+    for (wave, _) in WAVES {
+        assert!(
+            listed.contains(&format!(r"\Geometric Waves({wave})\Triangle")),
+            "{listed:?}"
+        );
+    }
+    assert!(listed.contains(&r"\PCW Provider Statistics\Avg. Collect Time".to_owned()));
+    for queue in ["rx0", "tx0"] {
+        assert!(
+            listed.contains(&format!(r"\PCW Dynamic Queues({queue})\Packets/sec")),
+            "{listed:?}"
+        );
+    }
+    // Helper counters (bases, time stamps) are never listed.
+    assert!(!listed.iter().any(|l| l.ends_with(r"\Now")), "{listed:?}");
+    assert_eq!(listed.len(), 2 * 3 + 5 + 3 * 2, "{listed:?}");
+}
+
+#[test]
+fn q_lists_one_object_without_instances() {
+    let out = pcw(&["typeperf", "-q", "geometric waves"]);
+    assert!(out.status.success());
+    assert_eq!(
+        lines(&out),
+        [
+            r"\Geometric Waves(*)\Triangle",
+            r"\Geometric Waves(*)\Square"
+        ]
+    );
+}
+
+#[test]
+fn q_on_a_manifest_file() {
+    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/xdp_like.man");
+    let out = pcw(&[
+        "typeperf",
+        "-q",
+        "Sample XDP LWF Transmit Queue",
+        "--manifest",
+        manifest,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        lines(&out),
+        [
+            r"\Sample XDP LWF Transmit Queue(*)\Frames Dropped (NDIS Pause)",
+            r"\Sample XDP LWF Transmit Queue(*)\Frames Dropped (NIC Failure)",
+        ]
+    );
+}
+
+#[test]
+fn q_of_an_unknown_object_fails() {
+    let out = pcw(&["typeperf", "-qx", "No Such Object"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert!(
+        stderr.starts_with(
+            "error: object `No Such Object` not found (the objects are `Geometric Waves`"
+        ),
+        "{stderr}"
+    );
+}
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("pcw-typeperf-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn counter_file_and_tsv_output_file() {
+    let dir = scratch("cf");
+    let paths = dir.join("paths.txt");
+    let output = dir.join("out.tsv");
+    std::fs::write(
+        &paths,
+        "\\Geometric Waves(Small Wave)\\Square\n\n  \\PCW Provider Statistics\\Time Since Load  \n",
+    )
+    .unwrap();
+    let out = pcw(&[
+        "typeperf",
+        "-cf",
+        paths.to_str().unwrap(),
+        "-o",
+        output.to_str().unwrap(),
+        "-f",
+        "TSV",
+        "-sc",
+        "2",
+        "-si",
+        "0.05",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty(), "samples go to the file");
+    let text = std::fs::read_to_string(&output).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let rows: Vec<Vec<&str>> = text
+        .strip_prefix('\n')
+        .unwrap()
+        .lines()
+        .map(|l| l.split('\t').collect())
+        .collect();
+    assert_eq!(
+        rows[0],
+        [
+            r#""(PDH-TSV 4.0)""#,
+            r#""\\PCW-SIM\Geometric Waves(Small Wave)\Square""#,
+            r#""\\PCW-SIM\PCW Provider Statistics\Time Since Load""#,
+        ]
+    );
+    assert_eq!(rows.len(), 3);
+    assert!(
+        rows[1..]
+            .iter()
+            .all(|r| r.len() == 3 && is_timestamp(r[0].trim_matches('"')))
+    );
+}
+
+#[test]
+fn file_and_format_errors() {
+    let cases: [&[&str]; 4] = [
+        &["typeperf", "-cf", "/nonexistent/paths.txt"],
+        &["typeperf", r"\Geometric Waves(*)\*", "-f", "BIN"],
+        &[
+            "typeperf",
+            r"\Geometric Waves(*)\*",
+            "-o",
+            "/nonexistent/dir/out.csv",
+            "-sc",
+            "1",
+        ],
+        &["typeperf", "-q", "--manifest", "/nonexistent/x.man"],
+    ];
+    for args in cases {
+        let out = pcw(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(stderr.starts_with("error: "), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn qx_warns_about_instance_names_on_stderr() {
+    let out = pcw(&[
+        "typeperf",
+        "-qx",
+        "PCW Dynamic Queues",
+        "--sim-queue",
+        "eth0(rx)",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "warning: instance `eth0(rx)` of `PCW Dynamic Queues`: `(` in the name: parentheses delimit the instance in a counter path"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(lines(&out)[0], r"\PCW Dynamic Queues(eth0(rx))\Packets/sec");
+}
+
+#[test]
+fn a_malformed_path_in_a_counter_file_fails() {
+    let dir = scratch("bad-cf");
+    let paths = dir.join("paths.txt");
+    std::fs::write(
+        &paths,
+        "\\Geometric Waves(*)\\Square\nGeometric Waves(*)\\Triangle\n",
+    )
+    .unwrap();
+    let out = pcw(&["typeperf", "-cf", paths.to_str().unwrap(), "-sc", "1"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(out.stdout.is_empty());
+    assert!(
+        stderr.starts_with(r"error: bad counter path `Geometric Waves(*)\Triangle`"),
+        "{stderr}"
+    );
+}

@@ -420,14 +420,21 @@ pub fn compile(manifest: impl AsRef<Path>) -> Result<Written, Error> {
     Config::new().compile(manifest)
 }
 
-/// Lints manifests: every diagnostic of every file, in order. A file that cannot be read gives
-/// one error diagnostic at 1:1.
+/// Lints manifests: every diagnostic of every file, in order, the fleet-readiness warnings of
+/// [`crate::fleet::check`] included. A file that cannot be read gives one error diagnostic at
+/// 1:1.
 pub fn lint_files<P: AsRef<Path>>(paths: &[P]) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for p in paths {
         let p = p.as_ref();
         match fs::read(p) {
-            Ok(bytes) => out.extend(analyze(p, &bytes).diagnostics),
+            Ok(bytes) => {
+                let mut diagnostics = analyze(p, &bytes).diagnostics;
+                // Fleet-readiness warnings (exporters, PDH paths) only `pcw lint` reports.
+                diagnostics.extend(crate::fleet::check(p, &bytes));
+                diagnostics.sort_by(|a, b| a.pos.cmp(&b.pos).then(b.severity.cmp(&a.severity)));
+                out.extend(diagnostics);
+            }
             Err(e) => out.push(Diagnostic {
                 severity: Severity::Error,
                 file: p.to_path_buf(),

@@ -143,8 +143,9 @@
 //!
 //! # Diagnostics and the CLI
 //!
-//! [`lint_files`] returns every diagnostic of every file ([`render_all`] renders them with a
-//! summary line; exit 1 when any [`Diagnostic::is_error`]). [`Config::generate`] returns all
+//! [`lint_files`] returns every diagnostic of every file, with the fleet-readiness warnings of
+//! [`fleet::check`] ([`render_all`] renders them with a summary line; exit 1 when any
+//! [`Diagnostic::is_error`]). [`Config::generate`] returns all
 //! outputs as values for `pcw gen`; [`Generated::ini`] is already UTF-16LE with a BOM.
 //!
 //! # Resource ids and lodctr files
@@ -157,6 +158,7 @@
 
 mod config;
 mod diag;
+pub mod fleet;
 mod inspect;
 mod ir;
 mod names;

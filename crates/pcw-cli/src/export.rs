@@ -1,0 +1,459 @@
+//! `pcw export`: the scrape configuration fleets need for a manifest's countersets.
+//!
+//! ```text
+//! pcw export FILE --to windows-exporter|otel [-o OUT] [--interval DURATION]
+//! ```
+//!
+//! * `windows-exporter`: a `windows_exporter` configuration file enabling the
+//!   `performancecounter` collector, whose `objects` value is a YAML document kept as a string
+//!   (`|-`), as the collector requires. Per counterset, an object with `type: raw` holds the
+//!   counters whose raw value is meaningful on its own (raw counts, counts and bulk counts,
+//!   100 ns timers, elapsed time); the counters PDH must cook from two values or a base
+//!   (fractions, averages, other timers) go to a second object `<name>_formatted` with
+//!   `type: formatted`. Every counter gets its `metric` name (the one the collector would
+//!   derive: `windows_performancecounter_<object>_<counter>`, sanitised) and its Prometheus
+//!   `type` (`counter` for counts and timers, `gauge` otherwise). Sets with instances ask for
+//!   `["*"]`, and `multipleAggregate` sets for `["*", "_Total"]`, because the collector drops
+//!   `_Total` unless it is named.
+//! * `otel`: an OpenTelemetry collector `receivers:` section with one `windowsperfcounters`
+//!   receiver: every displayed counter in `perfcounters`, named `<object>.<counter>` (lowercase,
+//!   `%` as `percent`, `/` as `per`, other runs of punctuation `_`) and declared in `metrics`
+//!   as a gauge with the counter's help as description and a unit from its display suffix
+//!   (`1/s`, `%`, `s`, `1`). The receiver reads formatted values, so rates are per second and
+//!   fractions are percentages already. Instances as above.
+//!
+//! Helper counters (bases, time stamps, `noDisplay`) are never exported: a consumer cannot ask
+//! for them by name. Each file starts with comments listing every metric it produces: name,
+//! type, unit or instance label, the counter path it reads and the counter's help.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::PathBuf;
+
+use pcw_core::counter_type::{CounterType, DisplaySuffix};
+use pcw_gen::fleet::{
+    TOTAL_INSTANCE, otel_metric, otel_part, windows_exporter_metric, windows_exporter_sanitize,
+};
+use pcw_gen::{Counter, CounterAttribute, CounterSet, Instances, Manifest};
+
+use crate::Failure;
+
+/// Which tool's configuration to write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Target {
+    /// `windows_exporter`'s `performancecounter` collector.
+    WindowsExporter,
+    /// The OpenTelemetry collector's `windowsperfcounters` receiver.
+    Otel,
+}
+
+/// Arguments of `pcw export`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The counter manifest.
+    file: PathBuf,
+    /// The configuration to write.
+    #[arg(long = "to", value_enum)]
+    target: Target,
+    /// Write the configuration here instead of stdout.
+    #[arg(short = 'o', long = "out")]
+    out: Option<PathBuf>,
+    /// The OpenTelemetry receiver's `collection_interval`.
+    #[arg(long, default_value = "30s")]
+    interval: String,
+}
+
+/// Why `pcw export` failed (exit 1).
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// The manifest could not be read or has errors (diagnostics already printed).
+    #[error("{0}")]
+    Manifest(String),
+    /// Writing failed.
+    #[error("cannot write {what}: {source}")]
+    Write {
+        /// What was being written.
+        what: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// `--interval` is not a duration the collector accepts.
+    #[error("`--interval {0}`: expected a positive duration such as `30s`, `1m` or `500ms`")]
+    Interval(String),
+}
+
+impl Failure for ExportError {
+    fn exit_code(&self) -> u8 {
+        1
+    }
+}
+
+/// Whether `windows_exporter`'s `raw` mode gives a meaningful value for this type on its own
+/// (no base, no second sample needed to read it).
+fn raw_is_meaningful(t: CounterType) -> bool {
+    matches!(
+        t,
+        CounterType::Rawcount
+            | CounterType::LargeRawcount
+            | CounterType::RawcountHex
+            | CounterType::LargeRawcountHex
+            | CounterType::Counter
+            | CounterType::BulkCount
+            | CounterType::Timer100ns
+            | CounterType::Precision100nsTimer
+            | CounterType::ElapsedTime
+    )
+}
+
+/// The Prometheus type `windows_exporter` reports for a raw-mode counter.
+fn prometheus_type(t: CounterType) -> &'static str {
+    match t {
+        CounterType::Counter
+        | CounterType::BulkCount
+        | CounterType::Timer100ns
+        | CounterType::Precision100nsTimer => "counter",
+        _ => "gauge",
+    }
+}
+
+/// What the value of a raw-mode counter means in `windows_exporter`.
+fn raw_meaning(t: CounterType) -> &'static str {
+    match t {
+        CounterType::Counter | CounterType::BulkCount => "cumulative count",
+        CounterType::Timer100ns | CounterType::Precision100nsTimer => "cumulative seconds",
+        CounterType::ElapsedTime => "seconds since the start time",
+        _ => "the raw value",
+    }
+}
+
+/// The OpenTelemetry unit of a counter's formatted value.
+fn otel_unit(t: CounterType) -> &'static str {
+    match t.display_suffix() {
+        DisplaySuffix::PerSec => "1/s",
+        DisplaySuffix::Percent => "%",
+        DisplaySuffix::Seconds => "s",
+        DisplaySuffix::None | DisplaySuffix::NoShow => {
+            if t == CounterType::ElapsedTime {
+                "s"
+            } else {
+                "1"
+            }
+        }
+    }
+}
+
+/// A YAML double-quoted scalar.
+fn quoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The counters a consumer can ask for by name.
+fn displayed(set: &CounterSet) -> impl Iterator<Item = (&Counter, &str)> {
+    set.counters.iter().filter_map(|c| {
+        let name = c.name.as_deref()?;
+        let hidden =
+            c.attributes.contains(&CounterAttribute::NoDisplay) || c.counter_type.is_base();
+        (!hidden).then_some((c, name))
+    })
+}
+
+/// The label `windows_exporter` puts the instance name in. Not `instance`, which Prometheus
+/// gives every scraped series for its target (it would rename ours `exported_instance`).
+pub const INSTANCE_LABEL: &str = "perf_instance";
+
+/// The counter path a metric reads, `(*)` standing for the instances.
+fn doc_path(set: &CounterSet, counter: &str) -> String {
+    if has_instances(set) {
+        format!("\\{}(*)\\{counter}", set.name)
+    } else {
+        format!("\\{}\\{counter}", set.name)
+    }
+}
+
+/// Whether counter paths of this set name an instance.
+fn has_instances(set: &CounterSet) -> bool {
+    matches!(
+        set.instances,
+        Instances::Multiple | Instances::MultipleAggregate
+    )
+}
+
+/// The `instances` list for a set, as a YAML flow sequence; `None` for sets without instances.
+fn instances_yaml(set: &CounterSet) -> Option<String> {
+    match set.instances {
+        Instances::Multiple => Some(r#"["*"]"#.to_owned()),
+        Instances::MultipleAggregate => Some(format!(r#"["*", "{TOTAL_INSTANCE}"]"#)),
+        _ => None,
+    }
+}
+
+/// Notes a `defaultScale` PDH applies to formatted values.
+fn scale_note(doc: &mut String, c: &Counter) {
+    if c.default_scale != 0 {
+        let _ = writeln!(
+            doc,
+            "    note: PDH multiplies the formatted value by 1e{} (`defaultScale`)",
+            c.default_scale
+        );
+    }
+}
+
+fn comment_lines(out: &mut String, text: &str) {
+    for line in text.lines() {
+        if line.is_empty() {
+            out.push_str("#\n");
+        } else {
+            let _ = writeln!(out, "# {line}");
+        }
+    }
+}
+
+fn header(out: &mut String, manifest: &Manifest, file: &str, tool: &str) {
+    let p = &manifest.provider;
+    comment_lines(
+        out,
+        &format!(
+            "{tool} configuration for the countersets of `{}` ({}),\nwritten by `pcw export` from {file}.\n",
+            p.name, p.guid
+        ),
+    );
+}
+
+/// The `windows_exporter` configuration file.
+pub fn windows_exporter(manifest: &Manifest, file: &str) -> String {
+    let mut out = String::new();
+    header(&mut out, manifest, file, "windows_exporter");
+    let mut doc =
+        String::from("\nMetrics (Prometheus name, type, labels; the counter path read; help):\n");
+    let mut objects = String::new();
+    for set in &manifest.provider.countersets {
+        let label = if has_instances(set) {
+            format!("{{{INSTANCE_LABEL}}}")
+        } else {
+            "-".to_owned()
+        };
+        let object_name = windows_exporter_sanitize(&set.name);
+        let (raw, formatted): (Vec<_>, Vec<_>) =
+            displayed(set).partition(|(c, _)| raw_is_meaningful(c.counter_type));
+        for (kind, counters, name) in [
+            ("raw", raw, object_name.clone()),
+            ("formatted", formatted, format!("{object_name}_formatted")),
+        ] {
+            if counters.is_empty() {
+                continue;
+            }
+            let _ = writeln!(objects, "- name: {name}");
+            let _ = writeln!(objects, "  object: {}", quoted(&set.name));
+            let _ = writeln!(objects, "  type: {kind}");
+            if let Some(instances) = instances_yaml(set) {
+                let _ = writeln!(objects, "  instances: {instances}");
+                let _ = writeln!(objects, "  instance_label: {INSTANCE_LABEL}");
+            }
+            let _ = writeln!(objects, "  counters:");
+            for (c, cname) in counters {
+                let metric = windows_exporter_metric(&set.name, cname);
+                let (ptype, meaning) = if kind == "raw" {
+                    (prometheus_type(c.counter_type), raw_meaning(c.counter_type))
+                } else {
+                    ("gauge", "the formatted value, as typeperf shows it")
+                };
+                let _ = writeln!(objects, "    - name: {}", quoted(cname));
+                let _ = writeln!(objects, "      metric: {metric}");
+                let _ = writeln!(objects, "      type: {ptype}");
+                let _ = writeln!(
+                    doc,
+                    "  {metric} {ptype} {label}\n    {} ({}, {kind}: {meaning})",
+                    doc_path(set, cname),
+                    c.counter_type.name(),
+                );
+                if kind == "formatted" {
+                    scale_note(&mut doc, c);
+                }
+                if let Some(help) = c.description.as_deref().filter(|h| !h.is_empty()) {
+                    let _ = writeln!(doc, "    {help}");
+                }
+            }
+        }
+    }
+    comment_lines(&mut out, &doc);
+    out.push_str(
+        "#\n# `enabled` lists only this collector: add it to the collectors you already run.\n",
+    );
+    out.push_str("collectors:\n  enabled: performancecounter\n");
+    out.push_str("collector:\n  performancecounter:\n");
+    out.push_str("    # The collector reads `objects` as a YAML document in a string.\n");
+    out.push_str("    objects: |-\n");
+    for line in objects.lines() {
+        let _ = writeln!(out, "      {line}");
+    }
+    out
+}
+
+/// The OpenTelemetry collector `receivers:` section.
+pub fn otel(manifest: &Manifest, file: &str, interval: &str) -> String {
+    let mut out = String::new();
+    header(
+        &mut out,
+        manifest,
+        file,
+        "OpenTelemetry collector (windowsperfcounters receiver)",
+    );
+    let mut doc = String::from(
+        "\nMetrics (name, type, unit, attributes; the counter path read; help).\nThe receiver reads formatted values: rates per second, fractions in percent.\n",
+    );
+    let mut metrics = String::new();
+    let mut perfcounters = String::new();
+    for set in &manifest.provider.countersets {
+        let counters: Vec<_> = displayed(set).collect();
+        if counters.is_empty() {
+            continue;
+        }
+        let attrs = if has_instances(set) {
+            "{instance}"
+        } else {
+            "-"
+        };
+        let _ = writeln!(perfcounters, "      - object: {}", quoted(&set.name));
+        if let Some(instances) = instances_yaml(set) {
+            let _ = writeln!(perfcounters, "        instances: {instances}");
+        }
+        let _ = writeln!(perfcounters, "        counters:");
+        for (c, cname) in counters {
+            let metric = otel_metric(&set.name, cname);
+            let unit = otel_unit(c.counter_type);
+            let help = c.description.as_deref().unwrap_or("");
+            let _ = writeln!(metrics, "      {metric}:");
+            let _ = writeln!(metrics, "        description: {}", quoted(help));
+            let _ = writeln!(metrics, "        unit: {}", quoted(unit));
+            let _ = writeln!(metrics, "        gauge:");
+            let _ = writeln!(perfcounters, "          - name: {}", quoted(cname));
+            let _ = writeln!(perfcounters, "            metric: {metric}");
+            let _ = writeln!(
+                doc,
+                "  {metric} gauge {unit} {attrs}\n    {} ({})",
+                doc_path(set, cname),
+                c.counter_type.name()
+            );
+            scale_note(&mut doc, c);
+            if !help.is_empty() {
+                let _ = writeln!(doc, "    {help}");
+            }
+        }
+    }
+    comment_lines(&mut out, &doc);
+    out.push_str("#\n# Add the receiver to a metrics pipeline under `service.pipelines`.\n");
+    out.push_str("receivers:\n");
+    let _ = writeln!(
+        out,
+        "  windowsperfcounters/{}:",
+        otel_part(&manifest.provider.name)
+    );
+    let _ = writeln!(out, "    collection_interval: {interval}");
+    out.push_str("    metrics:\n");
+    out.push_str(&metrics);
+    out.push_str("    perfcounters:\n");
+    out.push_str(&perfcounters);
+    out
+}
+
+/// A Go duration the collector accepts: digits (a fraction allowed) and a unit, repeated.
+fn is_duration(text: &str) -> bool {
+    let mut rest = text;
+    let mut any = false;
+    let mut positive = false;
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit() && c != '.')
+            .unwrap_or(rest.len());
+        let (number, tail) = rest.split_at(digits);
+        let Ok(value) = number.parse::<f64>() else {
+            return false;
+        };
+        positive |= value > 0.0;
+        let Some(unit) = ["ns", "us", "µs", "ms", "s", "m", "h"]
+            .into_iter()
+            .filter(|u| tail.starts_with(u))
+            .max_by_key(|u| u.len())
+        else {
+            return false;
+        };
+        rest = &tail[unit.len()..];
+        any = true;
+    }
+    any && positive
+}
+
+/// `pcw export`.
+///
+/// # Errors
+/// [`ExportError`].
+pub fn run(args: &Args) -> Result<(), ExportError> {
+    if !is_duration(&args.interval) {
+        return Err(ExportError::Interval(args.interval.clone()));
+    }
+    let bytes = std::fs::read(&args.file).map_err(|e| {
+        ExportError::Manifest(format!("cannot read `{}`: {e}", args.file.display()))
+    })?;
+    let analysis = pcw_gen::analyze(&args.file, &bytes);
+    let Some(manifest) = analysis.manifest else {
+        eprint!("{}", pcw_gen::render_all(&analysis.diagnostics));
+        let errors = analysis.diagnostics.iter().filter(|d| d.is_error()).count();
+        return Err(ExportError::Manifest(format!(
+            "{errors} error(s) in the manifest; nothing was written"
+        )));
+    };
+    let file = args.file.display().to_string();
+    let text = match args.target {
+        Target::WindowsExporter => windows_exporter(&manifest, &file),
+        Target::Otel => otel(&manifest, &file, &args.interval),
+    };
+    if let Some(path) = &args.out {
+        return std::fs::write(path, text).map_err(|source| ExportError::Write {
+            what: path.display().to_string(),
+            source,
+        });
+    }
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(|source| ExportError::Write {
+            what: "standard output".to_owned(),
+            source,
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        for ok in ["30s", "1m", "1m30s", "500ms", "1.5h"] {
+            assert!(is_duration(ok), "{ok}");
+        }
+        for bad in ["", "30", "s", "0s", "-1s", "1x", "1 s"] {
+            assert!(!is_duration(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn yaml_quoting() {
+        assert_eq!(quoted(r#"a "b" \c"#), r#""a \"b\" \\c""#);
+    }
+}

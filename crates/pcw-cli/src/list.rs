@@ -1,0 +1,290 @@
+//! `pcw list`: what a provider publishes, as PowerShell's `Get-Counter -ListSet` describes a
+//! counterset — name, type, description, counters with their type and help, the paths and the
+//! paths with instances.
+//!
+//! ```text
+//! pcw list [PATTERN] [--json] [--manifest FILE] [--sim-queue NAME]…
+//! ```
+//!
+//! `PATTERN` matches counterset names (`*` and `?`, any case; default `*`). Without
+//! `--manifest` the driver is loaded under the simulated kernel and its live instances are
+//! listed (`--sim-queue` creates dynamic queue instances first); with it, the manifest's
+//! countersets are listed and instance names, which only exist at run time, are unknown
+//! (`instances` is `null`, `paths_with_instances` empty).
+//!
+//! # The JSON document (`--json`, version 1)
+//!
+//! ```text
+//! {
+//!   "format": "pcw-list", "version": 1,
+//!   "source": "simulator" | "manifest",
+//!   "machine": str?,                      the simulated computer, null for a manifest
+//!   "countersets": [{                     manifest order
+//!     "name": str,
+//!     "counter_set_type": "SingleInstance" | "MultiInstance",   as Get-Counter shows it
+//!     "instance_kind": "single" | "multiple" | "globalAggregate" | "multipleAggregate"
+//!                      | "globalAggregateHistory",              the manifest's `instances`
+//!     "description": str, "guid": str,
+//!     "counters": [{ "id": u16, "name": str, "type": str (winperf.h name),
+//!                    "manifest_type": str, "help": str, "detail_level": str,
+//!                    "default_scale": i32, "aggregate": str? }],   displayed counters only
+//!     "paths": [str],                     `\Set(*)\Counter` or `\Set\Counter`
+//!     "paths_with_instances": [str],      one per counter and live instance, counters outer
+//!     "instances": [str]?,                live instance names (with `_Total`), null if unknown
+//!     "warnings": [str]                   instance names PDH or the exporters trip on
+//!   }]
+//! }
+//! ```
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use pcw_gen::{Inspect, InspectCounterSet};
+use pcw_sim::kernel::Kernel;
+use pcw_sim::typeperf::wildcard_match;
+use serde::Serialize;
+
+use crate::typeperf::{
+    Catalog, Error, MACHINE, SetInfo, instance_warnings, live_instances, set_paths, with_driver,
+};
+
+/// Arguments of `pcw list`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Counterset names to list (`*` and `?` wildcards, any case).
+    #[arg(default_value = "*")]
+    pattern: String,
+    /// Print the `pcw-list` JSON document.
+    #[arg(long)]
+    json: bool,
+    /// List this manifest's countersets instead of the simulated driver's.
+    #[arg(long)]
+    manifest: Option<PathBuf>,
+    /// Create a dynamic queue of this name in the simulated driver before listing.
+    #[arg(long = "sim-queue")]
+    sim_queues: Vec<String>,
+}
+
+/// The `pcw-list` document.
+#[derive(Clone, Debug, Serialize)]
+pub struct ListDoc {
+    /// `pcw-list`.
+    pub format: &'static str,
+    /// 1.
+    pub version: u32,
+    /// `simulator` or `manifest`.
+    pub source: &'static str,
+    /// The simulated computer's name; `None` for a manifest.
+    pub machine: Option<&'static str>,
+    /// The matching countersets.
+    pub countersets: Vec<ListSet>,
+}
+
+/// One counterset, as `Get-Counter -ListSet` describes it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ListSet {
+    /// The counterset (object) name.
+    pub name: String,
+    /// `SingleInstance` or `MultiInstance`: whether paths name an instance.
+    pub counter_set_type: &'static str,
+    /// The manifest's `instances` value.
+    pub instance_kind: String,
+    /// The counterset's description.
+    pub description: String,
+    /// The counterset GUID.
+    pub guid: String,
+    /// The displayed counters.
+    pub counters: Vec<ListCounter>,
+    /// Paths without instances.
+    pub paths: Vec<String>,
+    /// Paths with every live instance.
+    pub paths_with_instances: Vec<String>,
+    /// Live instance names; `None` when unknown (a manifest).
+    pub instances: Option<Vec<String>>,
+    /// Instance-name warnings.
+    pub warnings: Vec<String>,
+}
+
+/// One displayed counter.
+#[derive(Clone, Debug, Serialize)]
+pub struct ListCounter {
+    /// Counter id.
+    pub id: u16,
+    /// Display name.
+    pub name: String,
+    /// `winperf.h` type name.
+    #[serde(rename = "type")]
+    pub counter_type: String,
+    /// The manifest's `type`.
+    pub manifest_type: String,
+    /// The help text (the counter's description).
+    pub help: String,
+    /// `standard` or `advanced`.
+    pub detail_level: String,
+    /// `defaultScale`.
+    pub default_scale: i32,
+    /// `aggregate`, when given.
+    pub aggregate: Option<String>,
+}
+
+fn describe(set: &InspectCounterSet, info: &SetInfo, instances: Option<Vec<String>>) -> ListSet {
+    let warnings = instances
+        .as_deref()
+        .map(|live| instance_warnings(info, live))
+        .unwrap_or_default();
+    let has_instances = set_paths(info, None).iter().any(|p| p.contains("(*)"));
+    ListSet {
+        name: set.name.clone(),
+        counter_set_type: if has_instances {
+            "MultiInstance"
+        } else {
+            "SingleInstance"
+        },
+        instance_kind: set.instances.clone(),
+        description: set.description.clone(),
+        guid: set.guid.clone(),
+        counters: set
+            .counters
+            .iter()
+            .filter_map(|c| {
+                Some(ListCounter {
+                    id: c.id,
+                    name: c.name.clone()?,
+                    counter_type: c.counter_type_name.clone(),
+                    manifest_type: c.type_name.clone(),
+                    help: c.description.clone().unwrap_or_default(),
+                    detail_level: c.detail_level.clone(),
+                    default_scale: c.default_scale,
+                    aggregate: c.aggregate.clone(),
+                })
+            })
+            .collect(),
+        paths: set_paths(info, None),
+        paths_with_instances: match &instances {
+            Some(live) if has_instances => set_paths(info, Some(live)),
+            _ => Vec::new(),
+        },
+        instances,
+        warnings,
+    }
+}
+
+/// The document for the sets of `inspect`/`catalog` whose name matches `pattern`; with a
+/// kernel, the live instances are listed.
+///
+/// # Errors
+/// Collection errors.
+pub fn document(
+    inspect: &Inspect,
+    catalog: &Catalog,
+    kernel: Option<&Kernel>,
+    pattern: &str,
+) -> Result<ListDoc, Error> {
+    let mut countersets = Vec::new();
+    for (set, info) in inspect.countersets.iter().zip(&catalog.sets) {
+        if !wildcard_match(pattern, &set.name) {
+            continue;
+        }
+        let instances = match kernel {
+            Some(kernel) => Some(live_instances(kernel, info)?),
+            None => None,
+        };
+        countersets.push(describe(set, info, instances));
+    }
+    Ok(ListDoc {
+        format: "pcw-list",
+        version: 1,
+        source: if kernel.is_some() {
+            "simulator"
+        } else {
+            "manifest"
+        },
+        machine: kernel.map(|_| MACHINE),
+        countersets,
+    })
+}
+
+/// `{a, b, c}` as PowerShell prints a list property.
+fn braces(items: &[String]) -> String {
+    format!("{{{}}}", items.join(", "))
+}
+
+/// The document as `Get-Counter -ListSet … | Format-List` shows it, plus the counters.
+pub fn render_text(doc: &ListDoc) -> String {
+    let mut out = String::new();
+    for set in &doc.countersets {
+        let _ = writeln!(out, "CounterSetName     : {}", set.name);
+        let _ = writeln!(
+            out,
+            "CounterSetType     : {} ({})",
+            set.counter_set_type, set.instance_kind
+        );
+        let _ = writeln!(out, "Description        : {}", set.description);
+        let _ = writeln!(out, "Paths              : {}", braces(&set.paths));
+        let _ = writeln!(
+            out,
+            "PathsWithInstances : {}",
+            braces(&set.paths_with_instances)
+        );
+        if let Some(instances) = &set.instances {
+            let _ = writeln!(out, "Instances          : {}", braces(instances));
+        }
+        let _ = writeln!(out, "Counters           :");
+        for c in &set.counters {
+            let _ = writeln!(out, "    {} ({})", c.name, c.counter_type);
+            if !c.help.is_empty() {
+                let _ = writeln!(out, "        {}", c.help);
+            }
+        }
+        for w in &set.warnings {
+            let _ = writeln!(out, "Warning            : {w}");
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn read_manifest(path: &Path) -> Result<(Inspect, Catalog), Error> {
+    let bytes = std::fs::read(path).map_err(|source| Error::File {
+        what: "manifest",
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let inspect = pcw_gen::Config::new().inspect(path, &bytes)?;
+    let text = String::from_utf8_lossy(&bytes);
+    let catalog = Catalog::from_manifest(&path.display().to_string(), &text)?;
+    Ok((inspect, catalog))
+}
+
+/// `pcw list`.
+///
+/// # Errors
+/// Manifest, file and simulator errors; [`Error::NoObject`] when nothing matches.
+pub fn run(args: &Args) -> Result<(), Error> {
+    let doc = if let Some(path) = &args.manifest {
+        let (inspect, catalog) = read_manifest(path)?;
+        document(&inspect, &catalog, None, &args.pattern)?
+    } else {
+        let inspect = pcw_gen::Config::new()
+            .inspect(Path::new("pcw_driver.man"), pcw_driver::MANIFEST.as_bytes())?;
+        with_driver(None, &args.sim_queues, |kernel, catalog| {
+            document(&inspect, catalog, Some(kernel), &args.pattern)
+        })?
+    };
+    if doc.countersets.is_empty() {
+        return Err(Error::Usage(format!(
+            "no counterset matches `{}`",
+            args.pattern
+        )));
+    }
+    let text = if args.json {
+        serde_json::to_string_pretty(&doc).map_err(|e| Error::Usage(e.to_string()))? + "\n"
+    } else {
+        render_text(&doc)
+    };
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes())?;
+    stdout.flush()?;
+    Ok(())
+}

@@ -1,0 +1,39 @@
+//! `pcw lint` on a manifest shaped like a public driver's: the fleet-readiness warnings come
+//! out in the `file:line:column` format with hints, and warnings alone exit 0.
+
+mod common;
+
+use common::{crate_file, pcw};
+
+#[test]
+fn an_xdp_shaped_manifest_gets_fleet_warnings_and_passes() {
+    let manifest = crate_file("tests/fixtures/xdp_like.man");
+    let out = pcw(&["lint", &manifest]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "{manifest}:24:57: warning: `defaultScale` 1 on raw count `AF_XDP Frames Delivered`: formatted readers show the count times 1e1\n  = hint: "
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "{manifest}:17:32: warning: `multipleAggregate` counterset `Sample XDP Receive Queue` has a `_Total` instance"
+        )),
+        "{stderr}"
+    );
+    // Three sets with the `_Total` note, seven scaled raw counts.
+    assert!(stderr.ends_with("0 errors, 10 warnings\n"), "{stderr}");
+}
+
+#[test]
+fn the_drivers_manifest_is_fleet_ready() {
+    let out = pcw(&["lint", &crate_file("../../manifest/pcw_driver.man")]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -1,0 +1,479 @@
+//! Fleet readiness: what PDH paths, the `windows_exporter` `performancecounter` collector and the
+//! OpenTelemetry collector's `windowsperfcounters` receiver make of a manifest's names and
+//! counters. [`check`] is the warning pass `pcw lint` adds after the manifest rules (it only
+//! runs on a manifest without errors); the name manglers are shared with `pcw export`, so the
+//! lint and the generated configuration agree on every metric name.
+//!
+//! The rules, each a warning with a hint:
+//!
+//! * **path characters**: a counterset name with `(`, `)`, `\`, `*` or `?`, or a counter name
+//!   with `\`, `*` or `?`, cannot be written unambiguously in a counter path
+//!   (`\Object(Instance)\Counter`), which is how PDH and both exporters address counters;
+//!   leading or trailing blanks do not survive either.
+//! * **name collisions**: `windows_exporter` builds a metric name from object and counter
+//!   ([`windows_exporter_metric`]) and a record field from each counter name of an object
+//!   ([`windows_exporter_field`]); two counters of one set with the same field make the object
+//!   fail, and two counters (of any sets) with the same metric name clash in the registry. The
+//!   same is checked for the OpenTelemetry metric names `pcw export` writes ([`otel_metric`]),
+//!   and for counterset names that mangle to the same prefix.
+//! * **non-ASCII names**: both exporters look counters up by their English name; a name that
+//!   is not ASCII is found only on systems whose English counter table has it verbatim.
+//! * **base counters without `noDisplay`**: a displayed base is listed by `typeperf -q` and
+//!   scraped as a meaningless series of its own.
+//! * **`defaultScale` on raw counts**: PDH multiplies formatted values by 10^scale, so
+//!   typeperf, `Get-Counter`, the OpenTelemetry receiver and `windows_exporter`'s `formatted`
+//!   mode show the count scaled while `windows_exporter`'s `raw` mode does not.
+//! * **aggregation**: in a `multipleAggregate` set the `_Total` instance exists, but
+//!   `windows_exporter` drops every instance whose name ends in `_Total` unless the
+//!   configuration lists `_Total` itself; a counter without `aggregate` is summed into it, which
+//!   is wrong for a level such as a depth or a percentage. A `globalAggregate` set shows one
+//!   instance only: the provider's instance names never reach a consumer.
+//!
+//! Instance names are chosen at run time, so they are not in a manifest; [`instance_name_issues`]
+//! states the rules for them and `pcw list` applies it to the instances a provider reports.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use pcw_core::counter_type::CounterType;
+
+use crate::diag::{Diagnostic, Pos, Sink};
+use crate::ir::{CounterAttribute, Instances, Manifest};
+use crate::parse::{Attrs, RawManifest};
+
+/// The instance name PDH and the exporters treat as the aggregate of a multi-instance set.
+pub const TOTAL_INSTANCE: &str = "_Total";
+
+/// Lowercases, spells `%` as `percent`, drops parentheses, turns every other character that is
+/// not an ASCII letter or digit into `_` and trims `_` from both ends: `windows_exporter`'s
+/// metric-name sanitising (consecutive `_` are kept, as it keeps them).
+pub fn windows_exporter_sanitize(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '%' => out.push_str("percent"),
+            '(' | ')' => {}
+            c if c.is_ascii_alphanumeric() => out.push(c.to_ascii_lowercase()),
+            _ => out.push('_'),
+        }
+    }
+    out.trim_matches('_').to_owned()
+}
+
+/// The metric `windows_exporter`'s `performancecounter` collector names a counter when the
+/// configuration gives no `metric`: `windows_performancecounter_<object>_<counter>`, sanitised.
+pub fn windows_exporter_metric(object: &str, counter: &str) -> String {
+    windows_exporter_sanitize(&format!("windows_performancecounter_{object}_{counter}"))
+}
+
+/// The record field `windows_exporter` derives from a counter name within one object (two
+/// counters with the same field cannot be collected together).
+pub fn windows_exporter_field(counter: &str) -> String {
+    windows_exporter_sanitize(counter).to_ascii_uppercase()
+}
+
+/// One part of an OpenTelemetry metric name as `pcw export` writes it: lowercase, `%` as
+/// `percent`, `/` as `per`, every run of other non-alphanumeric characters one `_`, trimmed.
+pub fn otel_part(text: &str) -> String {
+    let mut words: Vec<String> = Vec::new();
+    let mut word = String::new();
+    for c in text.chars() {
+        let spelled = match c {
+            '%' => Some("percent"),
+            '/' => Some("per"),
+            c if c.is_ascii_alphanumeric() => {
+                word.push(c.to_ascii_lowercase());
+                continue;
+            }
+            _ => None,
+        };
+        if !word.is_empty() {
+            words.push(std::mem::take(&mut word));
+        }
+        if let Some(s) = spelled {
+            words.push(s.to_owned());
+        }
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    words.join("_")
+}
+
+/// The OpenTelemetry metric name `pcw export` gives a counter: `<object>.<counter>`, each part
+/// as [`otel_part`] makes it.
+pub fn otel_metric(object: &str, counter: &str) -> String {
+    format!("{}.{}", otel_part(object), otel_part(counter))
+}
+
+/// What is wrong with a run-time instance name for PDH paths and the exporters (empty when
+/// nothing): each entry is a lowercase sentence with the offending token in backticks.
+pub fn instance_name_issues(name: &str) -> Vec<String> {
+    let mut issues = Vec::new();
+    if name.is_empty() {
+        issues.push("the name is empty: PDH shows it as the set's only instance".to_owned());
+    }
+    if name.trim() != name {
+        issues.push("leading or trailing blanks: paths typed by people will not match".to_owned());
+    }
+    for (c, why) in [
+        ('#', "PDH reads `#n` as a duplicate-instance index"),
+        ('/', "PDH reads `parent/instance` as a parent instance"),
+        ('\\', "`\\` separates the parts of a counter path"),
+        ('(', "parentheses delimit the instance in a counter path"),
+        (')', "parentheses delimit the instance in a counter path"),
+        ('*', "`*` is a wildcard in counter paths"),
+        ('?', "`?` is a wildcard in counter paths"),
+    ] {
+        if name.contains(c) {
+            issues.push(format!("`{c}` in the name: {why}"));
+        }
+    }
+    if name != TOTAL_INSTANCE && name.ends_with(TOTAL_INSTANCE) {
+        issues.push(format!(
+            "the name ends in `{TOTAL_INSTANCE}`: windows_exporter drops it unless `{TOTAL_INSTANCE}` is configured"
+        ));
+    }
+    if !name.is_ascii() {
+        issues.push("non-ascii characters: exporters' label values may be mangled".to_owned());
+    }
+    issues
+}
+
+/// Duplicate names among run-time instances (compared as PDH does, ignoring ASCII case): PDH
+/// numbers them `name#1`, `name#2`, and exporters merge or drop them.
+pub fn duplicate_instances<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for n in names {
+        *seen.entry(n.to_ascii_lowercase()).or_default() += 1;
+    }
+    seen.into_iter()
+        .filter(|(_, count)| *count > 1)
+        .map(|(name, _)| name)
+        .collect()
+}
+
+/// The positions of one counterset's and its counters' `name` attributes.
+struct Places<'a> {
+    set: &'a Attrs,
+    counters: Vec<Option<&'a Attrs>>,
+}
+
+fn name_pos(attrs: &Attrs) -> Pos {
+    attrs.get("name").map_or(attrs.pos, |a| a.pos)
+}
+
+fn attr_pos(attrs: Option<&Attrs>, name: &str, fallback: Pos) -> Pos {
+    attrs
+        .and_then(|a| a.get(name).map(|v| v.pos).or(Some(a.pos)))
+        .unwrap_or(fallback)
+}
+
+/// The fleet-readiness warnings of a valid manifest (none when it has errors: the manifest
+/// rules report those). Pure; `file` only labels the diagnostics.
+pub fn check(file: &Path, bytes: &[u8]) -> Vec<Diagnostic> {
+    let mut scratch = Sink::new(file);
+    let Some(text) = crate::source::decode(bytes, &mut scratch) else {
+        return Vec::new();
+    };
+    let Some(raw) = crate::parse::parse(&text, &mut scratch) else {
+        return Vec::new();
+    };
+    let manifest = crate::validate::validate(&raw, &mut scratch);
+    let (Some(manifest), false) = (manifest, scratch.has_errors()) else {
+        return Vec::new();
+    };
+    let mut sink = Sink::new(file);
+    rules(&manifest, &raw, &mut sink);
+    sink.into_sorted()
+}
+
+/// Pairs every counterset and counter of the model with its attributes in the raw tree (by
+/// `uri`, which validation keeps unique).
+fn places<'a>(manifest: &Manifest, raw: &'a RawManifest) -> Vec<Option<Places<'a>>> {
+    let raw_sets: Vec<_> = raw
+        .counters
+        .iter()
+        .flat_map(|c| &c.providers)
+        .flat_map(|p| &p.sets)
+        .collect();
+    manifest
+        .provider
+        .countersets
+        .iter()
+        .map(|set| {
+            let rs = raw_sets.iter().find(|rs| {
+                rs.attrs
+                    .get("uri")
+                    .is_some_and(|u| u.value.trim() == set.uri)
+            })?;
+            let counters = set
+                .counters
+                .iter()
+                .map(|c| {
+                    rs.counters
+                        .iter()
+                        .find(|rc| rc.attrs.get("uri").is_some_and(|u| u.value.trim() == c.uri))
+                        .map(|rc| &rc.attrs)
+                })
+                .collect();
+            Some(Places {
+                set: &rs.attrs,
+                counters,
+            })
+        })
+        .collect()
+}
+
+#[allow(clippy::too_many_lines)] // one pass per rule, in the order the module documents
+fn rules(manifest: &Manifest, raw: &RawManifest, sink: &mut Sink) {
+    let places = places(manifest, raw);
+    // metric name -> (object, counter) of the first counter that produced it.
+    let mut we_metrics: BTreeMap<String, (String, String)> = BTreeMap::new();
+    let mut otel_metrics: BTreeMap<String, (String, String)> = BTreeMap::new();
+    let mut set_prefixes: BTreeMap<String, String> = BTreeMap::new();
+    for (set, place) in manifest.provider.countersets.iter().zip(&places) {
+        let set_attrs = place.as_ref().map(|p| p.set);
+        let set_name_pos = set_attrs.map_or(set.pos, name_pos);
+
+        // Path characters and blanks in the counterset name.
+        if let Some(c) = set.name.chars().find(|c| "()\\*?".contains(*c)) {
+            sink.warning_hint(
+                set_name_pos,
+                format!(
+                    "counterset name `{}` has `{c}`, which counter paths cannot carry in an object name",
+                    set.name
+                ),
+                "PDH, typeperf and both exporters parse `\\Object(Instance)\\Counter`; rename the counterset without `(`, `)`, `\\`, `*` and `?`",
+            );
+        }
+        if set.name.trim() != set.name {
+            sink.warning_hint(
+                set_name_pos,
+                format!("counterset name `{}` starts or ends with a blank", set.name),
+                "paths typed in configurations are trimmed and will not match; remove the blanks",
+            );
+        }
+        if !set.name.is_ascii() {
+            sink.warning_hint(
+                set_name_pos,
+                format!("counterset name `{}` is not ascii", set.name),
+                "windows_exporter and the OpenTelemetry receiver look objects up by their English name; give the set an ASCII English `name` and put translations in a localized string table",
+            );
+        }
+        let prefix = windows_exporter_sanitize(&set.name);
+        if let Some(first) = set_prefixes.get(&prefix) {
+            sink.warning_hint(
+                set_name_pos,
+                format!(
+                    "counterset name `{}` mangles to `{prefix}`, as `{first}` does",
+                    set.name
+                ),
+                "exporters' metric names start with the mangled object name, so the two sets' metrics can clash; make the names differ in letters or digits",
+            );
+        } else {
+            set_prefixes.insert(prefix, set.name.clone());
+        }
+
+        // Aggregation behaviour of the instance kind.
+        match set.instances {
+            Instances::GlobalAggregate | Instances::GlobalAggregateHistory => sink.warning_hint(
+                attr_pos(set_attrs, "instances", set.pos),
+                format!(
+                    "`{}` counterset `{}` shows one combined instance: the provider's instance names never reach typeperf or the exporters",
+                    set.instances.as_str(),
+                    set.name
+                ),
+                "use `multipleAggregate` to publish the instances and a `_Total`, or `single` when there is only ever one",
+            ),
+            Instances::MultipleAggregate => sink.warning_hint(
+                attr_pos(set_attrs, "instances", set.pos),
+                format!(
+                    "`multipleAggregate` counterset `{}` has a `{TOTAL_INSTANCE}` instance that windows_exporter drops unless its `instances` list names `{TOTAL_INSTANCE}`",
+                    set.name
+                ),
+                "list `_Total` next to `*` in the exporter's `instances` (`pcw export` does), or sum the instances in queries instead",
+            ),
+            Instances::Single | Instances::Multiple => {}
+        }
+
+        let mut fields: BTreeMap<String, String> = BTreeMap::new();
+        for (i, counter) in set.counters.iter().enumerate() {
+            let attrs = place
+                .as_ref()
+                .and_then(|p| p.counters.get(i).copied().flatten());
+            let cpos = attrs.map_or(counter.pos, |a| a.pos);
+            let no_display = counter.attributes.contains(&CounterAttribute::NoDisplay);
+
+            if counter.counter_type.is_base() && !no_display {
+                sink.warning_hint(
+                    cpos,
+                    format!(
+                        "base counter `{}` (`{}`) has no `noDisplay` attribute",
+                        counter.uri, counter.type_name
+                    ),
+                    "add `<counterAttributes><counterAttribute name=\"noDisplay\"/></counterAttributes>` so consumers do not list and scrape the base as a series of its own",
+                );
+            }
+            if counter.default_scale != 0
+                && matches!(
+                    counter.counter_type,
+                    CounterType::Rawcount
+                        | CounterType::LargeRawcount
+                        | CounterType::RawcountHex
+                        | CounterType::LargeRawcountHex
+                )
+            {
+                sink.warning_hint(
+                    attr_pos(attrs, "defaultScale", cpos),
+                    format!(
+                        "`defaultScale` {} on raw count `{}`: formatted readers show the count times 1e{}",
+                        counter.default_scale,
+                        counter.name.as_deref().unwrap_or(&counter.uri),
+                        counter.default_scale
+                    ),
+                    "typeperf, Get-Counter, the OpenTelemetry receiver and windows_exporter's `formatted` mode apply the scale, its `raw` mode does not; remove `defaultScale` (it is a graph hint, 0 keeps the value)",
+                );
+            }
+            if set.instances == Instances::MultipleAggregate
+                && counter.aggregate.is_none()
+                && !counter.counter_type.is_base()
+                && counter.name.is_some()
+                && !no_display
+            {
+                sink.warning_hint(
+                    cpos,
+                    format!(
+                        "counter `{}` has no `aggregate` attribute: the `{TOTAL_INSTANCE}` instance sums it",
+                        counter.name.as_deref().unwrap_or(&counter.uri)
+                    ),
+                    "say how `_Total` combines it: `aggregate=\"sum\"` for counts and rates, `avg`, `min` or `max` for levels, `undefined` for none",
+                );
+            }
+
+            let Some(name) = counter.name.as_deref() else {
+                continue;
+            };
+            if no_display {
+                continue;
+            }
+            let npos = attr_pos(attrs, "name", cpos);
+            if let Some(c) = name.chars().find(|c| "\\*?".contains(*c)) {
+                sink.warning_hint(
+                    npos,
+                    format!("counter name `{name}` has `{c}`, which counter paths cannot carry"),
+                    "`\\` separates path parts and `*`, `?` are wildcards in PDH paths; rename the counter",
+                );
+            }
+            if name.trim() != name {
+                sink.warning_hint(
+                    npos,
+                    format!("counter name `{name}` starts or ends with a blank"),
+                    "paths typed in configurations are trimmed and will not match; remove the blanks",
+                );
+            }
+            if !name.is_ascii() {
+                sink.warning_hint(
+                    npos,
+                    format!("counter name `{name}` is not ascii"),
+                    "windows_exporter and the OpenTelemetry receiver look counters up by their English name; use an ASCII English `name` and put translations in a localized string table",
+                );
+            }
+            let field = windows_exporter_field(name);
+            if let Some(first) = fields.get(&field) {
+                sink.warning_hint(
+                    npos,
+                    format!(
+                        "counter name `{name}` mangles to windows_exporter field `{field}`, as `{first}` in the same set does"
+                    ),
+                    "windows_exporter cannot collect both; make the names differ in letters or digits",
+                );
+            } else {
+                fields.insert(field, name.to_owned());
+            }
+            for (metric, map, tool) in [
+                (
+                    windows_exporter_metric(&set.name, name),
+                    &mut we_metrics,
+                    "windows_exporter",
+                ),
+                (
+                    otel_metric(&set.name, name),
+                    &mut otel_metrics,
+                    "OpenTelemetry",
+                ),
+            ] {
+                if let Some((object, other)) = map.get(&metric) {
+                    if object != &set.name || other != name {
+                        sink.warning_hint(
+                            npos,
+                            format!(
+                                "`{}\\{name}` and `{object}\\{other}` both become {tool} metric `{metric}`",
+                                set.name
+                            ),
+                            "the two series clash when scraped together; make the names differ in letters or digits",
+                        );
+                    }
+                } else {
+                    map.insert(metric, (set.name.clone(), name.to_owned()));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn windows_exporter_names() {
+        assert_eq!(
+            windows_exporter_metric("Memory", "Cache Faults/sec"),
+            "windows_performancecounter_memory_cache_faults_sec"
+        );
+        assert_eq!(
+            windows_exporter_metric("Processor Information", "% Processor Time"),
+            "windows_performancecounter_processor_information_percent_processor_time"
+        );
+        assert_eq!(
+            windows_exporter_sanitize("Frames Dropped (NDIS Pause)"),
+            "frames_dropped_ndis_pause"
+        );
+        assert_eq!(
+            windows_exporter_sanitize("Forwarding Failures: Allocation"),
+            "forwarding_failures__allocation"
+        );
+        assert_eq!(
+            windows_exporter_field("Avg. Collect Time"),
+            "AVG__COLLECT_TIME"
+        );
+    }
+
+    #[test]
+    fn otel_names() {
+        assert_eq!(
+            otel_metric("PCW Dynamic Queues", "Packets/sec"),
+            "pcw_dynamic_queues.packets_per_sec"
+        );
+        assert_eq!(
+            otel_metric("X", "% Instances Filtered"),
+            "x.percent_instances_filtered"
+        );
+        assert_eq!(
+            otel_part("Forwarding Failures: Allocation"),
+            "forwarding_failures_allocation"
+        );
+        assert_eq!(otel_part("Avg. Collect Time"), "avg_collect_time");
+    }
+
+    #[test]
+    fn instance_rules() {
+        assert!(instance_name_issues("queue-1").is_empty());
+        assert!(instance_name_issues(TOTAL_INSTANCE).is_empty());
+        let issues = instance_name_issues("eth0#2/rx (a)");
+        assert_eq!(issues.len(), 4, "{issues:?}");
+        assert!(instance_name_issues("Queue_Total")[0].contains("windows_exporter drops"));
+        assert_eq!(duplicate_instances(["a", "B", "A", "c"]), ["a"]);
+    }
+}
