@@ -51,6 +51,26 @@ pub struct IoResult {
     pub win32_error: u32,
 }
 
+impl core::fmt::Display for IoResult {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "status {:#010X}, Information {}, {} bytes back",
+            self.status.cast_unsigned(),
+            self.information,
+            self.output.len()
+        )?;
+        if !self.ok {
+            write!(
+                f,
+                ", DeviceIoControl fails with Win32 error {}",
+                self.win32_error
+            )?;
+        }
+        Ok(())
+    }
+}
+
 /// `NT_ERROR`: severity 3.
 fn is_error(status: NtStatus) -> bool {
     status.cast_unsigned() >> 30 == 3
