@@ -44,7 +44,7 @@
 //!   field share it. With [`Config::bind_struct`] a user type is used instead and the code
 //!   checks at compile time that every field exists with the manifest's size;
 //! * `DESCRIPTORS`: `PCW_COUNTER_DESCRIPTOR { Id, StructIndex, Offset: offset_of!, Size }` in
-//!   manifest order;
+//!   V1 order (see "Counter order" below);
 //! * `register(callback, context) -> Result<Registration, NTSTATUS>`: `PCW_VERSION_2` (with
 //!   `PcwRegistrationSiloNeutral` when configured), retried with `PCW_VERSION_1` and no flags
 //!   when `PcwRegister` returns `STATUS_INVALID_PARAMETER_2`. `Registration` unregisters on
@@ -122,7 +122,7 @@
 //!       "size": u32?,                     null when bound to a user type
 //!       "fields": [{ "name": str, "rust_name": str, "offset": u32? (null when bound), "size": u32 }]
 //!     }],
-//!     "counters": [{                      manifest order = descriptor order
+//!     "counters": [{                      V1 order = descriptor order
 //!       "id": u16, "name": str?, "symbol": str?, "uri": str,
 //!       "type_name": str (manifest type), "counter_type": u32 (V1 CounterType value),
 //!       "counter_type_name": str (winperf.h name),
@@ -146,6 +146,18 @@
 //! [`lint_files`] returns every diagnostic of every file ([`render_all`] renders them with a
 //! summary line; exit 1 when any [`Diagnostic::is_error`]). [`Config::generate`] returns all
 //! outputs as values for `pcw gen`; [`Generated::ini`] is already UTF-16LE with a BOM.
+//!
+//! # Counter order
+//!
+//! A V2 consumer pairs a fraction, average or multi-timer with its base by `baseID`
+//! (`multiCounterID`), so a manifest may declare the base anywhere in its counterset, before the
+//! counter naming it as Microsoft's user-mode samples do. A V1 consumer reads the base from the
+//! counter definition that directly follows. The resolved model ([`CounterSet::counters`]), and
+//! with it every output (descriptors, the `inspect` document that the perf DLL's tables are
+//! built from), lists counters in *V1 order*: manifest order, with each base counter moved right
+//! after the first counter naming it. A base named by two counters can follow only one of them;
+//! that is the one case V1 consumers would misread, and it is a warning. The lodctr `.h`/`.ini`
+//! give base counters no entry, so their order does not depend on where bases are.
 //!
 //! # Resource ids and lodctr files
 //!
