@@ -54,8 +54,7 @@
 //!   `create(&registration, name, *const block…) -> Result<Instance, NTSTATUS>`
 //!   (`PcwCreateInstance` model; `Instance` closes on drop, never with NULL).
 //!
-//! A `userMode` provider is validated, but generation refuses it with one diagnostic naming
-//! `providerType`.
+//! A `userMode` provider gets a different module: see "User-mode providers" below.
 //!
 //! # Runtime contract
 //!
@@ -91,6 +90,36 @@
 //! the same contract met by bindings in wdk-sys's bindgen shapes (`src/wdk_style_rt.rs`:
 //! pointer handles, `*mut` `Info`/`Data` typedefs, constified enum modules, an `extern "C"`
 //! callback); the same generated code compiles and runs against both.
+//!
+//! # User-mode providers
+//!
+//! For `providerType="userMode"` the same manifest gives one `pub mod <module>` over a
+//! user-mode runtime at [`Config::user_mode_runtime_path`] (default `::pcw_um`, the pcw-um
+//! crate, whose FFI facade names windows-sys' `Win32_System_Performance` bindings):
+//!
+//! * `PROVIDER_GUID` (a `u128`), `PROVIDER_NAME`, `APPLICATION_IDENTITY`, `COUNTER_SETS` (every
+//!   template) and `start()` (`PerfStartProviderEx`, then `PerfSetCounterSetInfo` per set; the
+//!   returned provider calls `PerfStopProvider` on drop); with `callback="custom"` also
+//!   `start_with(handler)`, which routes Perflib's notifications to a `Notifications` trait
+//!   object;
+//! * per counterset a module with `GUID`, `NAME`, `URI`, `ids::*`, `INFO` (the
+//!   `PERF_COUNTERSET_INFO` template: instance type from `instances`, per counter its id, V1
+//!   type, `PERF_ATTRIB_*` bits from the counter attributes, size, detail level, scale and an
+//!   offset — a pointer-sized slot for `reference` counters, the value's size otherwise), and
+//!   `Instance<'p>`: `create` (`PerfCreateInstance`; a `single` set's one instance is named
+//!   `_Default`), `delete`, and per counter typed accessors named after its `symbol` (else its
+//!   name): `set_x`/`increment_x`/`decrement_x` for value counters (`u32` or `u64` by size,
+//!   `PerfSetULongCounterValue` …), and `x()` (the `AtomicU32`/`AtomicU64` Perflib reads
+//!   through `PerfSetCounterRefValue`) plus `set_x` for `reference` counters.
+//!
+//! The runtime must provide `CounterInfo` and `CounterSetInfo` (the fields the generated
+//! statics fill), `Provider::{start, start_with, create_instance}`, `Instance` with the
+//! `set_`/`increment_`/`decrement_` `u32`/`u64` methods, `reference_u32`/`reference_u64` and
+//! `delete`, `Error` and `Notifications` — what pcw-um implements.
+//!
+//! Value blocks do not exist in Perflib's user-mode API: a counter in a declared `<struct>`
+//! of a `userMode` manifest is an error from [`Config::generate`] naming `struct` (linting
+//! stays target-neutral).
 //!
 //! # The `inspect` document (JSON schema, version 1)
 //!
@@ -175,6 +204,7 @@ mod names;
 mod parse;
 mod resources;
 mod rust;
+mod rust_um;
 mod source;
 mod validate;
 
