@@ -145,7 +145,12 @@ fn gen_writes_the_golden_outputs() {
         os("-o"),
         user_out.as_os_str(),
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(
         std::fs::read_to_string(&user_out).unwrap(),
         golden("tidal_user.rs")
