@@ -82,6 +82,8 @@ struct Set {
 
 #[derive(Debug)]
 struct Live {
+    /// Creation order: consumers see instances in the order they were created.
+    seq: u64,
     provider: usize,
     set: u128,
     name: String,
@@ -100,6 +102,7 @@ struct Provider {
 #[derive(Debug, Default)]
 struct State {
     next_handle: usize,
+    next_seq: u64,
     providers: BTreeMap<usize, Provider>,
     sets: BTreeMap<u128, Set>,
     /// Keyed by the address of the `PERF_COUNTERSET_INSTANCE` handed out.
@@ -108,6 +111,7 @@ struct State {
 
 static STATE: Mutex<State> = Mutex::new(State {
     next_handle: 0x5000,
+    next_seq: 0,
     providers: BTreeMap::new(),
     sets: BTreeMap::new(),
     instances: BTreeMap::new(),
@@ -305,9 +309,12 @@ pub unsafe extern "system" fn PerfCreateInstance(
         InstanceNameOffset: 0,
         InstanceNameSize: 0,
     }));
+    s.next_seq += 1;
+    let seq = s.next_seq;
     s.instances.insert(
         block as usize,
         Live {
+            seq,
             provider: key,
             set: set_guid,
             name: text,
@@ -603,7 +610,8 @@ pub fn notify(set: u128, add: bool, counter: u32) -> Option<u32> {
     Some(call(callback, code, &mut identity(set, counter)))
 }
 
-/// One collection of counterset `set`: `PERF_COLLECT_START`, the instances with their values
+/// One collection of counterset `set`: `PERF_COLLECT_START`, the instances (in creation order)
+/// with their values
 /// (reference counters read through their addresses, under the lock `PerfDeleteInstance`
 /// takes), `PERF_COLLECT_END`. `None` when the set is not registered.
 pub fn collect(set: u128) -> Option<Vec<Instance>> {
@@ -612,9 +620,9 @@ pub fn collect(set: u128) -> Option<Vec<Instance>> {
     let out = {
         let s = state();
         let def = s.sets.get(&set)?;
-        s.instances
-            .values()
-            .filter(|i| i.set == set)
+        let mut live: Vec<&Live> = s.instances.values().filter(|i| i.set == set).collect();
+        live.sort_by_key(|i| i.seq);
+        live.into_iter()
             .map(|i| Instance {
                 name: i.name.clone(),
                 id: i.id,
