@@ -724,7 +724,10 @@ mod tests {
     }
 
     #[test]
-    #[allow(clippy::too_many_lines, reason = "one check after another, in call order")]
+    #[allow(
+        clippy::too_many_lines,
+        reason = "one check after another, in call order"
+    )]
     fn perflib_argument_checks() {
         let provider_guid = GUID::from_u128(0x7777);
         let context = PERF_PROVIDER_CONTEXT {
