@@ -20,7 +20,9 @@
 //! * `PerfCreateInstance` (NULL plus the error in `GetLastError`): an unknown provider or
 //!   counterset → `ERROR_NOT_FOUND`; a NULL or empty name, or one of 1024 or more characters →
 //!   `ERROR_INVALID_PARAMETER`; a second instance of a single-instance set, or an instance with
-//!   the same name (case-insensitive) and id as a live one → `ERROR_ALREADY_EXISTS`.
+//!   the name (case-insensitive) or the id of a live one of the set (the documentation asks for
+//!   a unique name and a unique id; Wine 8.0 refuses a repeated id too) →
+//!   `ERROR_ALREADY_EXISTS`.
 //! * the setters: an unknown provider or instance block → `ERROR_INVALID_PARAMETER`; an
 //!   unknown counter id → `ERROR_NOT_FOUND`; a `ULong` setter on an 8-byte counter, a
 //!   `ULongLong` setter on a 4-byte one, or a value setter on a `reference` counter →
@@ -296,9 +298,10 @@ pub unsafe extern "system" fn PerfCreateInstance(
     let text = String::from_utf16_lossy(&units);
     let single = info.instance_type & 2 == 0;
     let counters = info.counters.len();
-    let clash = s.instances.values().any(|i| {
-        i.set == set_guid && (single || (i.id == id && i.name.eq_ignore_ascii_case(&text)))
-    });
+    let clash = s
+        .instances
+        .values()
+        .any(|i| i.set == set_guid && (single || i.id == id || i.name.eq_ignore_ascii_case(&text)));
     if clash {
         return fail(ERROR_ALREADY_EXISTS);
     }
@@ -807,6 +810,10 @@ mod tests {
             ERROR_ALREADY_EXISTS,
             "names compare case-insensitively"
         );
+        // SAFETY: as above.
+        let same_id = unsafe { PerfCreateInstance(h, &raw const set, wide("b").as_ptr(), 0) };
+        assert!(same_id.is_null());
+        assert_eq!(GetLastError(), ERROR_ALREADY_EXISTS, "ids are unique too");
         for bad in [wide(""), wide(&"n".repeat(MAX_INSTANCE_NAME + 1))] {
             // SAFETY: as above.
             let b = unsafe { PerfCreateInstance(h, &raw const set, bad.as_ptr(), 1) };

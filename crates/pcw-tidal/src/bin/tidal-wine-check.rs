@@ -80,6 +80,18 @@ fn resolve(name: &str) -> Option<*const c_void> {
     Some(f)
 }
 
+/// The calling thread's last Win32 error.
+#[cfg(windows)]
+fn last_error() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+/// The calling thread's last Win32 error, as the simulated Perflib set it.
+#[cfg(not(windows))]
+fn last_error() -> u32 {
+    pcw_sim::usermode::GetLastError()
+}
+
 /// `GUID` bytes (little-endian `Data1..3`, as in memory) of a big-endian `u128`.
 fn guid(v: u128) -> Guid {
     let b = v.to_be_bytes();
@@ -202,20 +214,24 @@ fn main() -> std::process::ExitCode {
         report.call(&format!("PerfSetCounterSetInfo({:#034x})", set.guid), code);
     }
     let mut blocks = Vec::new();
-    for (set, name) in [
-        (harbors::GUID, "North"),
-        (harbors::GUID, "South"),
-        (moon::GUID, "_Default"),
+    // The service's instances, with its ids (`pcw_tidal::Publisher::new`).
+    for (set, name, id) in [
+        (harbors::GUID, "North", 1),
+        (harbors::GUID, "South", 2),
+        (moon::GUID, "_Default", 0),
     ] {
         let set_guid = guid(set);
         let n = wide(name);
         // SAFETY: valid GUID and NUL-terminated name.
-        let block = unsafe { create(handle, &raw const set_guid, n.as_ptr(), 1) };
+        let block = unsafe { create(handle, &raw const set_guid, n.as_ptr(), id) };
         if block.is_null() {
-            println!("FAILED   PerfCreateInstance({name}) -> NULL");
+            println!(
+                "FAILED   PerfCreateInstance({name}, {id}) -> NULL, last error {}",
+                last_error()
+            );
             report.failures += 1;
         } else {
-            println!("ok       PerfCreateInstance({name}) -> an instance block");
+            println!("ok       PerfCreateInstance({name}, {id}) -> an instance block");
         }
         blocks.push(block);
     }
