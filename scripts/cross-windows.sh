@@ -6,6 +6,7 @@
 #                           build-std core+alloc, linked by lld-link as a native-subsystem driver
 #   pcw_perfdll.dll         the V1 perf DLL (crates/pcw-perfdll), x86_64-pc-windows-gnu via mingw
 #   pcw_wine_consumer.exe   the V1 consumer scripts/wine-test.sh runs under Wine
+#   tidal_wine_check.exe    the example user-mode service's Perflib calls, run under Wine
 #
 # Debian's rustc/cargo 1.96 (/usr/bin) is used only here, through PATH and with its own target
 # directories under target/ (xwin-msvc, xwin-gnu), so the rustup toolchain and the host build
@@ -51,18 +52,20 @@ RUSTFLAGS="-C linker=lld-link -C panic=abort -C link-arg=/DRIVER -C link-arg=/SU
   -Zbuild-std=core,alloc,compiler_builtins -Zbuild-std-features=compiler-builtins-mem
 cp "$root/target/xwin-msvc/x86_64-pc-windows-msvc/release/pcw_driver.dll" "$out/pcw_driver.sys"
 
-# The DLL and the consumer in one cargo invocation: one resolution and one build of std for both.
-echo "== cross-build: pcw_perfdll.dll and pcw_wine_consumer.exe (x86_64-pc-windows-gnu, mingw)"
+# The DLL, the consumer and the example service in one cargo invocation: one resolution and one
+# build of std for all.
+echo "== cross-build: pcw_perfdll.dll, pcw_wine_consumer.exe, tidal_wine_check.exe (x86_64-pc-windows-gnu, mingw)"
 RUSTFLAGS="-C panic=abort" \
   CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc \
   CARGO_TARGET_DIR="$root/target/xwin-gnu" \
   debian_cargo build --locked --release --target x86_64-pc-windows-gnu \
-  -Zbuild-std=std,panic_abort -p pcw-perfdll -p pcw-wine-consumer
+  -Zbuild-std=std,panic_abort -p pcw-perfdll -p pcw-wine-consumer -p pcw-tidal
 gnu_out=$root/target/xwin-gnu/x86_64-pc-windows-gnu/release
 cp "$gnu_out/pcw_perfdll.dll" "$out/pcw_perfdll.dll"
 cp "$gnu_out/pcw-wine-consumer.exe" "$out/pcw_wine_consumer.exe"
+cp "$gnu_out/tidal-wine-check.exe" "$out/tidal_wine_check.exe"
 
 echo "== built:"
-for f in pcw_driver.sys pcw_perfdll.dll pcw_wine_consumer.exe; do
+for f in pcw_driver.sys pcw_perfdll.dll pcw_wine_consumer.exe tidal_wine_check.exe; do
   printf '   target/windows/%-22s %8d bytes\n' "$f" "$(stat -c %s "$out/$f")"
 done

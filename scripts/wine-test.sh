@@ -4,7 +4,10 @@
 # HKLM\System\CurrentControlSet\Services\pcw_driver\{Performance,Linkage}, then
 # target/windows/pcw_wine_consumer.exe (crates/pcw-wine-consumer), which queries
 # RegQueryValueExW(HKEY_PERFORMANCE_DATA), loads the DLL itself and runs the Collect contract,
-# and exits non-zero on any deviation. Run scripts/cross-windows.sh first.
+# and exits non-zero on any deviation. Then target/windows/tidal_wine_check.exe: the example
+# user-mode service's Perflib V2 provider calls (crates/pcw-tidal), each function resolved at
+# run time, every call Wine implements required to succeed and every function it lacks named.
+# Run scripts/cross-windows.sh first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -23,7 +26,8 @@ for f in "$wine" "$wineserver"; do
 done
 dll=$root/target/windows/pcw_perfdll.dll
 exe=$root/target/windows/pcw_wine_consumer.exe
-for f in "$dll" "$exe"; do
+um=$root/target/windows/tidal_wine_check.exe
+for f in "$dll" "$exe" "$um"; do
   if [ ! -f "$f" ]; then
     echo "error: $f is missing; run scripts/cross-windows.sh first" >&2
     exit 1
@@ -74,3 +78,12 @@ echo "   registered $svc: Library=$dll_win, Linkage\\Export=source=synthetic fir
 
 echo "== Wine: pcw_wine_consumer.exe"
 "$wine" "$exe"
+
+echo "== Wine: tidal_wine_check.exe (user-mode Perflib V2 provider calls)"
+um_log=$root/target/wine-tidal.log
+"$wine" "$um" | tee "$um_log"
+# Wine 8.0's advapi32 exports no value setters: the check must say so by name.
+if ! grep -Eq '^(MISSING|exported) +PerfSetULongCounterValue$' "$um_log"; then
+  echo "error: tidal_wine_check.exe did not report PerfSetULongCounterValue" >&2
+  exit 1
+fi

@@ -2,8 +2,9 @@
 //! and 4), through pcw-gen as a build dependency:
 //!
 //! * `OUT_DIR/tables.rs`: per counterset the object's lodctr symbol offset, kind and detail
-//!   level, and per counter (manifest order, base counters included) its symbol offset (none
-//!   for bases), V1 type, size, detail level and scale — what `src/tables.rs` turns into
+//!   level, and per counter (pcw-gen's V1 order: manifest order with each base right after the
+//!   counter naming it, wherever the manifest declares it) its symbol offset (none for bases),
+//!   V1 type, size, detail level and scale — what `src/tables.rs` turns into
 //!   `PERF_OBJECT_TYPE`/`PERF_COUNTER_DEFINITION` fields at Open;
 //! * `OUT_DIR/pcw_driver.ini` and `pcw_driver.h`: the lodctr pair, byte for byte what
 //!   `pcw gen` writes for the same manifest (so index = First Counter + offset agrees);
@@ -22,6 +23,33 @@ use std::process::ExitCode;
 const MANIFEST: &str = "../../manifest/pcw_driver.man";
 /// The service key (lodctr `drivername=`): the driver's service.
 const SERVICE: &str = "pcw_driver";
+
+/// V1 consumers read a base from the counter definition right after its fraction: refuses
+/// tables where that does not hold (a base shared by two counters, which pcw-gen warns about).
+fn check_bases(inspect: &pcw_gen::Inspect) -> Result<(), String> {
+    for set in &inspect.countersets {
+        for pair in set.counters.windows(2) {
+            let (counter, next) = (&pair[0], &pair[1]);
+            // `PERF_COUNTER_BASE` in the counter type's `PERF_COUNTER_*` subtype bits.
+            let is_base = |id: u16| {
+                set.counters
+                    .iter()
+                    .any(|c| c.id == id && c.counter_type & 0x0007_0000 == 0x0003_0000)
+            };
+            if let Some(base) = counter.multi_counter_id.or(counter.base_id)
+                && is_base(base)
+                && next.id != base
+            {
+                return Err(format!(
+                    "counterset `{}`: base counter {base} of counter {} is not right after it in \
+                     v1 order (counter {} is); the perf dll would misread it",
+                    set.symbol, counter.id, next.id
+                ));
+            }
+        }
+    }
+    Ok(())
+}
 
 fn tables(inspect: &pcw_gen::Inspect) -> String {
     let mut out =
@@ -97,6 +125,7 @@ fn run() -> Result<(), String> {
     let write = |name: &str, data: &[u8]| {
         pcw_gen::write_if_changed(&out.join(name), data).map_err(|e| e.to_string())
     };
+    check_bases(&generated.inspect)?;
     write("tables.rs", tables(&generated.inspect).as_bytes())?;
     write("pcw_driver.ini", &generated.ini)?;
     write("pcw_driver.h", generated.symbols_h.as_bytes())?;

@@ -5,7 +5,7 @@
 //! ```text
 //! pcw typeperf PATH… [-cf FILE] [-sc SAMPLES] [-si INTERVAL] [-o FILE [-f CSV|TSV]] [-y] [--raw]
 //! pcw typeperf -q [OBJECT] | -qx [OBJECT]  [--manifest FILE]
-//! (both forms) [--sim-queue NAME]…
+//! (both forms) [--sim-queue NAME]… [--image SYS] [-provider driver|tidal]
 //! ```
 //!
 //! `-cf FILE` adds the paths of a file (one a line, blank lines ignored). `-o FILE` writes the
@@ -24,6 +24,11 @@
 //! names being run-time values, `-qx` lists `(*)` paths as `-q` does. An unknown object is an
 //! error naming the objects there are. `--sim-queue NAME` creates a dynamic queue of that name
 //! in the simulated driver before anything runs.
+//!
+//! `-provider tidal` samples the example user-mode service (`pcw-tidal`) instead of the
+//! driver: the service runs on a thread against pcw-sim's simulated Perflib (user-mode V2
+//! provider side), and collections read it through [`UserMode`]; paths, expansion, cooking
+//! and output are the same code.
 //!
 //! What happens, in typeperf's order:
 //!
@@ -220,6 +225,12 @@ pub enum Error {
     /// The simulated clock left the years a time stamp can show.
     #[error("the simulated clock is outside the years 1 to 9999")]
     ClockRange,
+    /// No running user-mode provider registered the counterset.
+    #[error("counterset `{0}` is not registered by a running user-mode provider")]
+    NotRunning(String),
+    /// The example service failed.
+    #[error("the example service: {0}")]
+    Service(#[from] pcw_um::Error),
     /// The driver left something behind at unload.
     #[error("the driver did not unload cleanly: {0:?}")]
     Teardown(Teardown),
@@ -231,9 +242,20 @@ impl Failure for Error {
     }
 }
 
+/// Which provider `pcw typeperf` samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProviderChoice {
+    /// The kernel driver under the simulated kernel (the default).
+    Driver,
+    /// The example user-mode service `pcw-tidal` under the simulated Perflib.
+    Tidal,
+}
+
 /// The parsed command line.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Options {
+    /// `-provider`.
+    pub provider: ProviderChoice,
     /// Counter paths as given (then those of `-cf`, in file order).
     pub paths: Vec<String>,
     /// `-sc`.
@@ -302,6 +324,7 @@ impl Options {
     #[allow(clippy::too_many_lines)] // one arm per typeperf option
     pub fn parse(args: &[String]) -> Result<Self, Error> {
         let mut options = Self {
+            provider: ProviderChoice::Driver,
             paths: Vec::new(),
             samples: DEFAULT_SAMPLES,
             interval: DEFAULT_INTERVAL,
@@ -362,6 +385,18 @@ impl Options {
                             Error::Usage(format!("`-sc {v}`: expected a sample count of 1 or more"))
                         })?;
                 }
+                "provider" => {
+                    let v = value("provider")?;
+                    options.provider = match v.to_ascii_lowercase().as_str() {
+                        "driver" => ProviderChoice::Driver,
+                        "tidal" => ProviderChoice::Tidal,
+                        _ => {
+                            return Err(Error::Usage(format!(
+                                "`-provider {v}`: expected `driver` or `tidal`"
+                            )));
+                        }
+                    };
+                }
                 "si" => {
                     let v = value("si")?;
                     options.interval = parse_interval(v).ok_or_else(|| {
@@ -391,7 +426,8 @@ impl Options {
                     return Err(Error::Usage(format!(
                         "unknown option `{arg}` (pcw typeperf takes `-sc SAMPLES`, \
                          `-si INTERVAL`, `-cf FILE`, `-o FILE`, `-f CSV|TSV`, `-q [OBJECT]`, \
-                         `-qx [OBJECT]`, `-y`, `--raw`, `--manifest FILE`, `--sim-queue NAME`)"
+                         `-qx [OBJECT]`, `-y`, `--raw`, `--manifest FILE`, `--sim-queue NAME`, `--image SYS`, \
+                         `-provider driver|tidal`)"
                     )));
                 }
             }
@@ -558,6 +594,8 @@ impl CounterInfo {
 pub struct SetInfo {
     /// The registered name, which is the object name in paths.
     pub name: String,
+    /// The counterset GUID (big-endian), which identifies a user-mode set.
+    pub guid: u128,
     /// How instances are presented.
     pub kind: Kind,
     /// Counters in manifest order.
@@ -601,6 +639,7 @@ impl Catalog {
             .countersets
             .into_iter()
             .map(|set| SetInfo {
+                guid: pcw_gen::Guid::parse_braced(&set.guid).map_or(0, |g| g.0),
                 kind: Kind::from_manifest(&set.instances),
                 name: set.name,
                 counters: set
@@ -608,7 +647,12 @@ impl Catalog {
                     .into_iter()
                     .map(|c| CounterInfo {
                         id: c.id,
-                        name: c.name,
+                        // Base and `noDisplay` counters are helpers, never listed, even when
+                        // the manifest names them (as Microsoft's user-mode samples do).
+                        name: c.name.filter(|_| {
+                            !CounterType::from_raw(c.counter_type).is_base()
+                                && !c.attributes.iter().any(|a| a == "noDisplay")
+                        }),
                         counter_type: CounterType::from_raw(c.counter_type),
                         scale: c.default_scale,
                         base_id: c.base_id,
@@ -631,10 +675,89 @@ impl Catalog {
         Self::from_manifest("pcw_driver.man", pcw_driver::MANIFEST)
     }
 
+    /// The example user-mode service's countersets ([`pcw_tidal::MANIFEST`]).
+    ///
+    /// # Errors
+    /// As [`Catalog::from_manifest`].
+    pub fn tidal() -> Result<Self, Error> {
+        Self::from_manifest("tidal_service.man", pcw_tidal::MANIFEST)
+    }
+
     fn find(&self, object: &str) -> Option<usize> {
         self.sets
             .iter()
             .position(|s| s.name.eq_ignore_ascii_case(object))
+    }
+}
+
+/// Where collections come from: the simulated kernel's PCW or the simulated Perflib's
+/// user-mode providers. Everything after the collection is shared.
+pub trait Source {
+    /// Tells the provider a consumer added (`add`) or removed the counters of `mask`.
+    ///
+    /// # Errors
+    /// The set is not registered.
+    fn notify(&self, set: &SetInfo, add: bool, mask: u64) -> Result<(), Error>;
+
+    /// Collects one set.
+    ///
+    /// # Errors
+    /// The set is not registered.
+    fn collect(&self, set: &SetInfo, request: &Request) -> Result<Collection, Error>;
+}
+
+impl Source for Kernel {
+    fn notify(&self, set: &SetInfo, add: bool, mask: u64) -> Result<(), Error> {
+        Kernel::notify(self, &set.name, add, mask)?;
+        Ok(())
+    }
+
+    fn collect(&self, set: &SetInfo, request: &Request) -> Result<Collection, Error> {
+        Ok(Kernel::collect(self, &set.name, request)?)
+    }
+}
+
+/// User-mode providers under pcw-sim's simulated Perflib, found by counterset GUID.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UserMode;
+
+impl Source for UserMode {
+    fn notify(&self, set: &SetInfo, add: bool, mask: u64) -> Result<(), Error> {
+        // Perflib sends `PERF_ADD_COUNTER`/`PERF_REMOVE_COUNTER` per counter.
+        for c in &set.counters {
+            let wanted = 1u64
+                .checked_shl(u32::from(c.id))
+                .is_none_or(|bit| mask & bit != 0);
+            if wanted && pcw_sim::usermode::notify(set.guid, add, u32::from(c.id)).is_none() {
+                return Err(Error::NotRunning(set.name.clone()));
+            }
+        }
+        Ok(())
+    }
+
+    fn collect(&self, set: &SetInfo, request: &Request) -> Result<Collection, Error> {
+        let instances = pcw_sim::usermode::collect(set.guid)
+            .ok_or_else(|| Error::NotRunning(set.name.clone()))?;
+        let instances = instances
+            .into_iter()
+            .map(|i| Instance {
+                name: i.name,
+                id: i.id,
+                values: i
+                    .values
+                    .into_iter()
+                    .filter_map(|(id, v)| u16::try_from(id).ok().map(|id| (id, v)))
+                    .filter(|(id, _)| {
+                        1u64.checked_shl(u32::from(*id))
+                            .is_none_or(|bit| request.counter_mask & bit != 0)
+                    })
+                    .collect(),
+            })
+            .collect();
+        Ok(Collection {
+            instances,
+            ..Collection::default()
+        })
     }
 }
 
@@ -944,6 +1067,7 @@ fn masks(catalog: &Catalog, selectors: &[Selector]) -> BTreeMap<usize, u64> {
 /// Collects every set once.
 fn collect_frame(
     kernel: &Kernel,
+    source: &dyn Source,
     catalog: &Catalog,
     masks: &BTreeMap<usize, u64>,
 ) -> Result<Frame, Error> {
@@ -959,7 +1083,7 @@ fn collect_frame(
             collect_multiple: info.kind != Kind::Single,
             ..Request::default()
         };
-        let collection = kernel.collect(&info.name, &request)?;
+        let collection = source.collect(info, &request)?;
         let times = SampleTimes {
             perf_time,
             perf_freq: PERF_FREQUENCY,
@@ -1095,22 +1219,52 @@ pub fn sample_with(
     sleep: &mut dyn FnMut(Duration),
     out: &mut dyn Write,
 ) -> Result<(), Error> {
+    sample_from(
+        kernel,
+        kernel,
+        catalog,
+        paths,
+        (samples, interval),
+        layout,
+        sleep,
+        out,
+    )
+}
+
+/// [`sample`] with collections from `source` (the kernel still keeps the clock).
+///
+/// # Errors
+/// As [`sample`].
+#[allow(
+    clippy::too_many_arguments,
+    reason = "`sample`'s arguments plus the source"
+)]
+pub fn sample_from(
+    kernel: &Kernel,
+    source: &dyn Source,
+    catalog: &Catalog,
+    paths: &[String],
+    (samples, interval): (u32, Duration),
+    layout: Layout,
+    sleep: &mut dyn FnMut(Duration),
+    out: &mut dyn Write,
+) -> Result<(), Error> {
     let selectors = resolve(catalog, paths)?;
     let masks = masks(catalog, &selectors);
     let mut added = Vec::new();
     let result = (|| {
         for (&set, &mask) in &masks {
-            kernel.notify(&catalog.sets[set].name, true, mask)?;
+            source.notify(&catalog.sets[set], true, mask)?;
             added.push((set, mask));
         }
-        let mut previous = collect_frame(kernel, catalog, &masks)?;
+        let mut previous = collect_frame(kernel, source, catalog, &masks)?;
         let columns = expand(catalog, &selectors, &previous.sets)?;
         let paths: Vec<&str> = columns.iter().map(|c| c.path.as_str()).collect();
         write!(out, "{EOL}{}{EOL}", layout.header(&paths))?;
         out.flush()?;
         for _ in 0..samples {
             sleep(interval);
-            let frame = collect_frame(kernel, catalog, &masks)?;
+            let frame = collect_frame(kernel, source, catalog, &masks)?;
             let values = cook_row(catalog, &columns, Some(&previous), &frame);
             let time = timestamp(frame.system_time).ok_or(Error::ClockRange)?;
             let row = if layout.plain() {
@@ -1137,7 +1291,7 @@ pub fn sample_with(
         Ok(())
     })();
     for (set, mask) in added {
-        let removed = kernel.notify(&catalog.sets[set].name, false, mask);
+        let removed = source.notify(&catalog.sets[set], false, mask);
         if result.is_ok() {
             removed?;
         }
@@ -1442,6 +1596,9 @@ fn counter_file(path: &Path) -> Result<Vec<String>, Error> {
 pub fn run(args: &Args) -> Result<(), Error> {
     let (image, rest) = take_image(&args.args)?;
     let mut options = Options::parse(&rest)?;
+    if options.provider == ProviderChoice::Tidal {
+        return run_tidal(&options);
+    }
     if let Some(query_args) = &options.query {
         let mut stdout = std::io::stdout().lock();
         let warnings = if let Some(file) = &options.manifest {
@@ -1505,6 +1662,42 @@ pub fn run(args: &Args) -> Result<(), Error> {
     Ok(())
 }
 
+/// `pcw typeperf -provider tidal`: boots the simulated kernel (for its clock), starts the
+/// example service (a tick every 100 ms on the real clock), samples it through the simulated
+/// Perflib, and stops it.
+///
+/// # Errors
+/// [`Error`].
+fn run_tidal(options: &Options) -> Result<(), Error> {
+    let catalog = Catalog::tidal()?;
+    let kernel = Kernel::boot_with_clock(BUILD_SERVER_2022, Clock::Real);
+    let service = pcw_tidal::Service::start(Duration::from_millis(100))?;
+    let mut stdout = std::io::stdout().lock();
+    let result = sample_from(
+        &kernel,
+        &UserMode,
+        &catalog,
+        &options.paths,
+        (options.samples, options.interval),
+        Layout {
+            format: options.format,
+            raw: options.raw,
+        },
+        &mut std::thread::sleep,
+        &mut stdout,
+    );
+    let stopped = service.stop();
+    let report = kernel.teardown();
+    result?;
+    stopped?;
+    if !report.is_clean() {
+        return Err(Error::Teardown(report));
+    }
+    eprintln!("{EXITING_MESSAGE}");
+    eprintln!("{COMPLETED_MESSAGE}");
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1562,6 +1755,68 @@ mod tests {
 
     fn num(s: &str) -> f64 {
         s.parse().unwrap_or_else(|_| panic!("not a number: {s:?}"))
+    }
+
+    /// The example user-mode service under the simulated Perflib, sampled by the same code as
+    /// the driver: every cooked value is what the service published at that tick.
+    #[test]
+    fn tidal_service_values_follow_what_it_set() {
+        let kernel = Kernel::boot_with_clock(BUILD_SERVER_2022, Clock::Manual);
+        kernel.advance(5 * 10_000_000);
+        let catalog = Catalog::tidal().unwrap();
+        let provider = pcw_tidal::counters::start().unwrap();
+        let publisher = pcw_tidal::Publisher::new(&provider).unwrap();
+        publisher.publish(0).unwrap();
+        let mut tick = 0;
+        let mut sleep = |d: Duration| {
+            tick += 7;
+            publisher.publish(tick).unwrap();
+            kernel.advance(i64::try_from(d.as_nanos() / 100).unwrap());
+        };
+        let mut out = Vec::new();
+        sample_from(
+            &kernel,
+            &UserMode,
+            &catalog,
+            &args(&[r"\Tidal Harbors(*)\Water Level", r"\Tidal Moon\*"]),
+            (3, Duration::from_secs(1)),
+            Layout::default(),
+            &mut sleep,
+            &mut out,
+        )
+        .unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let rows: Vec<Vec<String>> = text.lines().skip(1).map(parse_csv_line).collect();
+        assert_eq!(
+            rows[0][1..],
+            [
+                r"\\PCW-SIM\Tidal Harbors(North)\Water Level",
+                r"\\PCW-SIM\Tidal Harbors(South)\Water Level",
+                r"\\PCW-SIM\Tidal Harbors(_Total)\Water Level",
+                r"\\PCW-SIM\Tidal Moon\Pull",
+                r"\\PCW-SIM\Tidal Moon\Phase",
+                r"\\PCW-SIM\Tidal Moon\Pull Fraction",
+            ],
+            "the base `Full Pull` (named, `noDisplay`) is not listed"
+        );
+        for (row, n) in rows[1..].iter().zip([7u32, 14, 21]) {
+            let (north, south, _, pull, phase, full) = pcw_tidal::expected(n);
+            let got: Vec<f64> = row[1..].iter().map(|v| num(v)).collect();
+            let want = [
+                f64::from(north),
+                f64::from(south),
+                f64::from(north + south),
+                f64::from(pull),
+                // `defaultScale="1"`: shown ×10.
+                f64::from(phase) * 10.0,
+                // `perf_raw_fraction` over its base (declared before it): 100 N / B.
+                100.0 * f64::from(pull) / f64::from(full),
+            ];
+            assert_eq!(got, want, "tick {n}");
+        }
+        drop(publisher);
+        drop(provider);
+        assert!(kernel.teardown().is_clean());
     }
 
     #[test]

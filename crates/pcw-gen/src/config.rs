@@ -11,7 +11,7 @@ use crate::diag::{Diagnostic, Pos, Severity, render_all};
 use crate::inspect::{self, Inspect};
 use crate::ir::{Manifest, ProviderType};
 use crate::rust::{self, Options};
-use crate::{analyze, names, resources};
+use crate::{analyze, names, resources, rust_um};
 
 /// Everything that can go wrong when generating.
 ///
@@ -119,6 +119,7 @@ pub struct Config {
     out_dir: Option<PathBuf>,
     driver_name: Option<String>,
     cargo_protocol: bool,
+    user_runtime_path: String,
 }
 
 impl Default for Config {
@@ -139,6 +140,7 @@ impl Config {
             out_dir: None,
             driver_name: None,
             cargo_protocol: true,
+            user_runtime_path: "::pcw_um".to_owned(),
         }
     }
 
@@ -146,6 +148,14 @@ impl Config {
     /// contract in the crate docs.
     pub fn runtime_path(&mut self, path: impl Into<String>) -> &mut Self {
         self.runtime_path = path.into();
+        self
+    }
+
+    /// The absolute path of the user-mode runtime that code for a `providerType="userMode"`
+    /// manifest calls (default `::pcw_um`, the pcw-um crate; see the crate docs, "User-mode
+    /// providers").
+    pub fn user_mode_runtime_path(&mut self, path: impl Into<String>) -> &mut Self {
+        self.user_runtime_path = path.into();
         self
     }
 
@@ -247,7 +257,9 @@ impl Config {
     }
 
     /// Validates a manifest for generation: the resolved model plus warnings, or every error.
-    /// A `userMode` provider is refused with one diagnostic naming `providerType`.
+    /// For a `userMode` provider, a counter in a declared `<struct>` (a kernel-mode value
+    /// block layout, which Perflib's user-mode API has no use for) is an error naming
+    /// `struct`.
     ///
     /// # Errors
     ///
@@ -261,14 +273,31 @@ impl Config {
         };
         if manifest.provider.provider_type == ProviderType::UserMode {
             let mut diagnostics = analysis.diagnostics;
-            diagnostics.push(Diagnostic {
-                severity: Severity::Error,
-                file: file.to_path_buf(),
-                pos: manifest.provider.pos,
-                message: "`providerType` is `userMode`: pcw-gen generates code for kernel-mode pcw providers only".to_owned(),
-                hint: Some("set `providerType=\"kernelMode\"` for a driver; user-mode providers are served by CTRPP and perflib".to_owned()),
-            });
-            return Err(Error::Manifest { diagnostics });
+            let before = diagnostics.len();
+            for set in &manifest.provider.countersets {
+                for c in &set.counters {
+                    let declared = set
+                        .structs
+                        .get(usize::from(c.struct_index))
+                        .filter(|st| st.c_type.is_some());
+                    if let Some(st) = declared {
+                        diagnostics.push(Diagnostic {
+                            severity: Severity::Error,
+                            file: file.to_path_buf(),
+                            pos: c.pos,
+                            message: format!(
+                                "counter `{}` is in `struct` `{}`: value blocks are a kernel-mode layout, and a `userMode` provider sets its counters through perflib by id",
+                                c.id, st.name
+                            ),
+                            hint: Some("remove `<structs>` and the counters' `struct` attributes, or set `providerType=\"kernelMode\"`".to_owned()),
+                        });
+                    }
+                }
+            }
+            if diagnostics.len() > before {
+                return Err(Error::Manifest { diagnostics });
+            }
+            return Ok((manifest, diagnostics));
         }
         Ok((manifest, analysis.diagnostics))
     }
@@ -284,8 +313,22 @@ impl Config {
         let opts = self.options(&manifest, file)?;
         let stem = Self::stem(file);
         let driver = self.driver_name.clone().unwrap_or_else(|| stem.clone());
+        let rust = if manifest.provider.provider_type == ProviderType::UserMode {
+            let runtime_path: syn::Path = syn::parse_str(&self.user_runtime_path)
+                .map_err(|_| Error::RuntimePath(self.user_runtime_path.clone()))?;
+            rust_um::generate(
+                &manifest,
+                &rust_um::UmOptions {
+                    runtime_path: &runtime_path,
+                    module_name: &opts.module_name,
+                    source_name: &opts.source_name,
+                },
+            )
+        } else {
+            rust::generate(&manifest, &opts)
+        };
         Ok(Generated {
-            rust: rust::generate(&manifest, &opts),
+            rust,
             rc: resources::rc(&manifest, &opts.source_name),
             ini: resources::utf16le_with_bom(&resources::ini(
                 &manifest,

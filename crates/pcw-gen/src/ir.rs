@@ -285,7 +285,8 @@ pub struct CounterSet {
     /// The value structs, in `StructIndex` order (one implicit struct when `<structs>` is
     /// absent).
     pub structs: Vec<Struct>,
-    /// The counters, in document order.
+    /// The counters in V1 order: document order, each base counter moved right after the
+    /// first counter naming it (`baseID`/`multiCounterID`).
     pub counters: Vec<Counter>,
     /// Where `<counterSet>` is.
     pub pos: Pos,

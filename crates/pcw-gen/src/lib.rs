@@ -44,7 +44,7 @@
 //!   field share it. With [`Config::bind_struct`] a user type is used instead and the code
 //!   checks at compile time that every field exists with the manifest's size;
 //! * `DESCRIPTORS`: `PCW_COUNTER_DESCRIPTOR { Id, StructIndex, Offset: offset_of!, Size }` in
-//!   manifest order;
+//!   V1 order (see "Counter order" below);
 //! * `register(callback, context) -> Result<Registration, NTSTATUS>`: `PCW_VERSION_2` (with
 //!   `PcwRegistrationSiloNeutral` when configured), retried with `PCW_VERSION_1` and no flags
 //!   when `PcwRegister` returns `STATUS_INVALID_PARAMETER_2`. `Registration` unregisters on
@@ -54,8 +54,7 @@
 //!   `create(&registration, name, *const block…) -> Result<Instance, NTSTATUS>`
 //!   (`PcwCreateInstance` model; `Instance` closes on drop, never with NULL).
 //!
-//! A `userMode` provider is validated, but generation refuses it with one diagnostic naming
-//! `providerType`.
+//! A `userMode` provider gets a different module: see "User-mode providers" below.
 //!
 //! # Runtime contract
 //!
@@ -92,6 +91,36 @@
 //! pointer handles, `*mut` `Info`/`Data` typedefs, constified enum modules, an `extern "C"`
 //! callback); the same generated code compiles and runs against both.
 //!
+//! # User-mode providers
+//!
+//! For `providerType="userMode"` the same manifest gives one `pub mod <module>` over a
+//! user-mode runtime at [`Config::user_mode_runtime_path`] (default `::pcw_um`, the pcw-um
+//! crate, whose FFI facade names windows-sys' `Win32_System_Performance` bindings):
+//!
+//! * `PROVIDER_GUID` (a `u128`), `PROVIDER_NAME`, `APPLICATION_IDENTITY`, `COUNTER_SETS` (every
+//!   template) and `start()` (`PerfStartProviderEx`, then `PerfSetCounterSetInfo` per set; the
+//!   returned provider calls `PerfStopProvider` on drop); with `callback="custom"` also
+//!   `start_with(handler)`, which routes Perflib's notifications to a `Notifications` trait
+//!   object;
+//! * per counterset a module with `GUID`, `NAME`, `URI`, `ids::*`, `INFO` (the
+//!   `PERF_COUNTERSET_INFO` template: instance type from `instances`, per counter its id, V1
+//!   type, `PERF_ATTRIB_*` bits from the counter attributes, size, detail level, scale and an
+//!   offset — a pointer-sized slot for `reference` counters, the value's size otherwise), and
+//!   `Instance<'p>`: `create` (`PerfCreateInstance`; a `single` set's one instance is named
+//!   `_Default`), `delete`, and per counter typed accessors named after its `symbol` (else its
+//!   name): `set_x`/`increment_x`/`decrement_x` for value counters (`u32` or `u64` by size,
+//!   `PerfSetULongCounterValue` …), and `x()` (the `AtomicU32`/`AtomicU64` Perflib reads
+//!   through `PerfSetCounterRefValue`) plus `set_x` for `reference` counters.
+//!
+//! The runtime must provide `CounterInfo` and `CounterSetInfo` (the fields the generated
+//! statics fill), `Provider::{start, start_with, create_instance}`, `Instance` with the
+//! `set_`/`increment_`/`decrement_` `u32`/`u64` methods, `reference_u32`/`reference_u64` and
+//! `delete`, `Error` and `Notifications` — what pcw-um implements.
+//!
+//! Value blocks do not exist in Perflib's user-mode API: a counter in a declared `<struct>`
+//! of a `userMode` manifest is an error from [`Config::generate`] naming `struct` (linting
+//! stays target-neutral).
+//!
 //! # The `inspect` document (JSON schema, version 1)
 //!
 //! [`Config::inspect`] (and `pcw inspect FILE --json`) produce an [`Inspect`], serialised with
@@ -122,7 +151,7 @@
 //!       "size": u32?,                     null when bound to a user type
 //!       "fields": [{ "name": str, "rust_name": str, "offset": u32? (null when bound), "size": u32 }]
 //!     }],
-//!     "counters": [{                      manifest order = descriptor order
+//!     "counters": [{                      V1 order = descriptor order
 //!       "id": u16, "name": str?, "symbol": str?, "uri": str,
 //!       "type_name": str (manifest type), "counter_type": u32 (V1 CounterType value),
 //!       "counter_type_name": str (winperf.h name),
@@ -148,6 +177,18 @@
 //! [`Diagnostic::is_error`]). [`Config::generate`] returns all
 //! outputs as values for `pcw gen`; [`Generated::ini`] is already UTF-16LE with a BOM.
 //!
+//! # Counter order
+//!
+//! A V2 consumer pairs a fraction, average or multi-timer with its base by `baseID`
+//! (`multiCounterID`), so a manifest may declare the base anywhere in its counterset, before the
+//! counter naming it as Microsoft's user-mode samples do. A V1 consumer reads the base from the
+//! counter definition that directly follows. The resolved model ([`CounterSet::counters`]), and
+//! with it every output (descriptors, the `inspect` document that the perf DLL's tables are
+//! built from), lists counters in *V1 order*: manifest order, with each base counter moved right
+//! after the first counter naming it. A base named by two counters can follow only one of them;
+//! that is the one case V1 consumers would misread, and it is a warning. The lodctr `.h`/`.ini`
+//! give base counters no entry, so their order does not depend on where bases are.
+//!
 //! # Resource ids and lodctr files
 //!
 //! Schema 2.0 takes `nameID`/`descriptionID` as written. For schema 1.1 pcw-gen numbers the
@@ -165,6 +206,7 @@ mod names;
 mod parse;
 mod resources;
 mod rust;
+mod rust_um;
 mod source;
 mod validate;
 

@@ -681,6 +681,7 @@ fn counter_set(cx: &mut Cx<'_>, s: &RawSet, next_rid: &mut u32) -> Option<Counte
         });
     }
     Some(CounterSet {
+        counters: v1_order(&counters),
         guid: guid?,
         symbol: symbol?,
         uri: uri?,
@@ -690,9 +691,44 @@ fn counter_set(cx: &mut Cx<'_>, s: &RawSet, next_rid: &mut u32) -> Option<Counte
         description_id: st.description_id?,
         instances: instances?,
         structs,
-        counters,
         pos: a.pos,
     })
+}
+
+/// The counters in V1 order: manifest order, except that each base counter (the follower a
+/// fraction, average or multi-timer names with `baseID`/`multiCounterID`) is moved right after
+/// the first counter naming it. A V2 consumer pairs a counter with its base by id, so a
+/// manifest may declare the base anywhere; a V1 consumer reads the base from the counter
+/// definition that directly follows, so every V1 emitter (descriptors, the perf DLL's tables)
+/// takes this order. Bases nobody names stay where they are.
+fn v1_order(counters: &[Counter]) -> Vec<Counter> {
+    let follower = |c: &Counter| {
+        c.counter_type.required_follower()?;
+        if c.counter_type.required_base() == Some(CounterType::MultiBase) {
+            c.multi_counter_id.or(c.base_id)
+        } else {
+            c.base_id
+        }
+    };
+    let named: Vec<u16> = counters.iter().filter_map(follower).collect();
+    let moved = |c: &Counter| c.counter_type.is_base() && named.contains(&c.id);
+    let mut out: Vec<Counter> = Vec::with_capacity(counters.len());
+    for c in counters.iter().filter(|c| !moved(c)) {
+        out.push(c.clone());
+        if let Some(base) = follower(c)
+            && !out.iter().any(|o| o.id == base)
+            && let Some(b) = counters.iter().find(|b| b.id == base && moved(b))
+        {
+            out.push(b.clone());
+        }
+    }
+    // Nothing is lost, whatever the references say.
+    for c in counters {
+        if !out.iter().any(|o| o.id == c.id) {
+            out.push(c.clone());
+        }
+    }
+    out
 }
 
 /// One counter checked on its own (cross-references come later).
@@ -1001,7 +1037,8 @@ fn references(cx: &mut Cx<'_>, raws: &[RawCounter], parsed: &[Option<Parsed>]) {
         .map(|r| r.attrs.get("id").and_then(|i| parse_uint(&i.value)))
         .collect();
     let index_of = |id: u32| raw_ids.iter().position(|r| *r == Some(id));
-    let mut referenced_bases: Vec<usize> = Vec::new();
+    // (base index, index of the counter naming it), in manifest order.
+    let mut referenced_bases: Vec<(usize, usize)> = Vec::new();
     for (i, (raw, p)) in raws.iter().zip(parsed).enumerate() {
         let Some(p) = p else { continue };
         let ty = p.counter_type;
@@ -1040,7 +1077,6 @@ fn references(cx: &mut Cx<'_>, raws: &[RawCounter], parsed: &[Option<Parsed>]) {
                             ),
                         ),
                         Some(j) => {
-                            referenced_bases.push(j);
                             let other = parsed.get(j).and_then(Option::as_ref);
                             if let Some(o) = other {
                                 if o.counter_type != need {
@@ -1052,14 +1088,25 @@ fn references(cx: &mut Cx<'_>, raws: &[RawCounter], parsed: &[Option<Parsed>]) {
                                         ),
                                         format!("change counter `{rid}` to `type=\"{need_name}\"` or point `{ref_attr}` at one"),
                                     );
-                                } else if j != i + 1 {
-                                    cx.sink.error_hint(
+                                } else if let Some(&(_, first)) =
+                                    referenced_bases.iter().find(|(b, r)| *b == j && *r != i)
+                                {
+                                    // V2 consumers pair by id, and V1 output places a base
+                                    // right after the counter naming it (wherever the
+                                    // manifest declares it); only one counter can have it
+                                    // there, so V1 consumers of the other misread.
+                                    let first_id = parsed
+                                        .get(first)
+                                        .and_then(Option::as_ref)
+                                        .map_or(0, |f| f.id);
+                                    cx.sink.warning_hint(
                                         pos,
-                                        format!("base counter `{rid}` must come right after counter `{}`", p.id),
-                                        "consumers read a base from the counter that directly follows its fraction counter; move the base counter",
+                                        format!("base counter `{rid}` is already the base of counter `{first_id}`: v1 output places it right after that counter, so v1 consumers read counter `{}`'s base from whatever follows it", p.id),
+                                        "give each fraction counter its own base counter",
                                     );
                                 }
                             }
+                            referenced_bases.push((j, i));
                         }
                     }
                 }
@@ -1128,11 +1175,11 @@ fn references(cx: &mut Cx<'_>, raws: &[RawCounter], parsed: &[Option<Parsed>]) {
     }
     for (j, (raw, p)) in raws.iter().zip(parsed).enumerate() {
         let Some(p) = p else { continue };
-        if p.counter_type.is_base() && !referenced_bases.contains(&j) {
+        if p.counter_type.is_base() && !referenced_bases.iter().any(|(b, _)| *b == j) {
             cx.sink.warning_hint(
                 raw.attrs.pos,
                 format!("base counter `{}` is not used by any counter", p.id),
-                "name it with `baseID` (or `multiCounterID`) on the counter right before it",
+                "name it with `baseID` (or `multiCounterID`) on the counter that uses it",
             );
         }
     }

@@ -114,8 +114,7 @@ fn cases() -> Vec<Case> {
         case("baseID missing", with(r#" baseID="2""#, ""), E, (8, 6), "`perf_average_timer` counter `1` has no `baseID`"),
         case("baseID unknown", with(r#"baseID="2""#, r#"baseID="9""#), E, (9, 49), "`baseID` `9` does not name a counter of this counterset"),
         case("baseID wrong type", with(r#"baseID="2""#, r#"baseID="3""#), E, (9, 49), "`baseID` `3` names a `perf_counter_large_rawcount` counter, but `perf_average_timer` needs a `perf_average_base`"),
-        case("base placement", with(r#"     <counter id="2""#, r#"     <counter id="4" uri="T.D" field="D" name="D" nameID="13" description="x" descriptionID="15" type="perf_counter_rawcount" detailLevel="standard"/>
-     <counter id="2""#), E, (9, 49), "base counter `2` must come right after counter `1`"),
+        case("shared base", c3(r#"field="C" type="perf_average_timer" baseID="2" detailLevel="standard""#), W, (12, 59), "base counter `2` is already the base of counter `1`: v1 output places it right after that counter, so v1 consumers read counter `3`'s base from whatever follows it"),
         case("perfTimeID missing", c3(r#"field="C" type="perf_elapsed_time" perfFreqID="1" detailLevel="standard""#), E, (11, 6), "`perf_elapsed_time` counter `3` has no `perfTimeID`"),
         case("perfFreqID wrong size", c3(r#"field="C" type="perf_elapsed_time" perfTimeID="3" perfFreqID="2" detailLevel="standard""#), E, (12, 62), "`perfTimeID` `3` names the counter itself, not an 8-byte time value"),
         case("unknown struct", c3(r#"field="C" struct="Nope" type="perf_counter_rawcount" detailLevel="standard""#), E, (12, 33), "counter names struct `Nope` but its counterset has no `<structs>`"),
@@ -302,4 +301,45 @@ fn a_broken_counter_neither_hides_nor_fakes_other_problems() {
             "counter id `2` is used twice in counterset `TSet`",
         ]
     );
+}
+
+/// Manifests in the shape of Microsoft's user-mode counter samples: a `perf_raw_base` declared
+/// before the `perf_raw_fraction` naming it with `baseID`, no `<structs>`, `reference` and
+/// `noDisplay` attributes. V2 consumers pair a counter with its base by id, so this is valid;
+/// every V1 emitter sees the base moved right after its fraction.
+#[test]
+fn base_before_its_fraction_is_valid_and_v1_order_moves_it() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/manifests");
+    for name in ["tidal_user.man", "estuary_user.man"] {
+        let bytes = std::fs::read(dir.join(name)).unwrap();
+        let a = analyze(Path::new(name), &bytes);
+        assert!(a.diagnostics.is_empty(), "{name}: {:#?}", a.diagnostics);
+        let m = a.manifest.unwrap();
+        let set = m.provider.countersets.last().unwrap();
+        let ids: Vec<u16> = set.counters.iter().map(|c| c.id).collect();
+        assert_eq!(ids, [1, 2, 4, 3], "{name}: the base follows its fraction");
+    }
+    // The same in the kernel test manifest: base first, fraction after, another counter last.
+    let swapped = BASE.replacen(
+        r#"     <counter id="1" uri="T.A" field="A" name="A" nameID="5" description="a" descriptionID="7"
+              type="perf_average_timer" baseID="2" detailLevel="standard"/>
+     <counter id="2" uri="T.B" field="B" type="perf_average_base" detailLevel="standard"/>"#,
+        r#"     <counter id="2" uri="T.B" field="B" type="perf_average_base" detailLevel="standard"/>
+     <counter id="1" uri="T.A" field="A" name="A" nameID="5" description="a" descriptionID="7"
+              type="perf_average_timer" baseID="2" detailLevel="standard"/>"#,
+        1,
+    );
+    assert_ne!(swapped, BASE);
+    let a = analyze(Path::new("t.man"), swapped.as_bytes());
+    assert!(a.diagnostics.is_empty(), "{:#?}", a.diagnostics);
+    let set = &a.manifest.unwrap().provider.countersets[0];
+    let order: Vec<u16> = set.counters.iter().map(|c| c.id).collect();
+    assert_eq!(order, [1, 2, 3]);
+    // Struct fields keep the manifest's order of first appearance: B was declared first.
+    let fields: Vec<&str> = set.structs[0]
+        .fields
+        .iter()
+        .map(|f| f.name.as_str())
+        .collect();
+    assert_eq!(fields, ["B", "A", "C"]);
 }

@@ -107,21 +107,62 @@ fn contoso_v11() {
 }
 
 #[test]
-fn user_mode_is_refused_with_one_diagnostic() {
+fn user_mode_tidal() {
+    generate(&Config::new(), "tidal_user.man", "tidal_user");
+}
+
+#[test]
+fn user_mode_estuary() {
+    generate(&Config::new(), "estuary_user.man", "estuary_user");
+}
+
+#[test]
+fn user_mode_northwind_custom_runtime() {
+    let mut config = Config::new();
+    config.user_mode_runtime_path("crate::perflib");
+    generate(&config, "northwind_user.man", "northwind_user");
+}
+
+#[test]
+fn user_mode_struct_layout_is_refused_naming_struct() {
     let path = dir("manifests").join("northwind_user.man");
-    let bytes = fs::read(&path).unwrap();
+    let text = fs::read_to_string(&path).unwrap();
+    let text = text
+        .replacen(
+            r#"instances="multiple">"#,
+            r#"instances="multiple">
+          <structs><struct name="Orders" type="ORDERS"/></structs>"#,
+            1,
+        )
+        .replacen(
+            r#"<counter id="1" "#,
+            r#"<counter id="1" struct="Orders" field="Open" "#,
+            1,
+        );
     let err = Config::new()
-        .generate(Path::new("northwind_user.man"), &bytes)
+        .generate(Path::new("northwind_user.man"), text.as_bytes())
         .unwrap_err();
     let pcw_gen::Error::Manifest { diagnostics } = err else {
         panic!("expected manifest diagnostics, got {err}");
     };
-    assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
-    assert!(diagnostics[0].message.contains("`providerType`"));
-    assert_eq!((diagnostics[0].pos.line, diagnostics[0].pos.column), (7, 7));
-    // It lints clean, and inspect still describes it.
-    assert!(pcw_gen::analyze(&path, &bytes).diagnostics.is_empty());
-    let inspect = Config::new().inspect(&path, &bytes).unwrap();
+    let errors: Vec<_> = diagnostics.iter().filter(|d| d.is_error()).collect();
+    // One per counter: with one declared struct every counter of the set is in it.
+    assert_eq!(errors.len(), 3, "{diagnostics:#?}");
+    assert_eq!((errors[0].pos.line, errors[0].pos.column), (14, 11));
+    assert!(
+        errors[0]
+            .message
+            .starts_with("counter `1` is in `struct` `Orders`"),
+        "{}",
+        errors[0].message
+    );
+    // It lints clean (lint is target-neutral) and inspect still describes it.
+    assert!(
+        pcw_gen::analyze(&path, text.as_bytes())
+            .diagnostics
+            .is_empty()
+    );
+    let inspect = Config::new().inspect(&path, text.as_bytes()).unwrap();
     assert_eq!(inspect.provider.provider_type, "userMode");
 }
 

@@ -29,7 +29,8 @@ pub struct ObjectTable {
     pub perf_time_counter: Option<usize>,
     /// Position of the counter holding the object's `PerfFreq` (`perfFreqID`), if any.
     pub perf_freq_counter: Option<usize>,
-    /// Counters in manifest order (= the order of the driver's values).
+    /// Counters in pcw-gen's V1 order, each base right after its counter (= the descriptor
+    /// order, which is the order of the driver's values).
     pub counters: &'static [CounterTable],
 }
 

@@ -2,6 +2,9 @@
 //!
 //! * [`kernel`]: kernel PCW — `PcwRegister`, `PcwAddInstance`, … as `#[no_mangle]` functions
 //!   a host build of the driver links to, and the consumer side that calls its `PCW_CALLBACK`.
+//! * [`usermode`]: Perflib's user-mode V2 provider side — `PerfStartProviderEx`,
+//!   `PerfSetCounterSetInfo`, `PerfCreateInstance`, the value setters, `PerfSetCounterRefValue`,
+//!   … as `#[no_mangle]` functions with their argument checks, and a consumer that reads them.
 //! * [`v1_host`]: Perflib's V1 host — calls `CollectPerformanceData` with guard regions and
 //!   `ExtCounterTestLevel` checks, and assembles `PERF_DATA_BLOCK` replies like
 //!   `RegQueryValueEx(HKEY_PERFORMANCE_DATA)`.
@@ -13,6 +16,7 @@
 pub mod kernel;
 pub mod pdh;
 pub mod typeperf;
+pub mod usermode;
 pub mod v1_host;
 
 /// Multiplies the stress tests' round counts (the driver's, the simulator's and the perf

@@ -1,0 +1,246 @@
+//! pcw-um against pcw-sim's simulated Perflib: what a service publishes is what a consumer
+//! collects, and every misuse is a typed error.
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+
+use pcw_sim::usermode;
+use pcw_um::{
+    ATTRIB_BY_REFERENCE, CounterInfo, CounterSetInfo, Error, Notifications, Provider, Request,
+};
+
+// Links pcw-sim's `#[no_mangle]` Perflib into this test binary.
+use pcw_sim as _;
+
+const fn counter(id: u32, size: u32, attrib: u64) -> CounterInfo {
+    CounterInfo {
+        id,
+        counter_type: if size == 8 { 0x0001_0100 } else { 0x0001_0000 },
+        attrib,
+        size,
+        detail_level: 100,
+        scale: 0,
+        offset: 0,
+    }
+}
+
+static MULTI: CounterSetInfo = CounterSetInfo {
+    guid: 0x1111_0000_0000_0000_0000_0000_0000_0001,
+    instance_type: 2,
+    counters: &[
+        counter(1, 4, 0),
+        counter(2, 8, 0),
+        counter(3, 4, ATTRIB_BY_REFERENCE),
+    ],
+};
+static SINGLE: CounterSetInfo = CounterSetInfo {
+    guid: 0x1111_0000_0000_0000_0000_0000_0000_0002,
+    instance_type: 0,
+    counters: &[counter(1, 8, ATTRIB_BY_REFERENCE)],
+};
+
+#[test]
+fn values_and_references_reach_the_consumer() {
+    let provider = Provider::start(
+        0x1111_0000_0000_0000_0000_0000_0000_0000,
+        &[&MULTI, &SINGLE],
+    )
+    .unwrap();
+    let a = provider.create_instance(&MULTI, "alpha", 0).unwrap();
+    let b = provider.create_instance(&MULTI, "beta", 1).unwrap();
+    a.set_u32(1, 7).unwrap();
+    a.increment_u32(1, 5).unwrap();
+    a.decrement_u32(1, 2).unwrap();
+    a.set_u64(2, 1 << 40).unwrap();
+    a.increment_u64(2, 3).unwrap();
+    a.reference_u32(3).unwrap().store(99, Ordering::Relaxed);
+    b.set_u32(1, 1).unwrap();
+    let got = usermode::collect(MULTI.guid).unwrap();
+    assert_eq!(got.len(), 2);
+    let alpha = got.iter().find(|i| i.name == "alpha").unwrap();
+    assert_eq!(alpha.values[&1], 10);
+    assert_eq!(alpha.values[&2], (1 << 40) + 3);
+    assert_eq!(alpha.values[&3], 99, "read through the reference");
+    // The reference follows the atomic without another call.
+    a.reference_u32(3).unwrap().fetch_add(1, Ordering::Relaxed);
+    let again = usermode::collect(MULTI.guid).unwrap();
+    assert_eq!(
+        again.iter().find(|i| i.name == "alpha").unwrap().values[&3],
+        100
+    );
+
+    let only = provider.create_instance(&SINGLE, "_Default", 0).unwrap();
+    only.reference_u64(1)
+        .unwrap()
+        .store(u64::MAX - 1, Ordering::Relaxed);
+    assert_eq!(
+        usermode::collect(SINGLE.guid).unwrap()[0].values[&1],
+        u64::MAX - 1
+    );
+
+    b.delete().unwrap();
+    assert_eq!(usermode::collect(MULTI.guid).unwrap().len(), 1);
+    drop((a, only));
+    drop(provider);
+    assert!(
+        usermode::collect(MULTI.guid).is_none(),
+        "stopping unregisters the sets"
+    );
+}
+
+static CHECKED: CounterSetInfo = CounterSetInfo {
+    guid: 0x2222_0000_0000_0000_0000_0000_0000_0001,
+    instance_type: 2,
+    counters: &[
+        counter(1, 4, 0),
+        counter(2, 8, 0),
+        counter(3, 4, ATTRIB_BY_REFERENCE),
+    ],
+};
+static SINGLE_CHECKED: CounterSetInfo = CounterSetInfo {
+    guid: 0x2222_0000_0000_0000_0000_0000_0000_0002,
+    instance_type: 0,
+    counters: &[counter(1, 4, 0)],
+};
+
+#[test]
+fn misuse_is_a_typed_error() {
+    let provider = Provider::start(
+        0x2222_0000_0000_0000_0000_0000_0000_0000,
+        &[&CHECKED, &SINGLE_CHECKED],
+    )
+    .unwrap();
+    let i = provider.create_instance(&CHECKED, "x", 0).unwrap();
+    assert!(matches!(
+        i.set_u64(1, 1),
+        Err(Error::WrongSize {
+            id: 1,
+            size: 4,
+            given: 8
+        })
+    ));
+    assert!(matches!(
+        i.set_u32(2, 1),
+        Err(Error::WrongSize {
+            id: 2,
+            size: 8,
+            given: 4
+        })
+    ));
+    assert!(matches!(
+        i.set_u32(9, 1),
+        Err(Error::UnknownCounter { id: 9, .. })
+    ));
+    assert!(matches!(
+        i.set_u32(3, 1),
+        Err(Error::Reference {
+            id: 3,
+            by_reference: true
+        })
+    ));
+    assert!(matches!(
+        i.reference_u32(1),
+        Err(Error::Reference {
+            id: 1,
+            by_reference: false
+        })
+    ));
+    assert!(matches!(
+        i.reference_u64(3),
+        Err(Error::WrongSize { id: 3, .. })
+    ));
+    // Perflib's own checks, through the simulator: a duplicate instance and a second
+    // instance of a single-instance set are `ERROR_ALREADY_EXISTS` (183).
+    let dup = provider.create_instance(&CHECKED, "X", 0).unwrap_err();
+    assert!(
+        matches!(
+            dup,
+            Error::Win32 {
+                operation: "PerfCreateInstance",
+                code: 183
+            }
+        ),
+        "{dup}"
+    );
+    let _one = provider
+        .create_instance(&SINGLE_CHECKED, "_Default", 0)
+        .unwrap();
+    let two = provider
+        .create_instance(&SINGLE_CHECKED, "other", 0)
+        .unwrap_err();
+    assert!(matches!(two, Error::Win32 { code: 183, .. }));
+    assert!(matches!(
+        provider.create_instance(&CHECKED, "", 1),
+        Err(Error::InstanceName(_))
+    ));
+    assert!(matches!(
+        provider.create_instance(&MULTI, "y", 1),
+        Err(Error::UnknownCounterSet(_))
+    ));
+    // A second provider registering the same counterset: `ERROR_ALREADY_EXISTS` from
+    // `PerfSetCounterSetInfo`; and the same provider GUID twice from `PerfStartProviderEx`.
+    let e = Provider::start(0x2222_0000_0000_0000_0000_0000_0000_00ff, &[&CHECKED]).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Win32 {
+                operation: "PerfSetCounterSetInfo",
+                code: 183
+            }
+        ),
+        "{e}"
+    );
+    let e = Provider::start(0x2222_0000_0000_0000_0000_0000_0000_0000, &[]).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Win32 {
+                operation: "PerfStartProviderEx",
+                code: 183
+            }
+        ),
+        "{e}"
+    );
+}
+
+#[derive(Default)]
+struct Log(Mutex<Vec<Request>>);
+
+impl Notifications for Log {
+    fn notify(&self, request: Request) -> u32 {
+        self.0.lock().unwrap().push(request);
+        0
+    }
+}
+
+static NOTIFIED: CounterSetInfo = CounterSetInfo {
+    guid: 0x3333_0000_0000_0000_0000_0000_0000_0001,
+    instance_type: 0,
+    counters: &[counter(1, 4, 0)],
+};
+
+#[test]
+fn custom_callback_notifications_reach_the_trait() {
+    let log = Arc::new(Log::default());
+    let provider = Provider::start_with(
+        0x3333_0000_0000_0000_0000_0000_0000_0000,
+        &[&NOTIFIED],
+        log.clone(),
+    )
+    .unwrap();
+    let set = NOTIFIED.guid;
+    assert_eq!(usermode::notify(set, true, 1), Some(0));
+    usermode::collect(set).unwrap();
+    assert_eq!(usermode::notify(set, false, 1), Some(0));
+    assert_eq!(
+        *log.0.lock().unwrap(),
+        [
+            Request::AddCounter { set, counter: 1 },
+            Request::CollectStart { set },
+            Request::CollectEnd { set },
+            Request::RemoveCounter { set, counter: 1 },
+        ]
+    );
+    drop(provider);
+    assert_eq!(usermode::notify(set, true, 1), None);
+}
