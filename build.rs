@@ -23,7 +23,7 @@ fn main() -> ExitCode {
         return ExitCode::FAILURE;
     }
     let written = pcw_gen::Config::new()
-        .runtime_path("crate::pcw_rt")
+        .runtime_path("crate::ffi")
         .bind_struct(
             "DynamicQueues.QueueCounters",
             "crate::queues::QueueCounters",

@@ -5,7 +5,7 @@
 //! set here). Unload closes the dynamic instances, then unregisters in reverse order.
 
 use crate::countersets::pcw_driver::{dynamic_queues, geometric_waves, provider_statistics};
-use crate::pcw_rt::{self, NTSTATUS};
+use crate::ffi::{self, NTSTATUS};
 use crate::sync::Global;
 use crate::{queues, stats, waves};
 
@@ -31,7 +31,7 @@ pub fn load() -> Result<(), NTSTATUS> {
     if STATE.read(Option::is_some) {
         return Ok(());
     }
-    stats::STATS.reset(pcw_rt::perf_counter().0);
+    stats::STATS.reset(ffi::perf_counter().0);
     for (name, wave) in waves::WAVES {
         let units: [u16; 16] = utf16_fixed(name);
         let len = name.len().min(units.len());

@@ -9,20 +9,13 @@ use alloc::vec::Vec;
 use core::cell::UnsafeCell;
 
 use pcw_core::registry::RawRwLock;
-use windows_sys::Wdk::System::SystemServices::{
-    ExAcquirePushLockExclusiveEx, ExAcquirePushLockSharedEx, ExReleasePushLockExclusiveEx,
-    ExReleasePushLockSharedEx, IoCreateDevice, IoCreateSymbolicLink, IoDeleteDevice,
-    IoDeleteSymbolicLink, IofCompleteRequest, KeEnterCriticalRegion, KeLeaveCriticalRegion,
-};
-use windows_sys::Win32::Foundation::{
-    NTSTATUS, STATUS_INSUFFICIENT_RESOURCES, STATUS_INVALID_PARAMETER, STATUS_SUCCESS,
-    UNICODE_STRING,
-};
 
 use crate::control;
-use crate::wdm::{
+use crate::ffi::status::STATUS_INVALID_PARAMETER;
+use crate::ffi::wdm::{
     DeviceObject, DriverObject, IRP_MJ_CLOSE, IRP_MJ_CREATE, IRP_MJ_DEVICE_CONTROL, Irp,
 };
+use crate::ffi::{self, NTSTATUS, STATUS_INSUFFICIENT_RESOURCES, STATUS_SUCCESS, UNICODE_STRING};
 
 /// An `EX_PUSH_LOCK`: shared/exclusive, taken with normal kernel APCs disabled, as the push
 /// lock routines require.
@@ -46,31 +39,29 @@ unsafe impl RawRwLock for PushLock {
     };
 
     fn lock_shared(&self) {
-        // SAFETY: callable at IRQL <= APC_LEVEL, where the driver's callers run.
-        unsafe { KeEnterCriticalRegion() };
+        ffi::enter_critical_region();
         // SAFETY: a valid push lock word; APCs are disabled just above.
-        unsafe { ExAcquirePushLockSharedEx(self.lock.get(), 0) };
+        unsafe { ffi::acquire_push_lock_shared(self.lock.get()) };
     }
 
     unsafe fn unlock_shared(&self) {
         // SAFETY: held shared by this thread (caller's contract).
-        unsafe { ExReleasePushLockSharedEx(self.lock.get(), 0) };
-        // SAFETY: pairs with the KeEnterCriticalRegion of `lock_shared`.
-        unsafe { KeLeaveCriticalRegion() };
+        unsafe { ffi::release_push_lock_shared(self.lock.get()) };
+        // SAFETY: pairs with the enter_critical_region of `lock_shared`.
+        unsafe { ffi::leave_critical_region() };
     }
 
     fn lock_exclusive(&self) {
-        // SAFETY: callable at IRQL <= APC_LEVEL.
-        unsafe { KeEnterCriticalRegion() };
+        ffi::enter_critical_region();
         // SAFETY: a valid push lock word; APCs are disabled just above.
-        unsafe { ExAcquirePushLockExclusiveEx(self.lock.get(), 0) };
+        unsafe { ffi::acquire_push_lock_exclusive(self.lock.get()) };
     }
 
     unsafe fn unlock_exclusive(&self) {
         // SAFETY: held exclusively by this thread (caller's contract).
-        unsafe { ExReleasePushLockExclusiveEx(self.lock.get(), 0) };
-        // SAFETY: pairs with the KeEnterCriticalRegion of `lock_exclusive`.
-        unsafe { KeLeaveCriticalRegion() };
+        unsafe { ffi::release_push_lock_exclusive(self.lock.get()) };
+        // SAFETY: pairs with the enter_critical_region of `lock_exclusive`.
+        unsafe { ffi::leave_critical_region() };
     }
 }
 
@@ -122,20 +113,17 @@ pub unsafe extern "system" fn driver_entry(
     if let Err(status) = crate::driver::load() {
         return status;
     }
-    let name = crate::pcw_rt::unicode(&DEVICE_NAME);
-    let link = crate::pcw_rt::unicode(&SYMBOLIC_LINK);
+    let name = ffi::unicode(&DEVICE_NAME);
+    let link = ffi::unicode(&SYMBOLIC_LINK);
     let mut device: *mut DeviceObject = core::ptr::null_mut();
-    // SAFETY: valid driver object, name and out-pointer; no device extension. The binding's
-    // object types are opaque to this call: only the pointers pass through.
+    // SAFETY: the driver object DriverEntry received, a valid name and out-pointer.
     let status = unsafe {
-        IoCreateDevice(
-            (&raw mut *driver).cast(),
-            0,
-            &raw const name,
+        ffi::io_create_device(
+            &raw mut *driver,
+            &name,
             FILE_DEVICE_UNKNOWN,
             FILE_DEVICE_SECURE_OPEN,
-            false,
-            (&raw mut device).cast(),
+            &mut device,
         )
     };
     if status < 0 {
@@ -147,15 +135,15 @@ pub unsafe extern "system" fn driver_entry(
     let status = unsafe { secure(device) };
     if status < 0 {
         // SAFETY: created just above and not yet visible to user mode.
-        unsafe { IoDeleteDevice(device.cast()) };
+        unsafe { ffi::io_delete_device(device) };
         crate::driver::unload();
         return status;
     }
     // SAFETY: both names are valid UNICODE_STRINGs over static buffers.
-    let status = unsafe { IoCreateSymbolicLink(&raw const link, &raw const name) };
+    let status = unsafe { ffi::io_create_symbolic_link(&link, &name) };
     if status < 0 {
         // SAFETY: created just above and not yet visible to user mode.
-        unsafe { IoDeleteDevice(device.cast()) };
+        unsafe { ffi::io_delete_device(device) };
         crate::driver::unload();
         return status;
     }
@@ -171,17 +159,6 @@ pub unsafe extern "system" fn driver_entry(
     STATUS_SUCCESS
 }
 
-// Exported by ntoskrnl (it is what wdmsec's `IoCreateDeviceSecure` uses) but not declared by
-// windows-sys.
-#[link(name = "ntoskrnl.exe", kind = "raw-dylib", modifiers = "+verbatim")]
-unsafe extern "system" {
-    fn ObSetSecurityObjectByPointer(
-        object: *mut core::ffi::c_void,
-        security_information: u32,
-        security_descriptor: *const core::ffi::c_void,
-    ) -> NTSTATUS;
-}
-
 /// `DACL_SECURITY_INFORMATION`.
 const DACL_SECURITY_INFORMATION: u32 = 4;
 
@@ -194,22 +171,20 @@ unsafe fn secure(device: *mut DeviceObject) -> NTSTATUS {
     let sd = &crate::security::DEVICE_SECURITY_DESCRIPTOR.0;
     // SAFETY: a valid device object (contract) and a valid self-relative descriptor, which the
     // object manager copies.
-    unsafe {
-        ObSetSecurityObjectByPointer(device.cast(), DACL_SECURITY_INFORMATION, sd.as_ptr().cast())
-    }
+    unsafe { ffi::set_security(device.cast(), DACL_SECURITY_INFORMATION, sd.as_ptr().cast()) }
 }
 
 /// `DriverUnload`: removes the symbolic link and the device, closes the dynamic instances and
 /// unregisters every counterset.
 unsafe extern "system" fn driver_unload(driver: *mut DriverObject) {
-    let link = crate::pcw_rt::unicode(&SYMBOLIC_LINK);
+    let link = ffi::unicode(&SYMBOLIC_LINK);
     // SAFETY: the link was created in DriverEntry; deleting it is allowed at unload.
-    let _ = unsafe { IoDeleteSymbolicLink(&raw const link) };
+    let _ = unsafe { ffi::io_delete_symbolic_link(&link) };
     // SAFETY: the I/O manager passes the driver object; its device list holds our one device.
     if let Some(device) = unsafe { driver.as_ref() }.map(|d| d.device_object) {
         if !device.is_null() {
             // SAFETY: created in DriverEntry, deleted once here.
-            unsafe { IoDeleteDevice(device.cast()) };
+            unsafe { ffi::io_delete_device(device) };
         }
     }
     crate::driver::unload();
@@ -223,7 +198,7 @@ unsafe fn complete(irp: &mut Irp, status: NTSTATUS, information: usize) -> NTSTA
     irp.io_status.status = status;
     irp.io_status.information = information;
     // SAFETY: per this function's contract; IO_NO_INCREMENT.
-    unsafe { IofCompleteRequest((&raw mut *irp).cast(), 0) };
+    unsafe { ffi::complete_request(&raw mut *irp) };
     status
 }
 
@@ -251,7 +226,7 @@ unsafe extern "system" fn dispatch_device_control(
         return STATUS_INVALID_PARAMETER;
     };
     // For a dispatched IRP, Tail.Overlay.CurrentStackLocation is this driver's stack location
-    // (what IoGetCurrentIrpStackLocation reads); the layouts are the WDK's (`crate::wdm`).
+    // (what IoGetCurrentIrpStackLocation reads); the layouts are the WDK's (`crate::ffi::wdm`).
     let stack = irp.current_stack_location;
     // SAFETY: valid for the IRP's lifetime.
     let Some(stack) = (unsafe { stack.as_ref() }) else {
@@ -314,7 +289,7 @@ unsafe extern "system" fn dispatch_device_control(
 mod runtime {
     use core::alloc::{GlobalAlloc, Layout};
 
-    use windows_sys::Wdk::System::SystemServices::{ExAllocatePool2, ExFreePoolWithTag};
+    use crate::ffi::{allocate_pool, free_pool};
 
     /// The pool tag of every allocation: `PcwR` (read backwards in pool dumps).
     const POOL_TAG: u32 = u32::from_le_bytes(*b"PcwR");
@@ -332,12 +307,12 @@ mod runtime {
                 return core::ptr::null_mut();
             }
             // SAFETY: callable at IRQL <= DISPATCH_LEVEL for non-paged pool.
-            unsafe { ExAllocatePool2(POOL_FLAG_NON_PAGED, layout.size(), POOL_TAG) }.cast()
+            unsafe { allocate_pool(POOL_FLAG_NON_PAGED, layout.size(), POOL_TAG) }.cast()
         }
 
         unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
             // SAFETY: `ptr` came from `alloc` above, with this tag.
-            unsafe { ExFreePoolWithTag(ptr.cast(), POOL_TAG) };
+            unsafe { free_pool(ptr.cast(), POOL_TAG) };
         }
     }
 

@@ -3,7 +3,7 @@
 //! Its countersets come from `manifest/pcw_driver.man`, compiled at build time by pcw-gen into
 //! [`countersets`]; [`driver::load`] and [`driver::unload`] are what `DriverEntry` and
 //! `DriverUnload` do; [`waves`] and [`stats`] hold the two `PCW_CALLBACK`s and [`queues`] the
-//! `PcwCreateInstance` instances. Every PCW and kernel item goes through [`pcw_rt`].
+//! `PcwCreateInstance` instances. Every Windows item goes through [`ffi`].
 //!
 //! On a Windows target the crate is `no_std`; everywhere else it is an ordinary library whose
 //! PCW imports resolve to pcw-sim, which is how its tests and `pcw typeperf` run the driver's
@@ -28,18 +28,15 @@ pub mod countersets {
 
 pub mod control;
 pub mod driver;
+pub mod ffi;
 #[cfg(target_os = "windows")]
 mod kernel;
-#[cfg_attr(all(feature = "wdk", target_os = "windows"), path = "pcw_rt_wdk.rs")]
-pub mod pcw_rt;
 pub mod queues;
 pub mod security;
 pub mod snapshot;
 pub mod stats;
 mod sync;
 pub mod waves;
-#[cfg(target_pointer_width = "64")]
-pub mod wdm;
 
 /// The driver's counter manifest, for tools that need its names and layout (`pcw typeperf`).
 pub const MANIFEST: &str = include_str!("../manifest/pcw_driver.man");

@@ -7,7 +7,7 @@ use alloc::boxed::Box;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use crate::countersets::pcw_driver::{Instance, dynamic_queues as set};
-use crate::pcw_rt::{self, NTSTATUS, STATUS_INSUFFICIENT_RESOURCES, STATUS_OBJECT_NAME_COLLISION};
+use crate::ffi::{self, NTSTATUS, STATUS_INSUFFICIENT_RESOURCES, STATUS_OBJECT_NAME_COLLISION};
 use pcw_core::registry::{Registry, RegistryError};
 
 /// A queue's counter block, as PCW reads it (bound to the manifest's `QueueCounters` struct;
@@ -35,7 +35,7 @@ pub struct Queue {
 pub const MAX_QUEUES: usize = 4096;
 
 /// The live queues, by id.
-pub static REGISTRY: Registry<pcw_rt::RegistryLock, Queue> = Registry::new(MAX_QUEUES);
+pub static REGISTRY: Registry<ffi::RegistryLock, Queue> = Registry::new(MAX_QUEUES);
 
 /// Why a queue could not be created.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,9 +56,9 @@ impl QueueError {
     /// The `NTSTATUS` for this error.
     pub const fn status(self) -> NTSTATUS {
         match self {
-            Self::NotLoaded => windows_sys::Win32::Foundation::STATUS_DEVICE_NOT_READY,
+            Self::NotLoaded => ffi::status::STATUS_DEVICE_NOT_READY,
             Self::NameTaken => STATUS_OBJECT_NAME_COLLISION,
-            Self::BadName => pcw_rt::STATUS_INVALID_PARAMETER_2,
+            Self::BadName => ffi::STATUS_INVALID_PARAMETER_2,
             Self::NoResources => STATUS_INSUFFICIENT_RESOURCES,
             Self::Pcw(status) => status,
         }
@@ -75,7 +75,7 @@ pub fn create(name: &[u16]) -> Result<u32, QueueError> {
     }
     let counters = new_block().ok_or(QueueError::NoResources)?;
     let instance = crate::driver::with_queue_registration(|registration| {
-        let unicode = pcw_rt::unicode(name);
+        let unicode = ffi::unicode(name);
         // SAFETY: the block is heap-allocated, never moves, and is freed only after the
         // instance is closed (`Queue`'s field order); PCW copies the name during the call.
         unsafe { set::create(registration, &unicode, &raw const *counters) }
@@ -148,7 +148,7 @@ impl Queue {
     }
 
     /// The PCW instance handle.
-    pub fn handle(&self) -> pcw_rt::PPCW_INSTANCE {
+    pub fn handle(&self) -> ffi::PPCW_INSTANCE {
         self.instance.handle()
     }
 }

@@ -9,7 +9,7 @@ use core::sync::atomic::Ordering;
 use pcw_core::snapshot::{PARENT_NONE, SnapshotError, SnapshotHeader, SnapshotWriter};
 
 use crate::countersets::pcw_driver::{dynamic_queues, geometric_waves, provider_statistics};
-use crate::pcw_rt;
+use crate::ffi;
 use crate::stats::STATS;
 use crate::{queues, waves};
 
@@ -25,8 +25,8 @@ pub const SET_QUEUES: u16 = 2;
 /// # Errors
 /// The bytes needed when `out` is too small (0 for a snapshot the format cannot hold).
 pub fn write(out: &mut [u8]) -> Result<usize, usize> {
-    let (perf_time, perf_freq) = pcw_rt::perf_counter();
-    let now = pcw_rt::system_time();
+    let (perf_time, perf_freq) = ffi::perf_counter();
+    let now = ffi::system_time();
     let mut w = SnapshotWriter::new(
         out,
         SnapshotHeader {

@@ -8,7 +8,7 @@ use pcw_core::stats::CollectStats;
 pub use pcw_core::stats::Collected;
 
 use crate::countersets::pcw_driver::provider_statistics as set;
-use crate::pcw_rt::{self, NTSTATUS, PCW_CALLBACK_INFORMATION, PCW_CALLBACK_TYPE, STATUS_SUCCESS};
+use crate::ffi::{self, NTSTATUS, PCW_CALLBACK_INFORMATION, PCW_CALLBACK_TYPE, STATUS_SUCCESS};
 
 /// The statistics, updated lock-free by the callbacks.
 #[derive(Debug)]
@@ -30,19 +30,19 @@ impl Stats {
 
     /// The performance counter when timing is wanted, else `None`.
     pub fn start(&self) -> Option<i64> {
-        self.watched().then(|| pcw_rt::perf_counter().0)
+        self.watched().then(|| ffi::perf_counter().0)
     }
 
     /// Records one collection that started at `started` (from [`Stats::start`]).
     pub fn record(&self, started: Option<i64>, c: Collected) {
-        let elapsed = started.map(|t0| pcw_rt::perf_counter().0.saturating_sub(t0));
+        let elapsed = started.map(|t0| ffi::perf_counter().0.saturating_sub(t0));
         self.0.record(elapsed, c);
     }
 
     /// The values as the counterset's block, read now.
     pub fn snapshot(&self) -> set::Values {
         let t = self.0.read();
-        let (now, frequency) = pcw_rt::perf_counter();
+        let (now, frequency) = ffi::perf_counter();
         set::Values {
             collections: t.collections,
             instances_returned: t.instances_returned,
@@ -70,23 +70,23 @@ pub unsafe extern "system" fn callback(
     let Some(info) = (unsafe { info.as_ref() }) else {
         return STATUS_SUCCESS;
     };
-    let name = pcw_rt::unicode(&[]);
+    let name = ffi::unicode(&[]);
     match kind {
-        pcw_rt::PcwCallbackAddCounter => {
+        ffi::PcwCallbackAddCounter => {
             STATS.0.add_watcher();
             STATUS_SUCCESS
         }
-        pcw_rt::PcwCallbackRemoveCounter => {
+        ffi::PcwCallbackRemoveCounter => {
             // An unmatched RemoveCounter changes nothing (the count never wraps).
             let _ = STATS.0.remove_watcher();
             STATUS_SUCCESS
         }
-        pcw_rt::PcwCallbackEnumerateInstances => {
+        ffi::PcwCallbackEnumerateInstances => {
             // SAFETY: the EnumerateInstances member is the active one for this kind; the buffer
             // is PCW's and the blank name (a single-instance set) lives across the call.
             unsafe { set::enumerate(info.EnumerateInstances.Buffer, &name, 0) }
         }
-        pcw_rt::PcwCallbackCollectData => {
+        ffi::PcwCallbackCollectData => {
             let values = STATS.snapshot();
             // SAFETY: the CollectData member is the active one for this kind; PCW copies the
             // name and the block during the call.

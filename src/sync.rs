@@ -5,7 +5,7 @@ use core::cell::UnsafeCell;
 
 use pcw_core::registry::RawRwLock;
 
-use crate::pcw_rt::RegistryLock;
+use crate::ffi::RegistryLock;
 
 /// `T` guarded by a [`RegistryLock`].
 pub struct Global<T> {

@@ -4,7 +4,7 @@
 //! wildcards), `CounterMask` and the consumer's `CancelEvent`, never allocates and never panics.
 
 use crate::countersets::pcw_driver::geometric_waves as set;
-use crate::pcw_rt::{
+use crate::ffi::{
     self, NTSTATUS, PCW_CALLBACK_INFORMATION, PCW_CALLBACK_TYPE, PCW_MASK_INFORMATION,
     STATUS_INSUFFICIENT_RESOURCES, STATUS_OBJECT_NAME_COLLISION, STATUS_SUCCESS,
 };
@@ -47,7 +47,7 @@ pub const WAVES: [(&str, Wave); 3] = [
 ];
 
 /// The live waves.
-pub static REGISTRY: Registry<pcw_rt::RegistryLock, Wave> = Registry::new(64);
+pub static REGISTRY: Registry<ffi::RegistryLock, Wave> = Registry::new(64);
 
 /// Period of both waves, in seconds.
 pub const PERIOD_SECONDS: i64 = 10;
@@ -61,7 +61,7 @@ pub const PERIOD_SECONDS: i64 = 10;
 pub fn add(name: &[u16], wave: Wave) -> Result<u32, NTSTATUS> {
     REGISTRY.insert(name, wave).map_err(|e| match e {
         RegistryError::NameTaken { .. } => STATUS_OBJECT_NAME_COLLISION,
-        RegistryError::BadName => pcw_rt::STATUS_INVALID_PARAMETER_2,
+        RegistryError::BadName => ffi::STATUS_INVALID_PARAMETER_2,
         RegistryError::Full | RegistryError::NoMemory => STATUS_INSUFFICIENT_RESOURCES,
     })
 }
@@ -104,28 +104,28 @@ pub fn values(wave: Wave, time: i64, counter_mask: u64) -> set::GeometricWaveVal
 /// Adds every wave of `registry` the query selects to PCW's buffer; returns the first failure of
 /// `PcwAddInstance`, or success.
 fn answer(
-    registry: &Registry<pcw_rt::RegistryLock, Wave>,
+    registry: &Registry<ffi::RegistryLock, Wave>,
     mask: &PCW_MASK_INFORMATION,
     collect: bool,
 ) -> NTSTATUS {
     // SAFETY: PCW passes a NULL or valid instance mask that lives across the callback.
-    let name_mask = unsafe { pcw_rt::units(mask.InstanceMask) };
+    let name_mask = unsafe { ffi::units(mask.InstanceMask) };
     let filter = InstanceFilter::new(mask.InstanceId, name_mask);
     let started = if collect { STATS.start() } else { None };
-    let now = if collect { pcw_rt::system_time() } else { 0 };
+    let now = if collect { ffi::system_time() } else { 0 };
     let mut counted = Collected::default();
     let status = registry.read(|view| {
         let mut add = |entry: &pcw_core::registry::Entry<Wave>| -> NTSTATUS {
             // Poll the cancel event before the first instance and every 16th after it.
             // SAFETY: PCW passes NULL or a valid event that lives across the callback.
-            if counted.considered % 16 == 0 && unsafe { pcw_rt::cancelled(mask.CancelEvent) } {
-                return pcw_rt::STATUS_CANCELLED;
+            if counted.considered % 16 == 0 && unsafe { ffi::cancelled(mask.CancelEvent) } {
+                return ffi::STATUS_CANCELLED;
             }
             counted.considered = counted.considered.saturating_add(1);
             if !filter.selects(entry.name(), entry.id()) {
                 return STATUS_SUCCESS;
             }
-            let name = pcw_rt::unicode(entry.name());
+            let name = ffi::unicode(entry.name());
             let status = if collect {
                 let values = values(*entry.value(), now, mask.CounterMask);
                 // SAFETY: `mask.Buffer` is this callback's PCW buffer; the name and the block
@@ -176,7 +176,7 @@ pub unsafe extern "system" fn callback(
 /// # Safety
 /// `info` is NULL or a valid information block for `kind`, as PCW passes it to a callback.
 pub unsafe fn respond(
-    registry: &Registry<pcw_rt::RegistryLock, Wave>,
+    registry: &Registry<ffi::RegistryLock, Wave>,
     kind: PCW_CALLBACK_TYPE,
     info: *const PCW_CALLBACK_INFORMATION,
 ) -> NTSTATUS {
@@ -185,11 +185,11 @@ pub unsafe fn respond(
         return STATUS_SUCCESS;
     };
     match kind {
-        pcw_rt::PcwCallbackEnumerateInstances => {
+        ffi::PcwCallbackEnumerateInstances => {
             // SAFETY: the EnumerateInstances member is the active one for this kind.
             answer(registry, unsafe { &info.EnumerateInstances }, false)
         }
-        pcw_rt::PcwCallbackCollectData => {
+        ffi::PcwCallbackCollectData => {
             // SAFETY: the CollectData member is the active one for this kind.
             answer(registry, unsafe { &info.CollectData }, true)
         }

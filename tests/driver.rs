@@ -567,22 +567,22 @@ unsafe extern "system" fn allocating_callback(
 
 #[test]
 fn the_allocation_counter_sees_provider_allocations() {
-    use pcw_driver::pcw_rt;
+    use pcw_driver::ffi;
     let k = Kernel::boot(BUILD_SERVER_2022);
     let name: Vec<u16> = "Allocating".encode_utf16().collect();
-    let mut unicode = pcw_rt::unicode(&name);
-    let info = pcw_rt::PCW_REGISTRATION_INFORMATION {
+    let mut unicode = ffi::unicode(&name);
+    let info = ffi::PCW_REGISTRATION_INFORMATION {
         Version: PCW_VERSION_2,
         Name: &raw mut unicode,
         CounterCount: 0,
         Counters: std::ptr::null_mut(),
-        Callback: pcw_rt::pcw_callback(Some(allocating_callback)),
+        Callback: ffi::pcw_callback(Some(allocating_callback)),
         CallbackContext: std::ptr::null_mut(),
         Flags: 0,
     };
-    let mut handle = pcw_rt::NULL_REGISTRATION;
+    let mut handle = ffi::NULL_REGISTRATION;
     // SAFETY: the information block and the name live across the call.
-    let status = unsafe { pcw_rt::PcwRegister(&raw mut handle, &raw const info) };
+    let status = unsafe { ffi::PcwRegister(&raw mut handle, &raw const info) };
     assert_eq!(status, 0);
     PROVIDER_ALLOCATIONS.store(0, Ordering::Relaxed);
     k.collect("Allocating", &Request::default()).unwrap();
@@ -591,6 +591,6 @@ fn the_allocation_counter_sees_provider_allocations() {
         "one alloc and one free"
     );
     // SAFETY: registered just above.
-    unsafe { pcw_rt::PcwUnregister(handle) };
+    unsafe { ffi::PcwUnregister(handle) };
     assert!(k.teardown().is_clean());
 }

@@ -1,12 +1,12 @@
 //! The kernel-structure audit behind `docs/kernel-layouts.md`: for every structure the driver
 //! reads or writes by field, the WDK's x64 offset (a number from the WDK declaration), the offset
-//! windows-sys gives, and the driver's own declaration (`pcw_driver::wdm`). The driver's
+//! windows-sys gives, and the driver's own declaration (`pcw_driver::ffi::wdm`). The driver's
 //! declarations are also pinned by `const` assertions at compile time; this test records where
 //! windows-sys agrees and where it does not, so that the table cannot drift from the bindings.
 
 use core::mem::{offset_of, size_of};
 
-use pcw_driver::wdm;
+use pcw_driver::ffi::wdm;
 use windows_sys::Wdk::Foundation::{DRIVER_OBJECT, IO_STACK_LOCATION, IRP};
 use windows_sys::Wdk::System::SystemServices::{
     PCW_CALLBACK_INFORMATION, PCW_COUNTER_DESCRIPTOR, PCW_COUNTER_INFORMATION, PCW_DATA,

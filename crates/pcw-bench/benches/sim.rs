@@ -11,32 +11,32 @@ use criterion::Criterion;
 use pcw_bench::c;
 use pcw_bench::waves::{Names, Population, registry_callback};
 use pcw_driver::countersets::pcw_driver::geometric_waves as set;
-use pcw_driver::pcw_rt::{self, PcwCallback};
+use pcw_driver::ffi::{self, PcwCallback};
 use pcw_sim::kernel::{BUILD_SERVER_2022, Kernel, Request};
 
 /// Registers `callback` under `name` with the Geometric Waves descriptors.
 fn register(name: &str, callback: PcwCallback, context: *const c_void) -> isize {
     let units: Vec<u16> = name.encode_utf16().collect();
-    let mut unicode = pcw_rt::unicode(&units);
-    let info = pcw_rt::PCW_REGISTRATION_INFORMATION {
-        Version: pcw_rt::PCW_VERSION_2,
+    let mut unicode = ffi::unicode(&units);
+    let info = ffi::PCW_REGISTRATION_INFORMATION {
+        Version: ffi::PCW_VERSION_2,
         Name: &raw mut unicode,
         CounterCount: u32::try_from(set::DESCRIPTORS.len()).expect("two counters"),
         Counters: set::DESCRIPTORS.as_ptr().cast_mut(),
-        Callback: pcw_rt::pcw_callback(Some(callback)),
+        Callback: ffi::pcw_callback(Some(callback)),
         CallbackContext: context.cast_mut(),
-        Flags: pcw_rt::PcwRegistrationNone,
+        Flags: ffi::PcwRegistrationNone,
     };
-    let mut handle = pcw_rt::NULL_REGISTRATION;
+    let mut handle = ffi::NULL_REGISTRATION;
     // SAFETY: the information block, its name and the static descriptors live across the call.
-    let status = unsafe { pcw_rt::PcwRegister(&raw mut handle, &raw const info) };
+    let status = unsafe { ffi::PcwRegister(&raw mut handle, &raw const info) };
     assert_eq!(status, 0, "PcwRegister {name}");
     handle
 }
 
 unsafe extern "system" fn c_callback(
     kind: i32,
-    info: *const pcw_rt::PCW_CALLBACK_INFORMATION,
+    info: *const ffi::PCW_CALLBACK_INFORMATION,
     context: *const c_void,
 ) -> i32 {
     // SAFETY: forwarded from PCW unchanged.
@@ -74,7 +74,7 @@ fn main() {
         }
         for handle in [ours, theirs] {
             // SAFETY: registered above, unregistered once.
-            unsafe { pcw_rt::PcwUnregister(handle) };
+            unsafe { ffi::PcwUnregister(handle) };
         }
     }
     crit.final_summary();

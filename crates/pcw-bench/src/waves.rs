@@ -6,7 +6,7 @@
 use core::ffi::c_void;
 
 use pcw_core::registry::Registry;
-use pcw_driver::pcw_rt::{self, RegistryLock};
+use pcw_driver::ffi::{self, RegistryLock};
 use pcw_driver::waves::{self as driver_waves, Wave};
 use windows_sys::Wdk::System::SystemServices::{
     PCW_CALLBACK_INFORMATION, PCW_MASK_INFORMATION, PcwCallbackCollectData,
@@ -86,7 +86,7 @@ impl Population {
             ids.push(id);
             kcs.push(KcsInstance {
                 id,
-                name: pcw_rt::unicode(name),
+                name: ffi::unicode(name),
                 minimum: wave.minimum,
                 amplitude: wave.amplitude,
             });
@@ -150,7 +150,7 @@ impl Call {
             Query::Mask(m) => utf16(m),
             _ => Vec::new(),
         };
-        let mut mask = Box::new(pcw_rt::unicode(&mask_units));
+        let mut mask = Box::new(ffi::unicode(&mask_units));
         mask.Buffer = mask_units.as_mut_ptr();
         let info = PCW_MASK_INFORMATION {
             CounterMask: match query {
@@ -231,8 +231,8 @@ pub fn match_ours(mask: &[u16], name: &[u16]) -> bool {
 /// The naive C matcher on one name (subject to its cap).
 #[inline(never)]
 pub fn match_c(mask: &[u16], name: &[u16]) -> bool {
-    let m = pcw_rt::unicode(mask);
-    let n = pcw_rt::unicode(name);
+    let m = ffi::unicode(mask);
+    let n = ffi::unicode(name);
     // SAFETY: both strings point at live slices of the stated lengths.
     unsafe { c::kcs_match(&raw const m, &raw const n) != 0 }
 }

@@ -116,8 +116,9 @@ pub mod bindings {
         /// `PcwCallbackCollectData`.
         pub const PcwCallbackCollectData: Type = 2;
     }
-    /// `_PCW_REGISTRATION_FLAGS` as a module of constants.
-    pub mod _PCW_REGISTRATION_FLAGS {
+    /// `PCW_REGISTRATION_FLAGS` as a module of constants (the WDK declares the enum without a
+    /// leading underscore, so bindgen's module has none either).
+    pub mod PCW_REGISTRATION_FLAGS {
         /// The enum's type.
         pub type Type = core::ffi::c_int;
         /// `PcwRegistrationNone`.
@@ -159,7 +160,7 @@ pub mod bindings {
         /// `CallbackContext`.
         pub CallbackContext: *mut c_void,
         /// `Flags`.
-        pub Flags: _PCW_REGISTRATION_FLAGS::Type,
+        pub Flags: PCW_REGISTRATION_FLAGS::Type,
     }
     /// `PCW_REGISTRATION_INFORMATION`.
     pub type PCW_REGISTRATION_INFORMATION = _PCW_REGISTRATION_INFORMATION;
@@ -252,7 +253,7 @@ pub mod bindings {
 
 // ---- The facade: what a driver's wdk-sys facade would contain. ----
 
-pub use bindings::_PCW_REGISTRATION_FLAGS::{PcwRegistrationNone, PcwRegistrationSiloNeutral};
+pub use bindings::PCW_REGISTRATION_FLAGS::{PcwRegistrationNone, PcwRegistrationSiloNeutral};
 pub use bindings::{
     GUID, NTSTATUS, PCW_COUNTER_DESCRIPTOR, PCW_DATA, PCW_REGISTRATION_INFORMATION, PCW_VERSION_1,
     PCW_VERSION_2, PPCW_BUFFER, PPCW_CALLBACK, PPCW_INSTANCE, PPCW_REGISTRATION, PcwAddInstance,

@@ -278,6 +278,8 @@ pub(crate) fn generate(manifest: &Manifest, opts: &Options) -> String {
 
             __pcw_safety!("a PCW instance handle is an opaque kernel reference, not tied to the thread that created it, and `Instance` only hands it to `PcwCloseInstance`.");
             unsafe impl ::core::marker::Send for Instance {}
+            __pcw_safety!("a shared `&Instance` only reads the handle's value; closing it takes `self` or `&mut self`, so no two threads can close it.");
+            unsafe impl ::core::marker::Sync for Instance {}
 
             impl Instance {
                 /// The raw handle (NULL if PCW returned success without one).
@@ -633,6 +635,8 @@ fn gen_set(set: &CounterSet, n: &SetNames, opts: &Options) -> TokenStream {
 
             __pcw_safety!("a PCW registration handle is an opaque kernel reference, not tied to the thread that registered, and `Registration` only hands it to `PcwCreateInstance` and `PcwUnregister`.");
             unsafe impl ::core::marker::Send for Registration {}
+            __pcw_safety!("a shared `&Registration` only reads the handle's value, which `PcwCreateInstance` may use from any thread at once; unregistering takes `self` or `&mut self`.");
+            unsafe impl ::core::marker::Sync for Registration {}
 
             impl Registration {
                 /// The raw handle (NULL if PCW returned success without one).

@@ -93,6 +93,9 @@ pub mod fabrikam_bound {
     // SAFETY: a PCW instance handle is an opaque kernel reference, not tied to the thread that
     // created it, and `Instance` only hands it to `PcwCloseInstance`.
     unsafe impl ::core::marker::Send for Instance {}
+    // SAFETY: a shared `&Instance` only reads the handle's value; closing it takes `self` or
+    // `&mut self`, so no two threads can close it.
+    unsafe impl ::core::marker::Sync for Instance {}
     impl Instance {
         /// The raw handle (NULL if PCW returned success without one).
         pub fn handle(&self) -> ::pcw_runtime::PPCW_INSTANCE {
@@ -325,6 +328,10 @@ pub mod fabrikam_bound {
         // thread that registered, and `Registration` only hands it to `PcwCreateInstance` and
         // `PcwUnregister`.
         unsafe impl ::core::marker::Send for Registration {}
+        // SAFETY: a shared `&Registration` only reads the handle's value, which
+        // `PcwCreateInstance` may use from any thread at once; unregistering takes `self` or
+        // `&mut self`.
+        unsafe impl ::core::marker::Sync for Registration {}
         impl Registration {
             /// The raw handle (NULL if PCW returned success without one).
             pub fn handle(&self) -> ::pcw_runtime::PPCW_REGISTRATION {
@@ -549,6 +556,10 @@ pub mod fabrikam_bound {
         // thread that registered, and `Registration` only hands it to `PcwCreateInstance` and
         // `PcwUnregister`.
         unsafe impl ::core::marker::Send for Registration {}
+        // SAFETY: a shared `&Registration` only reads the handle's value, which
+        // `PcwCreateInstance` may use from any thread at once; unregistering takes `self` or
+        // `&mut self`.
+        unsafe impl ::core::marker::Sync for Registration {}
         impl Registration {
             /// The raw handle (NULL if PCW returned success without one).
             pub fn handle(&self) -> ::pcw_runtime::PPCW_REGISTRATION {

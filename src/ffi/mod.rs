@@ -1,0 +1,47 @@
+//! The driver's one FFI facade: every Windows item the driver and its pcw-gen generated code
+//! name — PCW, the I/O manager, Ex/Ke, security, status codes, the I/O manager's structure
+//! layouts — is reached through this module tree, and no other module of the driver names
+//! windows-sys or wdk-sys.
+//!
+//! * the PCW runtime contract of the generated code comes from `pcw-rt` (windows-sys's `Wdk`
+//!   bindings, or wdk-sys's bindgen output in the WDK build);
+//! * [`wdm`]: `DRIVER_OBJECT`, `IRP`, `IO_STACK_LOCATION` as the WDK lays them out, pinned by
+//!   `const` assertions (never a binding's layout);
+//! * [`status`]: the `NTSTATUS` values the driver returns;
+//! * the kernel routines the driver calls outside PCW, with the facade's types: from
+//!   `windows_sys.rs` in every build but the WDK one, from `wdk_sys.rs` in the WDK one.
+//!
+//! On a Windows target windows-sys's functions link to `ntoskrnl.exe`/`hal.dll` by raw-dylib;
+//! on any other host the PCW and clock symbols resolve to pcw-sim's `#[no_mangle]`
+//! implementations, so the code under test is the code PCW calls.
+
+pub use pcw_rt::*;
+
+#[cfg(all(feature = "wdk", target_os = "windows"))]
+#[path = "wdk_sys.rs"]
+mod binding;
+#[cfg(not(all(feature = "wdk", target_os = "windows")))]
+#[path = "windows_sys.rs"]
+mod binding;
+pub use binding::*;
+
+pub mod status;
+#[cfg(target_pointer_width = "64")]
+pub mod wdm;
+
+/// The lock of the driver's instance registries.
+#[cfg(not(target_os = "windows"))]
+pub type RegistryLock = pcw_core::registry::SpinRwLock;
+/// The lock of the driver's instance registries: a kernel push lock.
+#[cfg(target_os = "windows")]
+pub type RegistryLock = crate::kernel::PushLock;
+
+/// Whether the consumer cancelled the query: `PCW_MASK_INFORMATION.CancelEvent`, when present,
+/// is signalled on cancel (one `KeReadStateEvent`, cheap enough to poll every few instances).
+///
+/// # Safety
+/// `event` is NULL or a valid `KEVENT` (as PCW passes it to the callback).
+pub unsafe fn cancelled(event: *mut KEVENT) -> bool {
+    // SAFETY: per this function's contract.
+    unsafe { event_signalled(event) }
+}
