@@ -6,8 +6,9 @@
 //! PDB ([`Program::add_pdb_publics`]) or from the COFF symbol table mingw's linker keeps in the
 //! DLL; tests build one directly from assembled bytes.
 //!
-//! [`Graph::build`] delimits functions by the names and the `.pdata` entries, decodes each with
-//! `iced-x86`, and records three kinds of edge:
+//! [`Graph::build`] delimits functions by the names, the `.pdata` entries and the targets of
+//! direct calls (a leaf without name or unwind entry is still entered by a `call`), decodes each
+//! with `iced-x86`, and records three kinds of edge:
 //!
 //! * direct: every `call`/`jmp`/`jcc` whose target lies in another function, and a `call` of
 //!   the function itself (recursion);
@@ -210,7 +211,8 @@ impl Program {
 pub struct Graph<'p> {
     /// The program analysed.
     pub program: &'p Program,
-    /// Function starts, ascending: the names and `.pdata` begins inside `.text`.
+    /// Function starts, ascending: the names, `.pdata` begins and direct call targets inside
+    /// `.text`.
     pub starts: Vec<u64>,
     /// Each function's instructions, in order.
     pub insns: BTreeMap<u64, Vec<Instruction>>,
@@ -245,12 +247,33 @@ impl<'p> Graph<'p> {
             indirect: BTreeMap::new(),
             starts,
         };
-        g.decode();
+        // A `call` enters a function: its target is a start even without a name or `.pdata`
+        // entry (an LTO-internal leaf that never moves RSP has neither).
+        loop {
+            g.decode();
+            let mut found: Vec<u64> = g
+                .insns
+                .values()
+                .flatten()
+                .filter(|i| i.flow_control() == FlowControl::Call)
+                .filter(|i| i.op0_kind() == OpKind::NearBranch64)
+                .map(Instruction::near_branch_target)
+                .filter(|&t| program.in_text(t) && !g.is_start(t))
+                .collect();
+            if found.is_empty() {
+                break;
+            }
+            found.extend(g.starts.iter().copied());
+            found.sort_unstable();
+            found.dedup();
+            g.starts = found;
+        }
         g.link();
         g
     }
 
     fn decode(&mut self) {
+        self.insns.clear();
         let text = self.program.text();
         let text_end = self.program.text_va + text.len() as u64;
         for (i, &start) in self.starts.iter().enumerate() {

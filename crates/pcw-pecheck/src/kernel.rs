@@ -404,14 +404,16 @@ pub fn check(
             .copied()
             .max_by_key(|&f| (bytes(f), std::cmp::Reverse(f)))
             .unwrap_or(root);
-        let deepest = depth(&g, root, &frames)
-            .ok()
-            .map(|(b, chain)| (b, chain.into_iter().map(|f| program.pretty(f)).collect()));
-        if deepest.is_none() {
-            r.failures.push(format!(
-                "{title}: recursive call chain, stack depth unbounded"
-            ));
-        }
+        let deepest = match depth(&g, root, &frames) {
+            Ok((b, chain)) => Some((b, chain.into_iter().map(|f| program.pretty(f)).collect())),
+            Err(cycle) => {
+                r.failures.push(format!(
+                    "{title}: recursive call chain through {}, stack depth unbounded",
+                    program.pretty(cycle)
+                ));
+                None
+            }
+        };
         for &f in &reach.order {
             let frame = frames.get(&f).cloned().unwrap_or_default();
             if frame.bytes > limit || !frame.findings.is_empty() {
