@@ -62,7 +62,7 @@ pub enum AnalysisError {
         pdb_guid: String,
         /// The image's path.
         image: String,
-        /// The GUID the image's CodeView record names.
+        /// The GUID the image's `CodeView` record names.
         image_guid: String,
     },
     /// A file could not be read.
@@ -145,7 +145,7 @@ impl Program {
     /// `.weak.memset.default.…` beside `memset`): the first that does not start with a dot wins.
     pub fn add_name(&mut self, va: u64, name: &str) {
         match self.names.get(&va) {
-            Some(old) if !(old.starts_with('.') && !name.starts_with('.')) => {}
+            Some(old) if !old.starts_with('.') || name.starts_with('.') => {}
             _ => {
                 self.names.insert(va, name.to_owned());
             }
@@ -311,18 +311,17 @@ impl<'p> Graph<'p> {
         let words: Vec<u64> = (0..TABLE_WORDS)
             .map_while(|i| self.program.qword(va + 8 * i))
             .collect();
-        if let [drop, size, align, first, ..] = words[..] {
-            if (drop == 0 || self.is_start(drop))
-                && (1..=4096).contains(&align)
-                && align.is_power_of_two()
-                && size % align == 0
-                && self.is_start(first)
-            {
-                let mut found: Vec<u64> = if drop == 0 { vec![] } else { vec![drop] };
-                found.extend(words[3..].iter().take_while(|&&w| self.is_start(w)));
-                self.vtables.insert(va, found.clone());
-                return found;
-            }
+        if let [drop, size, align, first, ..] = words[..]
+            && (drop == 0 || self.is_start(drop))
+            && (1..=4096).contains(&align)
+            && align.is_power_of_two()
+            && size % align == 0
+            && self.is_start(first)
+        {
+            let mut found: Vec<u64> = if drop == 0 { vec![] } else { vec![drop] };
+            found.extend(words[3..].iter().take_while(|&&w| self.is_start(w)));
+            self.vtables.insert(va, found.clone());
+            return found;
         }
         words
             .into_iter()
@@ -383,10 +382,11 @@ impl<'p> Graph<'p> {
                     Mnemonic::Ret | Mnemonic::Retf | Mnemonic::Jmp | Mnemonic::Ud2
                 )
             });
-            if last.is_some() && !ends {
-                if let Some(&next) = starts.get(i + 1) {
-                    calls.insert(next);
-                }
+            if last.is_some()
+                && !ends
+                && let Some(&next) = starts.get(i + 1)
+            {
+                calls.insert(next);
             }
             self.insns.insert(f, insns);
             let mut edges = calls.clone();
@@ -410,8 +410,8 @@ impl<'p> Graph<'p> {
         let mut order = vec![];
         let mut queue = VecDeque::new();
         for &r in roots {
-            if !prev.contains_key(&r) {
-                prev.insert(r, None);
+            if let std::collections::btree_map::Entry::Vacant(e) = prev.entry(r) {
+                e.insert(None);
                 order.push(r);
                 queue.push_back(r);
             }
@@ -421,8 +421,8 @@ impl<'p> Graph<'p> {
                 continue;
             }
             for &b in edges.get(&a).into_iter().flatten() {
-                if !prev.contains_key(&b) {
-                    prev.insert(b, Some(a));
+                if let std::collections::btree_map::Entry::Vacant(e) = prev.entry(b) {
+                    e.insert(Some(a));
                     order.push(b);
                     queue.push_back(b);
                 }

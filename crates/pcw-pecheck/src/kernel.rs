@@ -23,6 +23,7 @@
 //! zero memory (`movups`, `xorps`, `movq`, shuffles) is counted and allowed.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
 
 use iced_x86::{
     CpuidFeature, EncodingKind, Formatter as _, Instruction, IntelFormatter, Mnemonic, OpKind,
@@ -226,6 +227,9 @@ pub fn frames(g: &Graph<'_>) -> Result<BTreeMap<u64, Frame>, AnalysisError> {
 
 /// The deepest chain from `root` over [`Graph::calls`]: `Ok((bytes, chain))`, or `Err(cycle
 /// member)` when a call chain is recursive.
+///
+/// # Errors
+/// A function on a cycle of [`Graph::calls`] reachable from `root`.
 pub fn depth(
     g: &Graph<'_>,
     root: u64,
@@ -419,10 +423,10 @@ pub fn check(
             if frame.bytes > limit || !frame.findings.is_empty() {
                 let mut msg = format!("{title}: {}: frame {} B", program.pretty(f), frame.bytes);
                 if frame.bytes > limit {
-                    msg.push_str(&format!(" > {limit} B"));
+                    let _ = write!(msg, " > {limit} B");
                 }
                 for x in &frame.findings {
-                    msg.push_str(&format!("; {x}"));
+                    let _ = write!(msg, "; {x}");
                 }
                 r.failures.push(msg);
             }

@@ -1,5 +1,7 @@
 //! Filling a [`Program`] from a PE32+ file, its COFF symbol table or its PDB.
 
+use std::fmt::Write as _;
+
 use object::LittleEndian as LE;
 use object::pe;
 use object::read::pe::{ImageNtHeaders, ImageOptionalHeader, PeFile64};
@@ -95,10 +97,10 @@ impl Program {
                     .is_some_and(|s| s.name() == Ok(".text"));
                 if sym.is_definition() && sym.kind() == SymbolKind::Text && in_text {
                     let va = sym.address();
-                    if program.in_text(va) {
-                        if let Ok(name) = sym.name() {
-                            program.add_name(va, name);
-                        }
+                    if program.in_text(va)
+                        && let Ok(name) = sym.name()
+                    {
+                        program.add_name(va, name);
                     }
                 }
             }
@@ -119,7 +121,7 @@ impl Program {
     ///
     /// # Errors
     /// [`AnalysisError::Pdb`] when the PDB cannot be read, [`AnalysisError::PdbMismatch`] when
-    /// its GUID differs from the image's CodeView record.
+    /// its GUID differs from the image's `CodeView` record.
     pub fn add_pdb_publics(
         &mut self,
         image_path: &str,
@@ -159,14 +161,13 @@ impl Program {
         let symbols = pdb.global_symbols().map_err(err)?;
         let mut iter = symbols.iter();
         while let Some(sym) = pdb::FallibleIterator::next(&mut iter).map_err(err)? {
-            if let Ok(pdb::SymbolData::Public(p)) = sym.parse() {
-                if p.function {
-                    if let Some(rva) = p.offset.to_rva(&map) {
-                        let va = base + u64::from(rva.0);
-                        if self.in_text(va) {
-                            self.add_name(va, &p.name.to_string());
-                        }
-                    }
+            if let Ok(pdb::SymbolData::Public(p)) = sym.parse()
+                && p.function
+                && let Some(rva) = p.offset.to_rva(&map)
+            {
+                let va = base + u64::from(rva.0);
+                if self.in_text(va) {
+                    self.add_name(va, &p.name.to_string());
                 }
             }
         }
@@ -174,9 +175,14 @@ impl Program {
     }
 }
 
-/// A CodeView GUID (16 bytes, `Data1`..`Data3` little-endian) in hyphenated form.
+/// A `CodeView` GUID (16 bytes, `Data1`..`Data3` little-endian) in hyphenated form.
 fn uuid_le(g: [u8; 16]) -> String {
-    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    let hex = |b: &[u8]| {
+        b.iter().fold(String::new(), |mut s, x| {
+            let _ = write!(s, "{x:02x}");
+            s
+        })
+    };
     let rev = |b: &[u8]| b.iter().rev().copied().collect::<Vec<u8>>();
     format!(
         "{}-{}-{}-{}-{}",

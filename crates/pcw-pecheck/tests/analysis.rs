@@ -295,7 +295,7 @@ const CALLBACK: &[(&str, &str)] = &[("callback", "5waves8callback")];
 /// callback (64 B frame) -> helper (`frame` bytes), both with `.pdata` and unwind info.
 fn stack_program(frame: i32) -> Program {
     let mut unwind = unwind_alloc(64);
-    unwind.extend(unwind_alloc(frame as u64));
+    unwind.extend(unwind_alloc(u64::try_from(frame).unwrap()));
     let mut p = program(
         vec![
             (
@@ -431,15 +431,20 @@ fn floating_point_instructions_are_classified() {
     assert_eq!(class(|a| a.mov(ecx, eax).unwrap()), FpClass::None);
 }
 
+/// An SSE copy: `movups xmm0, [rax]`.
+fn copy_of() -> CodeAssembler {
+    let mut a = asm();
+    a.movups(xmm0, xmmword_ptr(rax)).unwrap();
+    a.ret().unwrap();
+    a
+}
+
 #[test]
 fn an_x87_instruction_anywhere_in_the_image_fails_the_check() {
     // Not reachable from any root: the floating-point check covers the whole image.
     let mut x87 = asm();
     x87.fld(qword_ptr(rax)).unwrap();
     x87.ret().unwrap();
-    let mut copy = asm();
-    copy.movups(xmm0, xmmword_ptr(rax)).unwrap();
-    copy.ret().unwrap();
     let funcs = |odd: CodeAssembler| {
         vec![
             (
@@ -449,12 +454,6 @@ fn an_x87_instruction_anywhere_in_the_image_fails_the_check() {
             ("odd", odd),
         ]
     };
-    fn copy_of() -> CodeAssembler {
-        let mut a = asm();
-        a.movups(xmm0, xmmword_ptr(rax)).unwrap();
-        a.ret().unwrap();
-        a
-    }
     let r = kernel::check(
         &program(funcs(x87), vec![]),
         CALLBACK,
@@ -471,7 +470,7 @@ fn an_x87_instruction_anywhere_in_the_image_fails_the_check() {
 
     // Control: SSE copies only.
     let r = kernel::check(
-        &program(funcs(copy), vec![]),
+        &program(funcs(copy_of()), vec![]),
         CALLBACK,
         kernel::FRAME_LIMIT,
         false,
