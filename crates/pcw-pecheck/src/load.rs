@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use object::LittleEndian as LE;
 use object::pe;
 use object::read::pe::{ImageNtHeaders, ImageOptionalHeader, PeFile64};
-use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
+use object::{Object, ObjectSection, ObjectSymbol};
 
 use crate::code::{AnalysisError, Program, Region, RuntimeFunction};
 
@@ -26,7 +26,10 @@ fn read_file(path: &str) -> Result<Vec<u8>, AnalysisError> {
 impl Program {
     /// The sections, exception table and import table of a PE32+ image, and, when
     /// `coff_symbols`, the functions its COFF symbol table names in `.text` (what mingw's linker
-    /// keeps; an MSVC-linked image has none and takes its names from the PDB).
+    /// keeps, every symbol in `.text`: functions, import thunks (typed as data), the constructor
+    /// lists and the section symbols that mark where each object's code begins; an MSVC-linked
+    /// image has none and takes its names
+    /// from the PDB).
     ///
     /// # Errors
     /// [`AnalysisError::Pe`] when the image cannot be read, [`AnalysisError::NoText`] without a
@@ -95,7 +98,7 @@ impl Program {
                     .section_index()
                     .and_then(|i| file.section_by_index(i).ok())
                     .is_some_and(|s| s.name() == Ok(".text"));
-                if sym.is_definition() && sym.kind() == SymbolKind::Text && in_text {
+                if in_text {
                     let va = sym.address();
                     if program.in_text(va)
                         && let Ok(name) = sym.name()
