@@ -65,6 +65,33 @@ fn the_driver_is_panic_free_and_a_missing_root_fails() {
 }
 
 #[test]
+fn a_pdb_of_another_build_is_refused() {
+    let (Some(sys), Some(pdb)) = (
+        from_env("PCW_WINDOWS_ARTIFACTS", Some("pcw_driver.sys")),
+        from_env("PCW_DRIVER_PDB", None),
+    ) else {
+        return;
+    };
+    // The image's CodeView record names the PDB's GUID: change one byte of it in a copy.
+    let mut image = std::fs::read(&sys).unwrap();
+    let file = object::read::pe::PeFile64::parse(&*image).unwrap();
+    let guid = object::Object::pdb_info(&file).unwrap().unwrap().guid();
+    let at = image.windows(16).position(|w| w == guid).unwrap();
+    image[at] ^= 0xFF;
+    let copy = std::env::temp_dir().join(format!("pcw-pecheck-stale-{}.sys", std::process::id()));
+    std::fs::write(&copy, &image).unwrap();
+    let copy = copy.to_string_lossy().into_owned();
+    let mut p = Program::open(&copy, false).unwrap();
+    let err = p.add_pdb_publics(&copy, &pdb).unwrap_err();
+    let _ = std::fs::remove_file(&copy);
+    assert!(
+        matches!(err, pcw_pecheck::code::AnalysisError::PdbMismatch { .. }),
+        "{err}"
+    );
+    assert!(p.names.is_empty());
+}
+
+#[test]
 fn the_driver_keeps_the_kernel_constraints_and_each_one_fails_on_its_bug() {
     let Some(mut p) = driver() else { return };
     let r = kernel::check(&p, kernel::ROOTS, kernel::FRAME_LIMIT, false).unwrap();
