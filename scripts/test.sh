@@ -45,23 +45,22 @@ bash scripts/stress.sh
 step "Windows artifacts: cross-build with Debian's toolchain (scripts/cross-windows.sh)"
 bash scripts/cross-windows.sh
 
-step "PE checks of target/windows (crates/pcw-pecheck, tests/artifacts.rs)"
-PCW_WINDOWS_ARTIFACTS=target/windows cargo test -p pcw-pecheck --test artifacts --locked
+step "PE checks of target/windows (crates/pcw-pecheck: tests/artifacts.rs, tests/analysis_artifacts.rs)"
+PCW_WINDOWS_ARTIFACTS=target/windows \
+  PCW_DRIVER_PDB=target/xwin-msvc/x86_64-pc-windows-msvc/release/pcw_driver.pdb \
+  cargo test -p pcw-pecheck --test artifacts --test analysis_artifacts --locked
 
 step "the shipped .sys executed: DriverEntry, callbacks, IOCTLs and DriverUnload of target/windows/pcw_driver.sys in the loader (crates/pcw-loader)"
 PCW_DRIVER_IMAGE=target/windows/pcw_driver.sys cargo test -p pcw-loader --locked -- --nocapture
 
-step "no panic: nothing in the .sys, nor the DLL's Collect/Close, reaches Rust's panic machinery (scripts/panic-reach.py)"
-# shellcheck source=scripts/apt-need.sh
-. scripts/apt-need.sh
-command -v llvm-pdbutil >/dev/null || apt_need llvm
-python3 scripts/panic-reach.py \
+step "no panic: nothing in the .sys, nor the DLL's Collect/Close, reaches Rust's panic machinery; a missing root fails (pcw-pecheck no-panic)"
+cargo run -q -p pcw-pecheck --bin pcw-pecheck --locked -- no-panic \
   --driver target/windows/pcw_driver.sys target/xwin-msvc/x86_64-pc-windows-msvc/release/pcw_driver.pdb \
   --dll target/windows/pcw_perfdll.dll
 
-step "kernel constraints: stack frames <= 1 KiB from every entry point, no x87/MMX/AVX or float math in the .sys (scripts/kernel-constraints.py)"
-python3 scripts/kernel-constraints.py target/windows/pcw_driver.sys \
-  target/xwin-msvc/x86_64-pc-windows-msvc/release/pcw_driver.pdb
+step "kernel constraints: stack frames <= 1 KiB from every entry point, no x87/MMX/AVX or float math in the .sys (pcw-pecheck kernel-constraints)"
+cargo run -q -p pcw-pecheck --bin pcw-pecheck --locked -- kernel-constraints \
+  target/windows/pcw_driver.sys target/xwin-msvc/x86_64-pc-windows-msvc/release/pcw_driver.pdb
 
 step "Wine: the perf DLL under Wine's Perflib and the real PE loader (scripts/wine-test.sh)"
 bash scripts/wine-test.sh

@@ -1,7 +1,7 @@
 //! Growing a `Vec` without a panic path (issue 9 §1): the kernel image and the perf DLL's
 //! collect path must not link Rust's allocation-failure or capacity-overflow panics, which
 //! `Vec::push`, `resize`, `extend_from_slice` and `collect` carry even after a successful
-//! `try_reserve` (their growth paths are still compiled in). `scripts/panic-reach.py` checks
+//! `try_reserve` (their growth paths are still compiled in). `pcw-pecheck no-panic` checks
 //! the cross-built artifacts for them.
 
 use alloc::collections::TryReserveError;

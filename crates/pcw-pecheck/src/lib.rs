@@ -20,6 +20,21 @@
 //! * the perf DLL (`pcw_perfdll.dll`): exports exactly [`PERF_DLL_EXPORTS`] and imports only
 //!   from [`PERF_DLL_ALLOWED_IMPORTS`], the system DLLs a mingw `std` build needs plus
 //!   `advapi32.dll` for the registry and event log.
+//!
+//! Beside these header facts, three modules analyse the code (the binary `pcw-pecheck` runs
+//! them on the cross-built artifacts):
+//!
+//! * [`code`]: functions, instructions (decoded with `iced-x86`) and the call graph of an
+//!   image, with names from the driver's PDB (`pdb`) or the DLL's COFF symbol table;
+//! * [`nopanic`]: no entry point of the driver, nor the DLL's Collect/Close (nor Open, but for
+//!   allocation failure), reaches Rust's panic machinery; a root that is not found fails;
+//! * [`kernel`]: the driver's stack frames (1 KiB per frame from every entry point, no
+//!   recursion, no `__chkstk` or dynamic allocation) and no x87/MMX/AVX or floating-point math.
+
+pub mod code;
+pub mod kernel;
+mod load;
+pub mod nopanic;
 
 use object::LittleEndian as LE;
 use object::pe;

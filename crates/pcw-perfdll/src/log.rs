@@ -130,7 +130,7 @@ impl Logger for DefaultLogger {
         }
         // The file sink is for the host tests of the cdylib (`log-file=` is documented as the
         // non-Windows sink). On Windows it is left out: std's file and `fmt` machinery links
-        // panic paths, and the collect path that logs must have none (`scripts/panic-reach.py`).
+        // panic paths, and the collect path that logs must have none (`pcw-pecheck no-panic`).
         #[cfg(not(windows))]
         if let Some(path) = &self.file
             && let Ok(mut f) = std::fs::OpenOptions::new()

@@ -1,7 +1,7 @@
 //! Allocation and string helpers without panic paths (issue 9 §1).
 //!
 //! `CollectPerformanceData` runs inside whatever process consumes counters (perfmon, WMI, a
-//! service); a panic there aborts that process. `scripts/panic-reach.py` proves on the
+//! service); a panic there aborts that process. `pcw-pecheck no-panic` proves on the
 //! cross-built DLL that nothing reachable from the collect path can reach Rust's panic
 //! machinery. `Vec::push`, `resize`, `collect` and `format!` all link it (their growth paths end
 //! in `handle_alloc_error` / `capacity_overflow`) even after a successful `try_reserve`, so the

@@ -94,7 +94,7 @@ pub struct Catalog {
 impl Catalog {
     /// Builds the catalog. It allocates, at Open or — when First Counter was not known yet — at
     /// the first Collect after lodctr ran; fallibly, so that the collect path has no panic path
-    /// (`scripts/panic-reach.py`).
+    /// (`pcw-pecheck no-panic`).
     ///
     /// # Errors
     /// [`CatalogError`].
