@@ -28,6 +28,9 @@ step "cargo test (workspace)"
 cargo build --locked -p pcw-cli --bin pcw
 PCW_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/pcw" cargo test --workspace --locked
 
+step "cargo publish --dry-run: the public crates (pcw-core, pcw-rt, pcw-gen, pcw-um) package and build from their tarballs, in dependency order"
+cargo publish --dry-run --locked -p pcw-core -p pcw-rt -p pcw-gen -p pcw-um --features pcw-rt/windows-sys
+
 step "fuzz: every cargo-fuzz target for ${PCW_CI_FUZZ_SECONDS:=10} s from its committed seeds (scripts/fuzz.sh)"
 # cargo-fuzz has no --locked: check fuzz/Cargo.lock first, so the build cannot quietly change it.
 cargo metadata --manifest-path fuzz/Cargo.toml --locked --format-version 1 >/dev/null

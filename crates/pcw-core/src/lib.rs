@@ -44,3 +44,8 @@ pub mod wildcard;
 
 pub(crate) mod bytes;
 pub use bytes::align8;
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -129,11 +129,11 @@ impl Default for Config {
 }
 
 impl Config {
-    /// The defaults: runtime at `crate::pcw_rt`, not silo-neutral, no bound structs, module
+    /// The defaults: runtime at `::pcw_rt` (the pcw-rt crate), not silo-neutral, no bound structs, module
     /// named after the manifest file, output to `OUT_DIR`.
     pub fn new() -> Self {
         Self {
-            runtime_path: "crate::pcw_rt".to_owned(),
+            runtime_path: "::pcw_rt".to_owned(),
             silo_neutral: false,
             bindings: BTreeMap::new(),
             module_name: None,
@@ -145,7 +145,9 @@ impl Config {
     }
 
     /// The absolute path (`crate::…` or `::…`) of the runtime module implementing the
-    /// contract in the crate docs.
+    /// contract in the crate docs. The default, `::pcw_rt`, is the pcw-rt crate; a driver with
+    /// its own FFI facade re-exporting it (or implementing the contract itself) names that
+    /// module instead.
     pub fn runtime_path(&mut self, path: impl Into<String>) -> &mut Self {
         self.runtime_path = path.into();
         self

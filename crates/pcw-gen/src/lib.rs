@@ -58,11 +58,13 @@
 //!
 //! # Runtime contract
 //!
-//! Generated code never names windows-sys or wdk-sys. It reaches PCW only through a module the
-//! driver provides, at [`Config::runtime_path`] (default `crate::pcw_rt`; give an absolute
-//! path). The module must provide exactly these items, which map 1:1 onto the DDIs; each is a
-//! `use` or alias in a windows-sys or wdk-sys facade except the last four, which hide the two
-//! bindings' differences:
+//! Generated code never names windows-sys or wdk-sys. It reaches PCW only through a runtime
+//! module at [`Config::runtime_path`]: by default `::pcw_rt`, the pcw-rt crate, which
+//! implements the contract for both bindings (its `windows-sys` or `wdk-sys` feature), so a
+//! driver needs one dependency and no hand-written glue. A driver with its own FFI facade gives
+//! that module's absolute path instead. The module must provide exactly these items, which map
+//! 1:1 onto the DDIs; each is a `use` or alias of the binding except the last four, which hide
+//! the two bindings' differences:
 //!
 //! | item | kind | requirement |
 //! |---|---|---|
@@ -86,8 +88,8 @@
 //! | `pcw_callback` | `fn(Option<PcwCallback>) -> <type of Callback>` | windows-sys: transmute to its zero-argument `PPCW_CALLBACK`; wdk-sys: identity |
 //! | `guid_from_u128` | `const fn(u128) -> GUID` | big-endian value, as `GUID::from_u128` in windows-sys |
 //!
-//! The `pcw-gen-check` crate holds a complete windows-sys implementation (`src/pcw_rt.rs`) and
-//! the same contract met by bindings in wdk-sys's bindgen shapes (`src/wdk_style_rt.rs`:
+//! The `pcw-gen-check` crate compiles generated code against pcw-rt's windows-sys contract and
+//! against the same contract met by bindings in wdk-sys's bindgen shapes (`src/wdk_style_rt.rs`:
 //! pointer handles, `*mut` `Info`/`Data` typedefs, constified enum modules, an `extern "C"`
 //! callback); the same generated code compiles and runs against both.
 //!
@@ -253,3 +255,8 @@ pub fn analyze(file: &Path, bytes: &[u8]) -> Analysis {
         diagnostics: sink.into_sorted(),
     }
 }
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -58,3 +58,8 @@ pub use windows_sys_binding::*;
 mod wdk_sys_binding;
 #[cfg(all(feature = "wdk-sys", windows))]
 pub use wdk_sys_binding::*;
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

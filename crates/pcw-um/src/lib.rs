@@ -664,3 +664,8 @@ impl Drop for Instance<'_> {
         let _ = self.delete_block();
     }
 }
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
