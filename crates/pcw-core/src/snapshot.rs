@@ -758,6 +758,17 @@ impl<'a> InstanceView<'a> {
         crate::v1::writer::CheckedName::from_checked_le_bytes(self.name_bytes())
     }
 
+    /// The name area for the V1 writer, which copies it as whole words: checked already (at
+    /// most [`MAX_NAME_UNITS`] units, no NUL, then a NUL and zero padding) when the snapshot was
+    /// parsed.
+    #[inline]
+    pub fn padded_name(&self) -> crate::v1::writer::PaddedName<'a> {
+        crate::v1::writer::PaddedName::from_checked(
+            self.name_area().as_chunks::<8>().0,
+            self.name_len(),
+        )
+    }
+
     /// The name's UTF-16 units (none is 0).
     pub fn name_utf16(&self) -> impl ExactSizeIterator<Item = u16> + use<'a> {
         self.name_bytes()
