@@ -172,9 +172,11 @@ pub fn v1_cases(sizes: &[usize]) -> Vec<Case> {
             v1::collect_ours(&set_object, bytes_mut(&mut out)).bytes() as u64
         }));
         let mut out = out_buffer(len);
-        cases.push(Case::new(format!("v1/collect/{n}/ours-desc"), n, move || {
-            v1::collect_desc(&desc, bytes_mut(&mut out)).bytes() as u64
-        }));
+        cases.push(Case::new(
+            format!("v1/collect/{n}/ours-desc"),
+            n,
+            move || v1::collect_desc(&desc, bytes_mut(&mut out)).bytes() as u64,
+        ));
         let mut out = out_buffer(len);
         cases.push(Case::new(format!("v1/collect/{n}/c"), n, move || {
             v1::collect_c(&pg, bytes_mut(&mut out)) as u64
@@ -195,7 +197,9 @@ fn leak_snapshot(object: &V1Object) -> Snapshot<'static> {
         Ok(len) => len,
         Err(SnapshotError::NoSpace { needed }) => {
             words = out_buffer(needed);
-            object.encode_snapshot(bytes_mut(&mut words)).expect("encodes")
+            object
+                .encode_snapshot(bytes_mut(&mut words))
+                .expect("encodes")
         }
         Err(e) => panic!("snapshot: {e}"),
     };
@@ -218,7 +222,10 @@ pub fn device_cases(sizes: &[usize]) -> Vec<Case> {
         assert!(len > 0, "device path");
         let src = bytes_mut(&mut probe)[..len].to_vec();
         let mut buffers = CBuffers::new(&object);
-        assert_eq!(len, device::path_c(&object, &mut buffers, bytes_mut(&mut probe)));
+        assert_eq!(
+            len,
+            device::path_c(&object, &mut buffers, bytes_mut(&mut probe))
+        );
         let (o, mut out) = (Rc::clone(&object), out_buffer(len));
         cases.push(Case::new(format!("device/path/{n}/ours"), n, move || {
             device::path_ours(&o, &mut snap, bytes_mut(&mut out)) as u64

@@ -165,7 +165,12 @@ impl V1Object {
         let count = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
         w.begin_set(0, true, COUNTERS_U16, count)?;
         for (i, (name, values)) in self.names.iter().zip(&self.values).enumerate() {
-            w.instance(u32::try_from(i).unwrap_or(u32::MAX), PARENT_NONE, name, values)?;
+            w.instance(
+                u32::try_from(i).unwrap_or(u32::MAX),
+                PARENT_NONE,
+                name,
+                values,
+            )?;
         }
         w.finish()
     }
@@ -250,9 +255,7 @@ pub fn dll_check(snapshot: &Snapshot<'_>) -> bool {
 pub fn bytes_of(words: &[u64], len: usize) -> &[u8] {
     // SAFETY: `words` is valid for `8 × words.len()` initialised bytes, `u8` has alignment 1,
     // and the shared borrow keeps them alive; `min` keeps the length inside.
-    unsafe {
-        core::slice::from_raw_parts(words.as_ptr().cast::<u8>(), len.min(size_of_val(words)))
-    }
+    unsafe { core::slice::from_raw_parts(words.as_ptr().cast::<u8>(), len.min(size_of_val(words))) }
 }
 
 /// One collect by the PerfGen-style C baseline; the bytes written (0 = no space).

@@ -200,7 +200,10 @@ fn v1_collect_and_the_snapshot_codec_allocate_nothing() {
         let (outcome, allocations) =
             alloc_count::measure(|| v1::collect_ours(&set_object, &mut bytes_mut(&mut buf)[..64]));
         assert_eq!(outcome, Collected::MoreData);
-        assert_eq!(allocations, 0, "V1 collect from a snapshot, no space, N = {n}");
+        assert_eq!(
+            allocations, 0,
+            "V1 collect from a snapshot, no space, N = {n}"
+        );
 
         let data = SnapshotData::new(n);
         let mut buf = out_buffer(data.len());
@@ -237,7 +240,10 @@ fn the_device_path_writes_the_c_baselines_bytes_and_allocates_only_on_its_first_
                 device::path_ours(&object, &mut snap, bytes_mut(&mut ours))
             });
             assert_eq!(bytes, first);
-            assert_eq!(allocations, 0, "device path, N = {n}, call {call} after the first");
+            assert_eq!(
+                allocations, 0,
+                "device path, N = {n}, call {call} after the first"
+            );
         }
         let mut theirs = out_buffer(1024 + n * 128);
         let mut buffers = CBuffers::new(&object);
@@ -256,7 +262,10 @@ fn the_device_path_writes_the_c_baselines_bytes_and_allocates_only_on_its_first_
             v1::collect_desc(&object.desc(&instances), bytes_mut(&mut direct)).bytes(),
             first
         );
-        assert_eq!(bytes_mut(&mut direct)[..first], bytes_mut(&mut ours)[..first]);
+        assert_eq!(
+            bytes_mut(&mut direct)[..first],
+            bytes_mut(&mut ours)[..first]
+        );
         // A reply buffer too small: nothing written, no allocation.
         let mut short = out_buffer(first - 8);
         let (bytes, allocations) = alloc_count::measure(|| {

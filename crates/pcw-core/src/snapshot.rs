@@ -269,7 +269,7 @@ pub struct SnapshotHeader {
 /// Bytes of an instance's name area: the name, its NUL and zero padding to a multiple of 8.
 /// For at most [`MAX_NAME_UNITS`] units, at most 2 048.
 #[inline]
-const fn name_area_len(name_units: usize) -> usize {
+pub(crate) const fn name_area_len(name_units: usize) -> usize {
     (2 * name_units + 2 + 7) & !7
 }
 
@@ -469,17 +469,59 @@ fn check_set(bytes: &[u8], pos: usize, last: Option<u16>) -> Result<u16, Snapsho
     let table_end = at(sf::OFFSETS).saturating_add(count.saturating_mul(4));
     check_zero(bytes, table_end, at(head))?;
     let mut ipos = at(head);
-    for i in 0..count {
-        let entry = at(sf::OFFSETS).saturating_add(i.saturating_mul(4));
-        if bytes::u32_at(bytes, entry) as usize != ipos {
+    let counters = usize::from(counters);
+    // `head <= set_len`: the table is inside the set.
+    let table = bytes.get(at(sf::OFFSETS)..at(head)).unwrap_or(&[]);
+    let mut rest = bytes.get(ipos..end).unwrap_or(&[]);
+    for (i, entry) in table.as_chunks::<4>().0.iter().take(count).enumerate() {
+        if u32::from_le_bytes(*entry) as usize != ipos {
+            let entry = at(sf::OFFSETS).saturating_add(i.saturating_mul(4));
             return Err(SnapshotError::BadLength { offset: entry });
         }
-        ipos = check_instance(bytes, ipos, end, usize::from(counters))?;
+        // The usual case in one pass over the record; anything it does not accept is
+        // examined field by field, for the exact error.
+        if let Some(after) = valid_instance(rest, 8 * counters) {
+            ipos = ipos.saturating_add(rest.len() - after.len());
+            rest = after;
+        } else {
+            ipos = check_instance(bytes, ipos, end, counters)?;
+            rest = bytes.get(ipos..end).unwrap_or(&[]);
+        }
     }
     if ipos != end {
         return Err(bad_len);
     }
     Ok(index)
+}
+
+/// Whether `records` starts with a valid instance record of `values_len` bytes of values; the
+/// bytes after it if so. Accepts only what [`check_instance`] accepts (word by word: the name
+/// length and reserved bytes, then the name area's whole words of units, then its last word of
+/// units, NUL and padding); `None` sends the record to [`check_instance`].
+#[inline]
+fn valid_instance(records: &[u8], values_len: usize) -> Option<&[u8]> {
+    let (fixed, tail) = records.split_first_chunk::<{ inf::LEN }>()?;
+    let word = u64::from_le_bytes(*fixed.last_chunk::<8>()?);
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "the low 16 bits: the name length field"
+    )]
+    let units = usize::from(word as u16);
+    if word >> 16 != 0 || units > usize::from(MAX_NAME_UNITS) {
+        return None;
+    }
+    let (_, tail) = tail.split_at_checked(values_len)?;
+    let (area, after) = tail.split_at_checked(name_area_len(units))?;
+    let (last, full) = area.as_chunks::<8>().0.split_last()?;
+    // Whole words of units: no lane is 0.
+    let mut zero = full
+        .iter()
+        .fold(0, |z, w| z | bytes::zero_lanes(u64::from_le_bytes(*w)));
+    // The last word: `units % 4` units, then zeroes (the NUL and the padding).
+    let last = u64::from_le_bytes(*last);
+    let name = (1u64 << (16 * (units % 4))) - 1;
+    zero |= bytes::zero_lanes(last | !name);
+    (zero == 0 && last & !name == 0).then_some(after)
 }
 
 /// Validates the instance record at `pos` (8-aligned) that must end by `end`; returns its end.
@@ -636,6 +678,13 @@ impl<'a> SetView<'a> {
             counters: usize::from(self.counter_count()),
             remaining: count,
         }
+    }
+
+    /// The instance records, back to back, from the first to the end of the set.
+    pub(crate) fn records(&self) -> &'a [u8] {
+        let start = self.instance(0).map_or(0, |i| i.pos);
+        let end = self.pos.saturating_add(self.byte_len());
+        self.bytes.get(start..end).unwrap_or(&[])
     }
 
     /// Bytes of all the instances' name areas together (see [`InstanceView::name_area`]),
@@ -825,8 +874,9 @@ const _: () = assert!(
 );
 
 /// Writes an instance record into `record`, exactly its length: the fixed fields, the values
-/// as one block of little-endian `u64`s, then the name area (its last word zeroed first — the
-/// NUL and the padding — then the name over its start). Every byte is written.
+/// as one block of little-endian `u64`s, then the name area (four units per word; the last
+/// word holds the last 0 to 3 units, the NUL and the padding). Every byte is written. Returns
+/// whether the name holds a 0 unit (found while copying: the caller refuses the instance).
 #[inline]
 fn write_instance(
     record: &mut [u8],
@@ -835,26 +885,38 @@ fn write_instance(
     units: u16,
     name: &[u16],
     values: &[u64],
-) {
+) -> bool {
     let Some((fixed, rest)) = record.split_first_chunk_mut::<{ inf::LEN }>() else {
-        return;
+        return false;
     };
     let [i0, i1, i2, i3] = id.to_le_bytes();
     let [p0, p1, p2, p3] = parent.to_le_bytes();
     let [n0, n1] = units.to_le_bytes();
     *fixed = [i0, i1, i2, i3, p0, p1, p2, p3, n0, n1, 0, 0, 0, 0, 0, 0];
     let Some((values_area, name_area)) = rest.split_at_mut_checked(8 * values.len()) else {
-        return;
+        return false;
     };
     for (dst, value) in values_area.as_chunks_mut::<8>().0.iter_mut().zip(values) {
         *dst = value.to_le_bytes();
     }
-    if let Some(last) = name_area.last_chunk_mut::<8>() {
-        *last = [0; 8];
+    let words = name_area.as_chunks_mut::<8>().0;
+    let (quads, tail) = name.as_chunks::<4>();
+    let mut zero = 0;
+    for (dst, quad) in words.iter_mut().zip(quads) {
+        let w = bytes::pack4(*quad);
+        zero |= bytes::zero_lanes(w);
+        *dst = w.to_le_bytes();
     }
-    for (dst, unit) in name_area.as_chunks_mut::<2>().0.iter_mut().zip(name) {
-        *dst = unit.to_le_bytes();
+    // 0 to 3 units, then the NUL and the padding.
+    let mut last = 0u64;
+    for (k, unit) in tail.iter().enumerate() {
+        zero |= u64::from(*unit == 0);
+        last |= u64::from(*unit) << (16 * k);
     }
+    if let Some(dst) = words.get_mut(quads.len()) {
+        *dst = last.to_le_bytes();
+    }
+    zero != 0
 }
 
 /// Writes a snapshot into a caller's buffer, or measures it, without allocating or panicking.
@@ -1010,6 +1072,42 @@ impl<'a> SnapshotWriter<'a> {
         name: &[u16],
         values: &[u64],
     ) -> Result<(), SnapshotError> {
+        // The usual case: no error so far, a set open and written, the right number of values,
+        // a name of a valid length, and room for the record.
+        if self.error.is_none()
+            && !self.overflow
+            && let Some(set) = self.set.as_mut()
+            && set.written
+            && values.len() == usize::from(set.counters)
+            && name.len() <= usize::from(MAX_NAME_UNITS)
+        {
+            let start = self.pos;
+            // Small: at most 16 + 8 × 1024 + 2 048 bytes past a position inside the buffer.
+            let end = start + inf::LEN + 8 * values.len() + name_area_len(name.len());
+            if end <= MAX_TOTAL_LEN
+                && let Some(record) = self.buf.get_mut(start..end)
+            {
+                #[allow(
+                    clippy::cast_possible_truncation,
+                    reason = "at most MAX_NAME_UNITS, checked above"
+                )]
+                let units = name.len() as u16;
+                if !write_instance(record, id, parent, units, name, values) {
+                    let entry = set
+                        .start
+                        .saturating_add(sf::OFFSETS)
+                        .saturating_add(4 * set.added as usize);
+                    bytes::set_u32(self.buf, entry, len32(start));
+                    set.added += 1;
+                    self.pos = end;
+                    if set.added == set.count {
+                        self.close_set();
+                    }
+                    return Ok(());
+                }
+                // A NUL unit: reported by the general path below.
+            }
+        }
         let result = self.instance_inner(id, parent, name, values);
         self.sticky(result)
     }
@@ -1041,21 +1139,22 @@ impl<'a> SnapshotWriter<'a> {
             .ok_or(SnapshotError::BadName {
                 offset: at(inf::NAME_LEN),
             })?;
-        if bytes::has_zero_unit(name)
-            && let Some(i) = name.iter().position(|u| *u == 0)
-        {
+        let len = instance_len(name.len(), values.len()).ok_or(SnapshotError::LimitExceeded {
+            offset: hf::TOTAL_LEN,
+        })?;
+        // The name is checked for NUL units while it is copied (a refused instance leaves its
+        // bytes in the buffer, but no snapshot is ever returned after an error); a measuring
+        // writer, or one out of space, checks it apart.
+        let nul = match self.buf.get_mut(start..at(len)) {
+            Some(record) if !self.overflow => write_instance(record, id, parent, units, name, values),
+            _ => bytes::has_zero_unit(name),
+        };
+        if nul && let Some(i) = name.iter().position(|u| *u == 0) {
             return Err(SnapshotError::BadName {
                 offset: at(inf::VALUES + 8 * values.len()).saturating_add(2 * i),
             });
         }
-        let len = instance_len(name.len(), values.len()).ok_or(SnapshotError::LimitExceeded {
-            offset: hf::TOTAL_LEN,
-        })?;
-        if self.reserve(len, false)?
-            && let Some(record) = self.buf.get_mut(start..at(len))
-        {
-            write_instance(record, id, parent, units, name, values);
-        }
+        self.reserve(len, false)?;
         if set.written {
             let entry = set
                 .start

@@ -15,11 +15,12 @@
 //! reply (`WriteError::ValueCount`), as values that cannot be lent do (an unaligned snapshot
 //! or a big-endian host).
 
-use crate::snapshot::{InstanceView, MAX_COUNTERS, SetView};
+use crate::snapshot::field::instance as inf;
+use crate::snapshot::{InstanceView, MAX_COUNTERS, SetView, name_area_len};
 use crate::v1::wire::PERF_NO_UNIQUE_ID;
 use crate::v1::writer::{
     self, CounterSpec, InstanceDesc, InstanceKind, InstanceName, InstanceSpec, ObjectHeader,
-    ObjectSource, sealed,
+    ObjectSource, PaddedName, sealed,
 };
 
 /// One object over one snapshot set.
@@ -137,11 +138,51 @@ impl ObjectSource for SetObject<'_> {
 
     fn write_instances(&self, plan: &sealed::Plan<'_>, out: &mut [u8], _: sealed::Token) -> usize {
         match self.set {
-            Some(set) => {
-                writer::write_instances(set.instances().map(|i| Self::desc(&i)), plan, out)
-            }
+            Some(set) => writer::write_instances(Walk::new(&set), plan, out),
             None => 0,
         }
+    }
+}
+
+/// The instances of a parsed set as the writer takes them, walked over the record bytes with
+/// one length check per record (`Snapshot::parse` has checked everything else).
+struct Walk<'a> {
+    rest: &'a [u8],
+    values_len: usize,
+}
+
+impl<'a> Walk<'a> {
+    fn new(set: &SetView<'a>) -> Self {
+        Self {
+            rest: set.records(),
+            values_len: 8 * usize::from(set.counter_count()),
+        }
+    }
+}
+
+impl<'a> Iterator for Walk<'a> {
+    type Item = InstanceDesc<'a>;
+
+    #[inline]
+    fn next(&mut self) -> Option<InstanceDesc<'a>> {
+        let (fixed, tail) = self.rest.split_first_chunk::<{ inf::LEN }>()?;
+        let [_, _, _, _, _, _, _, _, n0, n1, ..] = *fixed;
+        let units = usize::from(u16::from_le_bytes([n0, n1]));
+        let (values, tail) = tail.split_at_checked(self.values_len)?;
+        let (area, rest) = tail.split_at_checked(name_area_len(units))?;
+        self.rest = rest;
+        Some(InstanceDesc {
+            spec: InstanceSpec {
+                name: InstanceName::Padded(PaddedName::from_checked(
+                    area.as_chunks::<8>().0,
+                    units,
+                )),
+                parent_title_index: 0,
+                parent_instance: 0,
+                unique_id: PERF_NO_UNIQUE_ID,
+            },
+            values: lend(values).unwrap_or_default(),
+        })
     }
 }
 
