@@ -82,7 +82,7 @@ pub fn path_c(object: &V1Object, buffers: &mut CBuffers, out: &mut [u8]) -> usiz
     // length given (`scratch` holds `pg.num_instances` instances, as `CBuffers::new` sized it).
     unsafe {
         c::dp_path(
-            &pg,
+            &raw const pg,
             buffers.snap.as_mut_ptr().cast::<u8>(),
             snap_len,
             buffers.scratch.as_mut_ptr(),

@@ -247,7 +247,11 @@ pub fn collect_desc(object: &ObjectDesc<'_>, buf: &mut [u8]) -> Collected {
 /// (`pcw_perfdll::objects::check`): the values can be lent in place, and the set's kind is the
 /// object's.
 pub fn dll_check(snapshot: &Snapshot<'_>) -> bool {
-    snapshot.as_bytes().as_ptr().cast::<u64>().is_aligned()
+    snapshot
+        .as_bytes()
+        .as_ptr()
+        .addr()
+        .is_multiple_of(align_of::<u64>())
         && snapshot.sets().all(|s| s.index() != 0 || s.multi())
 }
 

@@ -40,7 +40,13 @@ pub enum Mismatch {
 /// # Errors
 /// The first [`Mismatch`].
 pub fn check(catalog: &[CatalogObject], snapshot: &Snapshot<'_>) -> Result<(), Mismatch> {
-    if cfg!(target_endian = "big") || !snapshot.as_bytes().as_ptr().cast::<u64>().is_aligned() {
+    if cfg!(target_endian = "big")
+        || !snapshot
+            .as_bytes()
+            .as_ptr()
+            .addr()
+            .is_multiple_of(align_of::<u64>())
+    {
         return Err(Mismatch::Values);
     }
     for set in snapshot.sets() {

@@ -77,9 +77,10 @@ static ZEROS: [u64; MAX_COUNTERS as usize] = [0; MAX_COUNTERS as usize];
 /// puts values at multiples of 8 from its start, so they are whenever the snapshot is) and the
 /// host is little-endian.
 #[inline]
+#[allow(clippy::cast_ptr_alignment, reason = "the alignment is checked first")]
 fn lend(bytes: &[u8]) -> Option<&[u64]> {
     if cfg!(target_endian = "big")
-        || !bytes.as_ptr().cast::<u64>().is_aligned()
+        || !bytes.as_ptr().addr().is_multiple_of(align_of::<u64>())
         || !bytes.len().is_multiple_of(8)
     {
         return None;
