@@ -1107,7 +1107,7 @@ impl<'a> SnapshotWriter<'a> {
         {
             let start = self.pos;
             // Small: at most 16 + 8 × 1024 + 2 048 bytes past a position inside the buffer.
-            let end = start + inf::LEN + 8 * values.len() + name_area_len(name.len());
+            let end = start.saturating_add(inf::LEN + 8 * values.len() + name_area_len(name.len()));
             if end <= MAX_TOTAL_LEN
                 && let Some(record) = self.buf.get_mut(start..end)
             {
