@@ -1132,6 +1132,20 @@ impl<'a> SnapshotWriter<'a> {
                 // A NUL unit: reported by the general path below.
             }
         }
+        self.instance_general(id, parent, name, values)
+    }
+
+    /// [`Self::instance`] for every other case (errors, a measuring writer, no room): kept out
+    /// of line so the usual case saves and restores fewer registers.
+    #[cold]
+    #[inline(never)]
+    fn instance_general(
+        &mut self,
+        id: u32,
+        parent: u32,
+        name: &[u16],
+        values: &[u64],
+    ) -> Result<(), SnapshotError> {
         let result = self.instance_inner(id, parent, name, values);
         self.sticky(result)
     }
