@@ -31,6 +31,9 @@ PCW_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/pcw" cargo test --workspace --
 step "cargo publish --dry-run: the public crates (pcw-core, pcw-rt, pcw-gen, pcw-um) package and build from their tarballs, in dependency order"
 cargo publish --dry-run --locked -p pcw-core -p pcw-rt -p pcw-gen -p pcw-um --features pcw-rt/windows-sys
 
+step "benches: build them and run each scenario once, untimed (criterion's test mode; scripts/bench.sh measures)"
+cargo test --locked -p pcw-bench --benches
+
 step "fuzz: every cargo-fuzz target for ${PCW_CI_FUZZ_SECONDS:=10} s from its committed seeds (scripts/fuzz.sh)"
 # cargo-fuzz has no --locked: check fuzz/Cargo.lock first, so the build cannot quietly change it.
 cargo metadata --manifest-path fuzz/Cargo.toml --locked --format-version 1 >/dev/null

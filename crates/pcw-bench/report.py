@@ -192,14 +192,34 @@ def main():
             f"matcher). Naive C matcher: "
             f"{fmt_count(ca)} Ir" + (", **stopped at its cap** of `C_MATCH_CAP` recursive "
                                       "steps (a lower bound; it would not finish)" if capped else ", finished"))
-    v1n = 10_000 if f"v1/collect/10000/ours" in rows else max(
-        (split(l)[2] for l in rows if l.startswith("v1/")), default=None)
-    if v1n is not None:
+    def verdict(r, target):
+        return "" if r is None else (" — **met**" if r <= target else " — **missed**")
+
+    for v1n, target in [(10_000, 1.5), (100_000, 1.3)]:
+        if f"v1/collect/{v1n}/ours" not in rows:
+            continue
         rt = ratio(t(f"v1/collect/{v1n}/ours"), t(f"v1/collect/{v1n}/memcpy"))
+        rd = ratio(t(f"v1/collect/{v1n}/ours-desc"), t(f"v1/collect/{v1n}/memcpy"))
         rc = ratio(t(f"v1/collect/{v1n}/c"), t(f"v1/collect/{v1n}/memcpy"))
-        md.append(f"- V1 collect at N={v1n:,}, 4 counters, ours/memcpy time = {fmt_ratio(rt)} "
-                  f"(target ≤ 2.00)" + ("" if rt is None else (" — **met**" if rt <= 2 else " — **missed**"))
-                  + f"; the C baseline/memcpy: {fmt_ratio(rc)}")
+        md.append(f"- V1 collect at N={v1n:,}, 4 counters, from the DLL's snapshot source, "
+                  f"ours/memcpy time = {fmt_ratio(rt)} (target ≤ {target:.2f})" + verdict(rt, target)
+                  + f"; from fixed data (`ObjectDesc`, sizing pass): {fmt_ratio(rd)}; the C "
+                  f"baseline/memcpy: {fmt_ratio(rc)}")
+    if "device/path/10000/ours" in rows:
+        rt = ratio(t("device/path/10000/ours"), t("device/path/10000/memcpy"))
+        rc = ratio(t("device/path/10000/c"), t("device/path/10000/memcpy"))
+        md.append(f"- Device path at N=10,000 (driver snapshot + DLL parse + V1 write), "
+                  f"ours/memcpy of the V1 output, time = {fmt_ratio(rt)} (target ≤ 3.00)"
+                  + verdict(rt, 3.0) + f"; the C baseline/memcpy: {fmt_ratio(rc)}")
+    if "snapshot/encode/10000/ours" in rows:
+        m = t("snapshot/memcpy/10000/memcpy")
+        re_, rd_ = ratio(t("snapshot/encode/10000/ours"), m), ratio(t("snapshot/decode/10000/ours"), m)
+        md.append(f"- Snapshot codec at N=10,000, /memcpy of the snapshot, time: encode "
+                  f"{fmt_ratio(re_)}{verdict(re_, 2.0)}, decode {fmt_ratio(rd_)}{verdict(rd_, 2.0)} "
+                  f"(target ≤ 2.00 each)")
+    md.append("- Shipped image (the cross-built `.sys`'s callback under a PE loader, instructions "
+              "per instance beside the host build's and C's): **not measured by this run** — "
+              "the loader is separate work; this line is where its figures go")
     allocs = {l: r["allocs"] for l, r in rows.items() if not l.endswith("/c") and not l.endswith("/memcpy")}
     bad = {l: a for l, a in allocs.items() if a}
     md.append(f"- Zero heap allocations: measured on {len(allocs)} of our cases (counting "
@@ -228,23 +248,49 @@ def main():
               "`rep movsb` glibc uses for some sizes as one instruction, so its instruction "
               "count is not a cost.")
     md.append("")
-    md.append("| N | ours Ir/inst | C Ir/inst | ours/C (Ir) | ours/C (time) | ours/memcpy (time) | C/memcpy (time) |")
-    md.append("|---:|---:|---:|---:|---:|---:|---:|")
+    md.append("`ours` reads the DLL's source (a parsed snapshot, in place, size known without a "
+              "pass); `desc` reads fixed data (`ObjectDesc`: names and values behind pointers, a "
+              "sizing pass first).")
+    md.append("")
+    md.append("| N | ours Ir/inst | desc Ir/inst | C Ir/inst | ours/C (Ir) | ours/C (time) | ours/memcpy (time) | desc/memcpy (time) | C/memcpy (time) |")
+    md.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for n in v1ns:
-        o, c, m = (f"v1/collect/{n}/{s}" for s in ("ours", "c", "memcpy"))
-        md.append(f"| {n:,} | {fmt_count(per_unit(o))} | {fmt_count(per_unit(c))} | "
+        o, d, c, m = (f"v1/collect/{n}/{s}" for s in ("ours", "ours-desc", "c", "memcpy"))
+        md.append(f"| {n:,} | {fmt_count(per_unit(o))} | {fmt_count(per_unit(d))} | "
+                  f"{fmt_count(per_unit(c))} | "
                   f"{fmt_ratio(ratio(per_unit(o), per_unit(c)))} | "
                   f"{fmt_ratio(ratio(t(o), t(c)))} | {fmt_ratio(ratio(t(o), t(m)))} | "
-                  f"{fmt_ratio(ratio(t(c), t(m)))} |")
+                  f"{fmt_ratio(ratio(t(d), t(m)))} | {fmt_ratio(ratio(t(c), t(m)))} |")
     md.append("")
     md.append("Growth exponents (instructions per call, N ≥ 100): "
               + ", ".join(f"{s} {fmt_ratio(exponent([(n, per_call(f'v1/collect/{n}/{s}')) for n in v1ns]))}"
-                          for s in ("ours", "c")))
+                          for s in ("ours", "ours-desc", "c")))
     md.append("")
+
+    # ---- device path
+    dns = sorted({split(l)[2] for l in rows if l.startswith("device/")})
+    if dns:
+        md.append("### Device path end to end (driver snapshot + DLL parse + V1 write), 4 counters")
+        md.append("")
+        md.append("memcpy: of the V1 output. Neither side includes the system call or the I/O "
+                  "manager's copy of the buffered IOCTL's output.")
+        md.append("")
+        md.append("| N | ours Ir/inst | C Ir/inst | ours/C (Ir) | ours/C (time) | ours/memcpy (time) | C/memcpy (time) |")
+        md.append("|---:|---:|---:|---:|---:|---:|---:|")
+        for n in dns:
+            o, c, m = (f"device/path/{n}/{s}" for s in ("ours", "c", "memcpy"))
+            md.append(f"| {n:,} | {fmt_count(per_unit(o))} | {fmt_count(per_unit(c))} | "
+                      f"{fmt_ratio(ratio(per_unit(o), per_unit(c)))} | "
+                      f"{fmt_ratio(ratio(t(o), t(c)))} | {fmt_ratio(ratio(t(o), t(m)))} | "
+                      f"{fmt_ratio(ratio(t(c), t(m)))} |")
+        md.append("")
 
     # ---- snapshot
     sns = sorted({split(l)[2] for l in rows if l.startswith("snapshot/")})
     md.append("### Snapshot codec (driver → DLL), 4 counters")
+    md.append("")
+    md.append("decode: what the DLL does before writing (`Snapshot::parse`, which checks every "
+              "byte, and its own checks); memcpy: of the snapshot.")
     md.append("")
     md.append("| N | encode Ir/inst | decode Ir/inst | encode/memcpy (time) | decode/memcpy (time) |")
     md.append("|---:|---:|---:|---:|---:|")

@@ -30,6 +30,7 @@ fn main() {
         scenarios::match_cases(),
         scenarios::v1_cases(&sizes),
         scenarios::snapshot_cases(&sizes),
+        scenarios::device_cases(&sizes),
     ];
     for mut case in groups.into_iter().flatten() {
         c.bench_function(&case.label, |b| b.iter(|| black_box((case.run)())));

@@ -173,3 +173,117 @@ size_t pg_collect(const PG_OBJECT *o, uint8_t *buf, size_t len) {
 
 /* The physical floor: the same number of bytes, copied. */
 void pg_memcpy(uint8_t *dst, const uint8_t *src, size_t len) { memcpy(dst, src, len); }
+
+/* Baseline (c): the driver -> DLL device path done the plain way, for the same instances as
+ * pg_collect's: the driver sizes its snapshot, then writes a header and one record per instance
+ * (id, parent, name length, the values, the name with a NUL padded to 8 bytes); the DLL checks
+ * every length, fills its own PG_INSTANCE array pointing into the snapshot, and writes the V1
+ * object with pg_collect. The records have the layout of pcw-core's snapshot records, so both
+ * sides move the same bytes; the C decoder checks lengths only (not names, padding or reserved
+ * fields, which pcw-core's parser checks too). */
+#define DP_MAGIC 0x53574350u /* "PCWS" */
+
+typedef struct {
+    uint32_t Magic;
+    uint32_t TotalLength;
+    uint32_t Count;
+    uint32_t NumCounters;
+} DP_HEADER;
+
+typedef struct {
+    uint32_t Id;
+    uint32_t Parent;
+    uint16_t NameUnits;
+    uint16_t Reserved[3];
+} DP_RECORD;
+
+_Static_assert(sizeof(DP_HEADER) == 16 && sizeof(DP_RECORD) == 16, "8-aligned records");
+
+static size_t dp_record_len(uint32_t units, uint32_t counters) {
+    return sizeof(DP_RECORD) + 8u * counters + ALIGN8((units + 1) * 2u);
+}
+
+/* The driver: writes the snapshot of `n` instances into buf; returns its length, or 0 when
+ * `len` is too small (the driver then reports the size needed). */
+static size_t dp_encode(const PG_INSTANCE *in, size_t n, uint32_t counters, uint8_t *buf,
+                        size_t len) {
+    size_t total = sizeof(DP_HEADER);
+    for (size_t i = 0; i < n; i++) {
+        total += dp_record_len(in[i].NameUnits, counters);
+    }
+    if (total > len) {
+        return 0;
+    }
+    DP_HEADER *h = (DP_HEADER *)buf;
+    h->Magic = DP_MAGIC;
+    h->TotalLength = (uint32_t)total;
+    h->Count = (uint32_t)n;
+    h->NumCounters = counters;
+    uint8_t *p = buf + sizeof(DP_HEADER);
+    for (size_t i = 0; i < n; i++) {
+        DP_RECORD *r = (DP_RECORD *)p;
+        r->Id = (uint32_t)i;
+        r->Parent = 0xFFFFFFFFu;
+        r->NameUnits = (uint16_t)in[i].NameUnits;
+        r->Reserved[0] = r->Reserved[1] = r->Reserved[2] = 0;
+        memcpy(p + sizeof(DP_RECORD), in[i].Values, 8u * counters);
+        uint8_t *name = p + sizeof(DP_RECORD) + 8u * counters;
+        size_t area = ALIGN8((in[i].NameUnits + 1) * 2u);
+        memset(name + area - 8, 0, 8); /* the NUL and the padding */
+        memcpy(name, in[i].Name, in[i].NameUnits * 2u);
+        p = name + area;
+    }
+    return total;
+}
+
+/* The DLL: checks the snapshot's lengths and fills `out` (room for `cap`) with instances
+ * pointing into it; returns the count, or (size_t)-1 for a malformed snapshot. */
+static size_t dp_decode(const uint8_t *buf, size_t len, PG_INSTANCE *out, size_t cap) {
+    if (len < sizeof(DP_HEADER)) {
+        return (size_t)-1;
+    }
+    const DP_HEADER *h = (const DP_HEADER *)buf;
+    if (h->Magic != DP_MAGIC || h->TotalLength != len || h->Count > cap ||
+        h->NumCounters > PG_MAX_COUNTERS) {
+        return (size_t)-1;
+    }
+    size_t p = sizeof(DP_HEADER);
+    for (uint32_t i = 0; i < h->Count; i++) {
+        if (len - p < sizeof(DP_RECORD)) {
+            return (size_t)-1;
+        }
+        const DP_RECORD *r = (const DP_RECORD *)(buf + p);
+        if (r->NameUnits > 1023) {
+            return (size_t)-1;
+        }
+        size_t record = dp_record_len(r->NameUnits, h->NumCounters);
+        if (len - p < record) {
+            return (size_t)-1;
+        }
+        out[i].Name = (const uint16_t *)(buf + p + sizeof(DP_RECORD) + 8u * h->NumCounters);
+        out[i].NameUnits = r->NameUnits;
+        out[i].UniqueId = -1;
+        memcpy(out[i].Values, buf + p + sizeof(DP_RECORD), 8u * h->NumCounters);
+        p += record;
+    }
+    return p == len ? h->Count : (size_t)-1;
+}
+
+/* The whole path: the driver's snapshot of o's instances into `snap` (room for `snap_len`), the
+ * DLL's decoding into `scratch` (room for o->NumInstances), then pg_collect into `out`. Returns
+ * the V1 bytes written, 0 on any failure. */
+size_t dp_path(const PG_OBJECT *o, uint8_t *snap, size_t snap_len, PG_INSTANCE *scratch,
+               uint8_t *out, size_t out_len) {
+    size_t len = dp_encode(o->Instances, o->NumInstances, o->NumCounters, snap, snap_len);
+    if (len == 0) {
+        return 0;
+    }
+    size_t count = dp_decode(snap, len, scratch, o->NumInstances);
+    if (count == (size_t)-1) {
+        return 0;
+    }
+    PG_OBJECT decoded = *o;
+    decoded.Instances = scratch;
+    decoded.NumInstances = count;
+    return pg_collect(&decoded, out, out_len);
+}

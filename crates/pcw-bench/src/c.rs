@@ -1,5 +1,5 @@
 //! Bindings to the C baselines compiled by `build.rs`: `c/kcs.c` (a KCS-style `PCW_CALLBACK`),
-//! `c/perfgen.c` (a PerfGen-style V1 collect, and `memcpy`) and `c/cg.c` (callgrind client
+//! `c/perfgen.c` (a PerfGen-style V1 collect, the device path done the plain way, and `memcpy`) and `c/cg.c` (callgrind client
 //! requests). Layouts are declared here by hand and checked against the C compiler's in tests.
 
 use core::ffi::{c_char, c_void};
@@ -111,6 +111,17 @@ unsafe extern "C" {
     pub fn pg_collect(object: *const PgObject, buf: *mut u8, len: usize) -> usize;
     /// `memcpy`, out of line.
     pub fn pg_memcpy(dst: *mut u8, src: *const u8, len: usize);
+    /// The device path the plain way: snapshot `object`'s instances into `snap`, decode them
+    /// into `scratch` (room for `object.num_instances`), write V1 into `out`; the V1 bytes, 0
+    /// on failure (a snapshot buffer too small included).
+    pub fn dp_path(
+        object: *const PgObject,
+        snap: *mut u8,
+        snap_len: usize,
+        scratch: *mut PgInstance,
+        out: *mut u8,
+        out_len: usize,
+    ) -> usize;
     /// `CALLGRIND_ZERO_STATS`.
     pub fn pcw_bench_cg_zero();
     /// `CALLGRIND_DUMP_STATS_AT(label)`.

@@ -9,6 +9,7 @@
 
 pub mod alloc_count;
 pub mod c;
+pub mod device;
 pub mod scenarios;
 pub mod snap;
 pub mod v1;

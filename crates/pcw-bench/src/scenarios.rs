@@ -5,6 +5,9 @@
 
 use std::rc::Rc;
 
+use pcw_core::snapshot::{Snapshot, SnapshotError};
+
+use crate::device::{self, CBuffers, SnapshotBuf};
 use crate::snap::{self, SnapshotData};
 use crate::v1::{self, V1Object, bytes_mut, out_buffer};
 use crate::waves::{self, ADVERSARIAL, Call, Names, Population, Query};
@@ -142,7 +145,9 @@ pub fn match_cases() -> Vec<Case> {
     cases
 }
 
-/// The V1 collect cases: pcw-core's `collect`, the PerfGen-style C, and `memcpy` of the output.
+/// The V1 collect cases: pcw-core's `collect` over the DLL's source (a parsed snapshot read in
+/// place: `ours`) and over fixed data (`ours-desc`), the PerfGen-style C, and `memcpy` of the
+/// output.
 ///
 /// # Panics
 /// If pcw-core's and the C baseline's outputs differ in length (a bench bug).
@@ -152,23 +157,85 @@ pub fn v1_cases(sizes: &[usize]) -> Vec<Case> {
         let object: &'static V1Object = Box::leak(Box::new(V1Object::new(n)));
         let instances: &'static [_] = Box::leak(object.instances().into_boxed_slice());
         let desc = object.desc(instances);
+        let snapshot = leak_snapshot(object);
+        let set_object = object.set_object(&snapshot);
         let pg = object.pg();
         let mut probe = out_buffer(1024 + n * 128);
-        let outcome = v1::collect_ours(&desc, bytes_mut(&mut probe));
+        let outcome = v1::collect_ours(&set_object, bytes_mut(&mut probe));
         let len = outcome.bytes();
         assert!(len > 0, "pcw-core collect: {outcome:?}");
+        assert_eq!(len, v1::collect_desc(&desc, bytes_mut(&mut probe)).bytes());
         assert_eq!(len, v1::collect_c(&pg, bytes_mut(&mut probe)));
         let src = bytes_mut(&mut probe)[..len].to_vec();
         let mut out = out_buffer(len);
         cases.push(Case::new(format!("v1/collect/{n}/ours"), n, move || {
-            v1::collect_ours(&desc, bytes_mut(&mut out)).bytes() as u64
+            v1::collect_ours(&set_object, bytes_mut(&mut out)).bytes() as u64
         }));
+        let mut out = out_buffer(len);
+        cases.push(Case::new(
+            format!("v1/collect/{n}/ours-desc"),
+            n,
+            move || v1::collect_desc(&desc, bytes_mut(&mut out)).bytes() as u64,
+        ));
         let mut out = out_buffer(len);
         cases.push(Case::new(format!("v1/collect/{n}/c"), n, move || {
             v1::collect_c(&pg, bytes_mut(&mut out)) as u64
         }));
         let mut out = out_buffer(len);
         cases.push(Case::new(format!("v1/collect/{n}/memcpy"), n, move || {
+            v1::copy(bytes_mut(&mut out), &src);
+            len as u64
+        }));
+    }
+    cases
+}
+
+/// `object`'s snapshot, parsed, in a buffer that lives as long as the process.
+fn leak_snapshot(object: &V1Object) -> Snapshot<'static> {
+    let mut words = out_buffer(64);
+    let len = match object.encode_snapshot(bytes_mut(&mut words)) {
+        Ok(len) => len,
+        Err(SnapshotError::NoSpace { needed }) => {
+            words = out_buffer(needed);
+            object
+                .encode_snapshot(bytes_mut(&mut words))
+                .expect("encodes")
+        }
+        Err(e) => panic!("snapshot: {e}"),
+    };
+    let words: &'static [u64] = Box::leak(words.into_boxed_slice());
+    Snapshot::parse(v1::bytes_of(words, len)).expect("parses")
+}
+
+/// The device-path cases (driver snapshot + DLL parse + V1 write, [`crate::device`]): ours, the
+/// C baseline, and `memcpy` of the V1 output.
+///
+/// # Panics
+/// If the two sides' outputs differ in length (a bench bug).
+pub fn device_cases(sizes: &[usize]) -> Vec<Case> {
+    let mut cases = Vec::new();
+    for &n in sizes {
+        let object = Rc::new(V1Object::new(n));
+        let mut snap = SnapshotBuf::default();
+        let mut probe = out_buffer(1024 + n * 128);
+        let len = device::path_ours(&object, &mut snap, bytes_mut(&mut probe));
+        assert!(len > 0, "device path");
+        let src = bytes_mut(&mut probe)[..len].to_vec();
+        let mut buffers = CBuffers::new(&object);
+        assert_eq!(
+            len,
+            device::path_c(&object, &mut buffers, bytes_mut(&mut probe))
+        );
+        let (o, mut out) = (Rc::clone(&object), out_buffer(len));
+        cases.push(Case::new(format!("device/path/{n}/ours"), n, move || {
+            device::path_ours(&o, &mut snap, bytes_mut(&mut out)) as u64
+        }));
+        let (o, mut out) = (Rc::clone(&object), out_buffer(len));
+        cases.push(Case::new(format!("device/path/{n}/c"), n, move || {
+            device::path_c(&o, &mut buffers, bytes_mut(&mut out)) as u64
+        }));
+        let mut out = out_buffer(len);
+        cases.push(Case::new(format!("device/path/{n}/memcpy"), n, move || {
             v1::copy(bytes_mut(&mut out), &src);
             len as u64
         }));

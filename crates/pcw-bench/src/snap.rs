@@ -1,8 +1,8 @@
 //! The snapshot scenario (the driver↔DLL path of the V1 shim): N instances of a 4-counter set
 //! encoded with `pcw_core::snapshot::SnapshotWriter` (what the driver does for
-//! `IOCTL_PCW_SNAPSHOT`) and decoded with `Snapshot::parse` plus a walk over every instance's
-//! name and values (what the DLL does before writing V1 objects), each compared with a `memcpy`
-//! of the snapshot's bytes.
+//! `IOCTL_PCW_SNAPSHOT`) and decoded as the DLL does before writing V1 objects
+//! (`Snapshot::parse` and its checks; the V1 writer then reads the records in place), each
+//! compared with a `memcpy` of the snapshot's bytes.
 
 use pcw_core::snapshot::{PARENT_NONE, Snapshot, SnapshotError, SnapshotHeader, SnapshotWriter};
 
@@ -69,21 +69,20 @@ impl SnapshotData {
     }
 }
 
-/// Parses `bytes` and reads every instance's name and values; returns a checksum so nothing
-/// is optimised away.
+/// What the DLL does with a snapshot before writing V1 objects from it: `Snapshot::parse`
+/// (which checks every length, name, padding byte and offset) and its own checks; the records
+/// are then read in place by the V1 writer. Returns a figure of the snapshot so nothing is
+/// optimised away.
 ///
 /// # Errors
 /// As `Snapshot::parse`.
 #[inline(never)]
 pub fn decode(bytes: &[u8]) -> Result<u64, SnapshotError> {
     let snapshot = Snapshot::parse(bytes)?;
-    let mut sum = 0u64;
-    for set in snapshot.sets() {
-        for instance in set.instances() {
-            sum = sum.wrapping_add(u64::from(instance.id()));
-            sum = sum.wrapping_add(instance.name_utf16().map(u64::from).sum::<u64>());
-            sum = sum.wrapping_add(instance.values().fold(0, u64::wrapping_add));
-        }
-    }
-    Ok(sum)
+    let aligned = u64::from(crate::v1::dll_check(&snapshot));
+    Ok(snapshot
+        .sets()
+        .map(|s| s.instance_count() as u64)
+        .sum::<u64>()
+        + aligned)
 }

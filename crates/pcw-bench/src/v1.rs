@@ -1,13 +1,16 @@
 //! The V1 collect scenario: one multi-instance object of N instances and 4 counters (two
-//! `PERF_COUNTER_RAWCOUNT`, two `PERF_COUNTER_BULK_COUNT`), described once for pcw-core's
-//! `collect` (an `ObjectDesc`) and once for the PerfGen-style C baseline (a `PG_OBJECT`), plus
-//! the `memcpy` floor of the same output size.
+//! `PERF_COUNTER_RAWCOUNT`, two `PERF_COUNTER_BULK_COUNT`), described for pcw-core's `collect`
+//! twice — as the DLL hands it over (a `SetObject` reading a snapshot in place) and as fixed
+//! data (an `ObjectDesc`) — and once for the PerfGen-style C baseline (a `PG_OBJECT`), plus the
+//! `memcpy` floor of the same output size.
 
 use pcw_core::counter_type::{CounterType, DetailLevel};
+use pcw_core::snapshot::{PARENT_NONE, Snapshot, SnapshotError, SnapshotHeader, SnapshotWriter};
 use pcw_core::v1::collect::{self, Collected};
+use pcw_core::v1::from_snapshot::SetObject;
 use pcw_core::v1::writer::{
-    CheckedName, CounterSpec, InstanceDesc, InstanceName, InstanceSpec, InstancesDesc, ObjectDesc,
-    ObjectHeader, assign_offsets,
+    CheckedName, CounterSpec, InstanceDesc, InstanceKind, InstanceName, InstanceSpec,
+    InstancesDesc, ObjectDesc, ObjectHeader, ObjectSource, assign_offsets,
 };
 
 use crate::c::{self, PgCounter, PgInstance, PgObject};
@@ -15,6 +18,16 @@ use crate::utf16;
 
 /// Counters per instance.
 pub const COUNTERS: usize = 4;
+
+/// [`COUNTERS`] as the snapshot's `u16`.
+const COUNTERS_U16: u16 = 4;
+
+/// The snapshot's clocks; `perf_time` is the object's `PerfTime`, as in [`V1Object::new`].
+const SNAPSHOT_HEADER: SnapshotHeader = SnapshotHeader {
+    perf_time: 123_456_789,
+    perf_freq: 10_000_000,
+    system_time: crate::NOOP_TIME,
+};
 
 /// [`COUNTERS`] as the C side's `u32`.
 const COUNTERS_U32: u32 = 4;
@@ -121,6 +134,60 @@ impl V1Object {
             .collect()
     }
 
+    /// Whole 8-byte words of the longest name's area (name, NUL, padding).
+    pub fn max_name_words(&self) -> usize {
+        self.names
+            .iter()
+            .map(|n| (2 * n.len() + 2).div_ceil(8))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Number of instances.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Whether there are no instances.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// The instances' names and values as the driver writes them for `IOCTL_PCW_SNAPSHOT`
+    /// (`src/snapshot.rs`): one multi-instance set of 4 counters, into `buf`; the bytes of the
+    /// snapshot.
+    ///
+    /// # Errors
+    /// As `SnapshotWriter` (`NoSpace` with the size needed).
+    #[inline(never)]
+    pub fn encode_snapshot(&self, buf: &mut [u8]) -> Result<usize, SnapshotError> {
+        let mut w = SnapshotWriter::new(buf, SNAPSHOT_HEADER);
+        let count = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
+        w.begin_set(0, true, COUNTERS_U16, count)?;
+        for (i, (name, values)) in self.names.iter().zip(&self.values).enumerate() {
+            w.instance(
+                u32::try_from(i).unwrap_or(u32::MAX),
+                PARENT_NONE,
+                name,
+                values,
+            )?;
+        }
+        w.finish()
+    }
+
+    /// The object as the DLL hands it to the writer: set 0 of `snapshot`, read in place.
+    pub fn set_object<'a>(&'a self, snapshot: &Snapshot<'a>) -> SetObject<'a> {
+        SetObject::new(
+            ObjectHeader {
+                perf_time: snapshot.header().perf_time,
+                ..self.header
+            },
+            &self.counters,
+            InstanceKind::Multi,
+            snapshot.find_set(0),
+        )
+    }
+
     /// The object for pcw-core.
     pub fn desc<'a>(&'a self, instances: &'a [InstanceDesc<'a>]) -> ObjectDesc<'a> {
         ObjectDesc {
@@ -164,10 +231,35 @@ pub fn bytes_mut(buf: &mut [u64]) -> &mut [u8] {
 /// `Global`, NUL-terminated, as Perflib passes it.
 const GLOBAL: [u16; 7] = [71, 108, 111, 98, 97, 108, 0];
 
-/// One `CollectPerformanceData` (`Global` query) by pcw-core.
+/// One `CollectPerformanceData` (`Global` query) by pcw-core over the DLL's source.
 #[inline(never)]
-pub fn collect_ours(object: &ObjectDesc<'_>, buf: &mut [u8]) -> Collected {
+pub fn collect_ours(object: &SetObject<'_>, buf: &mut [u8]) -> Collected {
     collect::collect(Some(&GLOBAL), &[object], buf)
+}
+
+/// One `CollectPerformanceData` (`Global` query) by pcw-core over fixed data.
+#[inline(never)]
+pub fn collect_desc(object: &ObjectDesc<'_>, buf: &mut [u8]) -> Collected {
+    collect::collect(Some(&GLOBAL), &[object as &dyn ObjectSource], buf)
+}
+
+/// The DLL's checks of a parsed snapshot before it builds its objects
+/// (`pcw_perfdll::objects::check`): the values can be lent in place, and the set's kind is the
+/// object's.
+pub fn dll_check(snapshot: &Snapshot<'_>) -> bool {
+    snapshot
+        .as_bytes()
+        .as_ptr()
+        .addr()
+        .is_multiple_of(align_of::<u64>())
+        && snapshot.sets().all(|s| s.index() != 0 || s.multi())
+}
+
+/// An 8-aligned buffer holding `len` bytes of `words`.
+pub fn bytes_of(words: &[u64], len: usize) -> &[u8] {
+    // SAFETY: `words` is valid for `8 × words.len()` initialised bytes, `u8` has alignment 1,
+    // and the shared borrow keeps them alive; `min` keeps the length inside.
+    unsafe { core::slice::from_raw_parts(words.as_ptr().cast::<u8>(), len.min(size_of_val(words))) }
 }
 
 /// One collect by the PerfGen-style C baseline; the bytes written (0 = no space).

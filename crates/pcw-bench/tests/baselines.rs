@@ -6,10 +6,12 @@
 
 use pcw_bench::alloc_count::{self, CountingAlloc};
 use pcw_bench::c::{self, KcsInstance};
+use pcw_bench::device::{self, CBuffers, SnapshotBuf};
 use pcw_bench::snap::{self, SnapshotData};
 use pcw_bench::v1::{self, V1Object, bytes_mut, out_buffer};
 use pcw_bench::waves::{self, ADVERSARIAL, Call, Names, Population, Query};
 use pcw_bench::{noop_added, utf16};
+use pcw_core::snapshot::Snapshot;
 use pcw_core::v1::collect::Collected;
 use windows_sys::Wdk::System::SystemServices::{PCW_CALLBACK_INFORMATION, PCW_MASK_INFORMATION};
 
@@ -38,14 +40,27 @@ fn c_layouts_agree_with_windows_sys() {
     );
 }
 
+/// `object`'s snapshot as the driver writes it, in an 8-aligned buffer, and its length.
+fn snapshot_of(object: &V1Object) -> (Vec<u64>, usize) {
+    let mut words = out_buffer(64 + object.len() * 128);
+    let len = object
+        .encode_snapshot(bytes_mut(&mut words))
+        .expect("room enough");
+    (words, len)
+}
+
 #[test]
 fn perfgen_c_writes_the_bytes_pcw_core_writes() {
-    for n in [0, 1, 3, 100] {
+    for n in [0, 1, 3, 100, 1000] {
         let object = V1Object::new(n);
         let instances = object.instances();
         let desc = object.desc(&instances);
+        let (words, len) = snapshot_of(&object);
+        let snapshot = Snapshot::parse(v1::bytes_of(&words, len)).unwrap();
+        assert!(v1::dll_check(&snapshot));
+        let set_object = object.set_object(&snapshot);
         let mut ours = out_buffer(1024 + n * 128);
-        let outcome = v1::collect_ours(&desc, bytes_mut(&mut ours));
+        let outcome = v1::collect_ours(&set_object, bytes_mut(&mut ours));
         let Collected::Success { bytes, objects: 1 } = outcome else {
             panic!("{n}: {outcome:?}");
         };
@@ -55,11 +70,24 @@ fn perfgen_c_writes_the_bytes_pcw_core_writes() {
             bytes_mut(&mut ours)[..bytes],
             bytes_mut(&mut theirs)[..bytes]
         );
-        // Too small: both write nothing.
+        let mut from_desc = out_buffer(1024 + n * 128);
+        assert_eq!(
+            v1::collect_desc(&desc, bytes_mut(&mut from_desc)).bytes(),
+            bytes
+        );
+        assert_eq!(
+            bytes_mut(&mut from_desc)[..bytes],
+            bytes_mut(&mut theirs)[..bytes]
+        );
+        // Too small: all write nothing.
         let mut short = out_buffer(bytes - 8);
         let len = bytes - 8;
         assert_eq!(
-            v1::collect_ours(&desc, &mut bytes_mut(&mut short)[..len]),
+            v1::collect_ours(&set_object, &mut bytes_mut(&mut short)[..len]),
+            Collected::MoreData
+        );
+        assert_eq!(
+            v1::collect_desc(&desc, &mut bytes_mut(&mut short)[..len]),
             Collected::MoreData
         );
         assert_eq!(
@@ -155,13 +183,27 @@ fn v1_collect_and_the_snapshot_codec_allocate_nothing() {
         let desc = object.desc(&instances);
         let mut buf = out_buffer(1024 + n * 128);
         let (outcome, allocations) =
-            alloc_count::measure(|| v1::collect_ours(&desc, bytes_mut(&mut buf)));
+            alloc_count::measure(|| v1::collect_desc(&desc, bytes_mut(&mut buf)));
         assert!(matches!(outcome, Collected::Success { .. }), "{outcome:?}");
         assert_eq!(allocations, 0, "V1 collect, N = {n}");
         let (outcome, allocations) =
-            alloc_count::measure(|| v1::collect_ours(&desc, &mut bytes_mut(&mut buf)[..64]));
+            alloc_count::measure(|| v1::collect_desc(&desc, &mut bytes_mut(&mut buf)[..64]));
         assert_eq!(outcome, Collected::MoreData);
         assert_eq!(allocations, 0, "V1 collect, no space, N = {n}");
+        let (words, len) = snapshot_of(&object);
+        let snapshot = Snapshot::parse(v1::bytes_of(&words, len)).unwrap();
+        let set_object = object.set_object(&snapshot);
+        let (outcome, allocations) =
+            alloc_count::measure(|| v1::collect_ours(&set_object, bytes_mut(&mut buf)));
+        assert!(matches!(outcome, Collected::Success { .. }), "{outcome:?}");
+        assert_eq!(allocations, 0, "V1 collect from a snapshot, N = {n}");
+        let (outcome, allocations) =
+            alloc_count::measure(|| v1::collect_ours(&set_object, &mut bytes_mut(&mut buf)[..64]));
+        assert_eq!(outcome, Collected::MoreData);
+        assert_eq!(
+            allocations, 0,
+            "V1 collect from a snapshot, no space, N = {n}"
+        );
 
         let data = SnapshotData::new(n);
         let mut buf = out_buffer(data.len());
@@ -181,4 +223,55 @@ fn the_counting_allocator_sees_allocations() {
         std::hint::black_box(vec![1u8; 16]);
     });
     assert_eq!(allocations, 2, "one alloc and one free");
+}
+
+#[test]
+fn the_device_path_writes_the_c_baselines_bytes_and_allocates_only_on_its_first_call() {
+    for n in [0, 1, 100, 1000] {
+        let object = V1Object::new(n);
+        let mut snap = SnapshotBuf::default();
+        let mut ours = out_buffer(1024 + n * 128);
+        let (first, allocations) =
+            alloc_count::measure(|| device::path_ours(&object, &mut snap, bytes_mut(&mut ours)));
+        assert!(first > 0, "{n}");
+        assert!(allocations > 0, "the first call sizes the snapshot buffer");
+        for call in 0..3 {
+            let (bytes, allocations) = alloc_count::measure(|| {
+                device::path_ours(&object, &mut snap, bytes_mut(&mut ours))
+            });
+            assert_eq!(bytes, first);
+            assert_eq!(
+                allocations, 0,
+                "device path, N = {n}, call {call} after the first"
+            );
+        }
+        let mut theirs = out_buffer(1024 + n * 128);
+        let mut buffers = CBuffers::new(&object);
+        assert_eq!(
+            device::path_c(&object, &mut buffers, bytes_mut(&mut theirs)),
+            first
+        );
+        assert_eq!(
+            bytes_mut(&mut ours)[..first],
+            bytes_mut(&mut theirs)[..first]
+        );
+        // The same bytes as a V1 collect from the fixed description.
+        let instances = object.instances();
+        let mut direct = out_buffer(1024 + n * 128);
+        assert_eq!(
+            v1::collect_desc(&object.desc(&instances), bytes_mut(&mut direct)).bytes(),
+            first
+        );
+        assert_eq!(
+            bytes_mut(&mut direct)[..first],
+            bytes_mut(&mut ours)[..first]
+        );
+        // A reply buffer too small: nothing written, no allocation.
+        let mut short = out_buffer(first - 8);
+        let (bytes, allocations) = alloc_count::measure(|| {
+            device::path_ours(&object, &mut snap, &mut bytes_mut(&mut short)[..first - 8])
+        });
+        assert_eq!((bytes, allocations), (0, 0));
+        assert!(bytes_mut(&mut short).iter().all(|b| *b == 0xA5));
+    }
 }

@@ -110,13 +110,13 @@ const LANE_HIGHS: u64 = 0x8000_8000_8000_8000;
 /// borrow only propagates past a zero lane), so the result is non-zero exactly when some
 /// lane is 0.
 #[inline]
-const fn zero_lanes(w: u64) -> u64 {
+pub(crate) const fn zero_lanes(w: u64) -> u64 {
     w.wrapping_sub(LANE_ONES) & !w & LANE_HIGHS
 }
 
 /// Four UTF-16 units as the `u64` whose little-endian bytes are their UTF-16LE encoding.
 #[inline]
-fn pack4(units: [u16; 4]) -> u64 {
+pub(crate) fn pack4(units: [u16; 4]) -> u64 {
     let [u0, u1, u2, u3] = units;
     u64::from(u0) | u64::from(u1) << 16 | u64::from(u2) << 32 | u64::from(u3) << 48
 }

@@ -31,11 +31,14 @@
 //! | instance | +0 | 4 | id |
 //! | | +4 | 4 | parent: zero-based position of the parent instance in the parent object, [`PARENT_NONE`] for none |
 //! | | +8 | 2 | name length in UTF-16 units (≤ [`MAX_NAME_UNITS`]), no terminator |
-//! | | +10 | 2 | reserved, zero |
-//! | | +12 | 2 × len | name, UTF-16LE, no unit is 0; zero-padded to a multiple of 8 |
-//! | | then | 8 × counters | raw values, one `u64` per counter of the set |
+//! | | +10 | 6 | reserved, zero |
+//! | | +16 | 8 × counters | raw values, one `u64` per counter of the set |
+//! | | then | `align8(2 × len + 2)` | name area: the name, UTF-16LE, no unit is 0; then a 0 unit and zero bytes to a multiple of 8 |
 //!
-//! An instance record is therefore `align8(12 + 2 × name length) + 8 × counter count` bytes.
+//! An instance record is therefore `16 + 8 × counter count + align8(2 × name length + 2)`
+//! bytes, and a set's name areas add up to its set length minus its fixed part, its offset
+//! table and `16 + 8 × counter count` per instance ([`SetView::name_areas_len`]) — no pass over
+//! the instances needed.
 //!
 //! The format is canonical: every reserved field and padding byte is zero, the offset table and
 //! the set lengths hold the only values consistent with the records, and the records end exactly
@@ -57,6 +60,12 @@
 //!   know the parent object's instance count, so it does not bound this value.
 //! - **Names** have no NUL unit because V1 names are NUL-terminated (an embedded NUL would cut
 //!   the name); this also makes a corrupted name length detectable when it stays in the padding.
+//! - **Version 2: names laid out as V1 lays them out.** The name area is exactly the name area
+//!   of a V1 `PERF_INSTANCE_DEFINITION` (name, NUL, zero padding to 8 bytes), and values sit at
+//!   a fixed offset. So the DLL's V1 writer copies a name as whole words, reads values without
+//!   working out where the name ends, and knows a set's V1 size from its set length alone
+//!   (version 1 put the name right after a 12-byte fixed part, whose padding did not follow
+//!   the name's V1 padding, so the writer had to measure every name first).
 //! - **Clocks** are carried as the driver read them and are not validated (a zero frequency is
 //!   the consumer's concern).
 //!
@@ -94,7 +103,7 @@ use crate::bytes::{self, align8, len32};
 /// The snapshot's magic number, `"PCWS"`, as stored at offset 0.
 pub const SNAPSHOT_MAGIC: [u8; 4] = *b"PCWS";
 /// The format version this module writes and reads.
-pub const SNAPSHOT_VERSION: u16 = 1;
+pub const SNAPSHOT_VERSION: u16 = 2;
 /// Length of the snapshot header in bytes.
 pub const HEADER_LEN: usize = field::header::LEN;
 /// Most sets (countersets) in one snapshot.
@@ -147,8 +156,8 @@ pub mod field {
         pub const PARENT: usize = 4;
         pub const NAME_LEN: usize = 8;
         pub const RESERVED: usize = 10;
-        pub const NAME: usize = 12;
-        pub const LEN: usize = 12;
+        pub const VALUES: usize = 16;
+        pub const LEN: usize = 16;
     }
 }
 
@@ -257,10 +266,21 @@ pub struct SnapshotHeader {
     pub system_time: i64,
 }
 
+/// Bytes of an instance's name area: the name, its NUL and zero padding to a multiple of 8.
+/// For at most [`MAX_NAME_UNITS`] units, at most 2 048.
+#[inline]
+pub(crate) const fn name_area_len(name_units: usize) -> usize {
+    (2 * name_units + 2 + 7) & !7
+}
+
 /// Bytes of an instance record, or `None` past any sane size.
 fn instance_len(name_units: usize, counter_count: usize) -> Option<usize> {
-    let name = align8(name_units.checked_mul(2)?.checked_add(inf::LEN)?)?;
-    name.checked_add(counter_count.checked_mul(8)?)
+    if name_units > usize::from(MAX_NAME_UNITS) {
+        return None;
+    }
+    counter_count
+        .checked_mul(8)?
+        .checked_add(inf::LEN + name_area_len(name_units))
 }
 
 /// Bytes of a set record's fixed part and offset table.
@@ -449,17 +469,59 @@ fn check_set(bytes: &[u8], pos: usize, last: Option<u16>) -> Result<u16, Snapsho
     let table_end = at(sf::OFFSETS).saturating_add(count.saturating_mul(4));
     check_zero(bytes, table_end, at(head))?;
     let mut ipos = at(head);
-    for i in 0..count {
-        let entry = at(sf::OFFSETS).saturating_add(i.saturating_mul(4));
-        if bytes::u32_at(bytes, entry) as usize != ipos {
+    let counters = usize::from(counters);
+    // `head <= set_len`: the table is inside the set.
+    let table = bytes.get(at(sf::OFFSETS)..at(head)).unwrap_or(&[]);
+    let mut rest = bytes.get(ipos..end).unwrap_or(&[]);
+    for (i, entry) in table.as_chunks::<4>().0.iter().take(count).enumerate() {
+        if u32::from_le_bytes(*entry) as usize != ipos {
+            let entry = at(sf::OFFSETS).saturating_add(i.saturating_mul(4));
             return Err(SnapshotError::BadLength { offset: entry });
         }
-        ipos = check_instance(bytes, ipos, end, usize::from(counters))?;
+        // The usual case in one pass over the record; anything it does not accept is
+        // examined field by field, for the exact error.
+        if let Some(after) = valid_instance(rest, 8 * counters) {
+            ipos = ipos.saturating_add(rest.len() - after.len());
+            rest = after;
+        } else {
+            ipos = check_instance(bytes, ipos, end, counters)?;
+            rest = bytes.get(ipos..end).unwrap_or(&[]);
+        }
     }
     if ipos != end {
         return Err(bad_len);
     }
     Ok(index)
+}
+
+/// Whether `records` starts with a valid instance record of `values_len` bytes of values; the
+/// bytes after it if so. Accepts only what [`check_instance`] accepts (word by word: the name
+/// length and reserved bytes, then the name area's whole words of units, then its last word of
+/// units, NUL and padding); `None` sends the record to [`check_instance`].
+#[inline]
+fn valid_instance(records: &[u8], values_len: usize) -> Option<&[u8]> {
+    let (fixed, tail) = records.split_first_chunk::<{ inf::LEN }>()?;
+    let word = u64::from_le_bytes(*fixed.last_chunk::<8>()?);
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "the low 16 bits: the name length field"
+    )]
+    let units = usize::from(word as u16);
+    if word >> 16 != 0 || units > usize::from(MAX_NAME_UNITS) {
+        return None;
+    }
+    let (_, tail) = tail.split_at_checked(values_len)?;
+    let (area, after) = tail.split_at_checked(name_area_len(units))?;
+    let (last, full) = area.as_chunks::<8>().0.split_last()?;
+    // Whole words of units: no lane is 0.
+    let mut zero = full
+        .iter()
+        .fold(0, |z, w| z | bytes::zero_lanes(u64::from_le_bytes(*w)));
+    // The last word: `units % 4` units, then zeroes (the NUL and the padding).
+    let last = u64::from_le_bytes(*last);
+    let name = (1u64 << (16 * (units % 4))) - 1;
+    zero |= bytes::zero_lanes(last | !name);
+    (zero == 0 && last & !name == 0).then_some(after)
 }
 
 /// Validates the instance record at `pos` (8-aligned) that must end by `end`; returns its end.
@@ -474,15 +536,19 @@ fn check_instance(
     if at(inf::LEN) > end {
         return Err(bad_len);
     }
-    let units = bytes::u16_at(bytes, at(inf::NAME_LEN));
+    // The name length and the reserved bytes after it, as one word.
+    let word = bytes::array::<8>(bytes, at(inf::NAME_LEN)).map_or(0, u64::from_le_bytes);
+    if word >> 16 != 0 {
+        check_zero(bytes, at(inf::RESERVED), at(inf::LEN))?;
+    }
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "the low 16 bits: the name length field"
+    )]
+    let units = word as u16;
     if units > MAX_NAME_UNITS {
         return Err(SnapshotError::BadName {
             offset: at(inf::NAME_LEN),
-        });
-    }
-    if bytes::u16_at(bytes, at(inf::RESERVED)) != 0 {
-        return Err(SnapshotError::Reserved {
-            offset: at(inf::RESERVED),
         });
     }
     let units = usize::from(units);
@@ -491,17 +557,22 @@ fn check_instance(
     if next > end {
         return Err(bad_len);
     }
-    let name_end = at(inf::NAME).saturating_add(2 * units);
-    let name = bytes.get(at(inf::NAME)..name_end).unwrap_or(&[]);
+    let name_at = next.saturating_sub(name_area_len(units));
+    let name_end = name_at.saturating_add(2 * units);
+    let name = bytes.get(name_at..name_end).unwrap_or(&[]);
     if bytes::has_zero_unit_le(name)
         && let Some(u) = name.as_chunks::<2>().0.iter().position(|u| *u == [0, 0])
     {
         return Err(SnapshotError::BadName {
-            offset: at(inf::NAME).saturating_add(2 * u),
+            offset: name_at.saturating_add(2 * u),
         });
     }
-    let values = next.saturating_sub(8 * counters);
-    check_zero(bytes, name_end, values)?;
+    // The NUL and the padding: the top 2 to 8 bytes of the record's last word.
+    let tail = next.saturating_sub(name_end).clamp(1, 8);
+    let last = bytes::array::<8>(bytes, next.saturating_sub(8)).map_or(0, u64::from_le_bytes);
+    if last >> (64 - 8 * tail) != 0 {
+        check_zero(bytes, name_end, next)?;
+    }
     Ok(next)
 }
 
@@ -600,37 +671,65 @@ impl<'a> SetView<'a> {
 
     /// The instances, in order.
     pub fn instances(&self) -> Instances<'a> {
+        let count = self.instance_count();
         Instances {
-            set: *self,
-            next: 0,
-            count: self.instance_count(),
+            bytes: self.bytes,
+            pos: self.instance(0).map_or(0, |i| i.pos),
+            counters: usize::from(self.counter_count()),
+            remaining: count,
         }
+    }
+
+    /// The instance records, back to back, from the first to the end of the set.
+    pub(crate) fn records(&self) -> &'a [u8] {
+        let start = self.instance(0).map_or(0, |i| i.pos);
+        let end = self.pos.saturating_add(self.byte_len());
+        self.bytes.get(start..end).unwrap_or(&[])
+    }
+
+    /// Bytes of all the instances' name areas together (see [`InstanceView::name_area`]),
+    /// worked out from the set's length without reading the instances: what a V1 reply's
+    /// instance names take, padding included.
+    pub fn name_areas_len(&self) -> usize {
+        let count = self.instance_count();
+        let fixed = inf::LEN + 8 * usize::from(self.counter_count());
+        // `parse` checked that the set length is exactly its head and its records.
+        self.byte_len()
+            .saturating_sub(set_head_len(count).unwrap_or(0))
+            .saturating_sub(count.saturating_mul(fixed))
     }
 }
 
-/// The instances of a [`SetView`].
+/// The instances of a [`SetView`], walked record by record (the records of a set follow one
+/// another, as the offset table says).
 #[derive(Clone, Debug)]
 pub struct Instances<'a> {
-    set: SetView<'a>,
-    next: usize,
-    count: usize,
+    bytes: &'a [u8],
+    pos: usize,
+    counters: usize,
+    remaining: usize,
 }
 
 impl<'a> Iterator for Instances<'a> {
     type Item = InstanceView<'a>;
 
+    #[inline]
     fn next(&mut self) -> Option<InstanceView<'a>> {
-        if self.next >= self.count {
+        if self.remaining == 0 {
             return None;
         }
-        let instance = self.set.instance(self.next);
-        self.next += 1;
-        instance
+        self.remaining -= 1;
+        let instance = InstanceView {
+            bytes: self.bytes,
+            pos: self.pos,
+            counters: self.counters,
+        };
+        self.pos = self.pos.saturating_add(instance.byte_len());
+        Some(instance)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = self.count.saturating_sub(self.next);
-        (n, Some(n))
+        (self.remaining, Some(self.remaining))
     }
 }
 
@@ -675,9 +774,29 @@ impl<'a> InstanceView<'a> {
 
     /// The name as UTF-16LE bytes (`2 × name_len()`, no terminator).
     pub fn name_bytes(&self) -> &'a [u8] {
-        let start = self.pos.saturating_add(inf::NAME);
+        let start = self.name_at();
         let end = start.saturating_add(2 * self.name_len());
         self.bytes.get(start..end).unwrap_or(&[])
+    }
+
+    /// Offset of the name area in the snapshot.
+    fn name_at(&self) -> usize {
+        self.pos
+            .saturating_add(inf::VALUES)
+            .saturating_add(8 * self.counters)
+    }
+
+    /// The name area: the name as UTF-16LE, a 0 unit, then zero bytes to a multiple of 8 —
+    /// the bytes of a V1 instance definition's name, padding included.
+    pub fn name_area(&self) -> &'a [u8] {
+        let start = self.name_at();
+        let end = start.saturating_add(name_area_len(self.name_len()));
+        self.bytes.get(start..end).unwrap_or(&[])
+    }
+
+    /// Bytes of the whole record.
+    pub fn byte_len(&self) -> usize {
+        instance_len(self.name_len(), self.counters).unwrap_or(0)
     }
 
     /// The name for the V1 writer: checked already (at most [`MAX_NAME_UNITS`] units, no NUL)
@@ -686,6 +805,17 @@ impl<'a> InstanceView<'a> {
         const _: () =
             assert!(MAX_NAME_UNITS as usize == crate::v1::writer::MAX_INSTANCE_NAME_UNITS);
         crate::v1::writer::CheckedName::from_checked_le_bytes(self.name_bytes())
+    }
+
+    /// The name area for the V1 writer, which copies it as whole words: checked already (at
+    /// most [`MAX_NAME_UNITS`] units, no NUL, then a NUL and zero padding) when the snapshot was
+    /// parsed.
+    #[inline]
+    pub fn padded_name(&self) -> crate::v1::writer::PaddedName<'a> {
+        crate::v1::writer::PaddedName::from_checked(
+            self.name_area().as_chunks::<8>().0,
+            self.name_len(),
+        )
     }
 
     /// The name's UTF-16 units (none is 0).
@@ -699,10 +829,9 @@ impl<'a> InstanceView<'a> {
 
     /// The raw values as little-endian bytes (8 per counter).
     pub fn values_bytes(&self) -> &'a [u8] {
-        let len = 8 * self.counters;
-        let start = instance_len(self.name_len(), 0).map_or(0, |n| self.pos.saturating_add(n));
+        let start = self.pos.saturating_add(inf::VALUES);
         self.bytes
-            .get(start..start.saturating_add(len))
+            .get(start..start.saturating_add(8 * self.counters))
             .unwrap_or(&[])
     }
 
@@ -740,12 +869,40 @@ const _: () = assert!(
         && inf::PARENT == 4
         && inf::NAME_LEN == 8
         && inf::RESERVED == 10
-        && inf::NAME == 12
+        && inf::VALUES == 16
+        && inf::LEN == 16
 );
 
-/// Writes an instance record into `record`, exactly its length and already zeroed (so the
-/// reserved field and the padding are): the fixed fields, the name as one block of UTF-16LE
-/// bytes, then the values as one block of little-endian `u64`s ending the record.
+/// Stores `values` as little-endian words at the start of `dst`: up to 8 values as a fixed
+/// number of stores (measured: the general loop becomes a `memcpy` call, which costs more than
+/// the copy for a few counters).
+#[inline]
+fn put_values(dst: &mut [[u8; 8]], values: &[u64]) {
+    macro_rules! fixed {
+        ($($n:literal)*) => {
+            match values.len() {
+                $($n => {
+                    if let (Some(d), Some(v)) = (dst.first_chunk_mut::<$n>(), values.first_chunk::<$n>()) {
+                        for (d, v) in d.iter_mut().zip(v) {
+                            *d = v.to_le_bytes();
+                        }
+                    }
+                })*
+                _ => {
+                    for (d, v) in dst.iter_mut().zip(values) {
+                        *d = v.to_le_bytes();
+                    }
+                }
+            }
+        };
+    }
+    fixed!(1 2 3 4 5 6 7 8);
+}
+
+/// Writes an instance record into `record`, exactly its length: the fixed fields, the values
+/// as one block of little-endian `u64`s, then the name area (four units per word; the last
+/// word holds the last 0 to 3 units, the NUL and the padding). Every byte is written. Returns
+/// whether the name holds a 0 unit (found while copying: the caller refuses the instance).
 #[inline]
 fn write_instance(
     record: &mut [u8],
@@ -754,24 +911,36 @@ fn write_instance(
     units: u16,
     name: &[u16],
     values: &[u64],
-) {
-    let values_at = record.len().saturating_sub(8 * values.len());
-    let Some((head, values_area)) = record.split_at_mut_checked(values_at) else {
-        return;
-    };
-    let Some((fixed, name_area)) = head.split_first_chunk_mut::<{ inf::NAME }>() else {
-        return;
+) -> bool {
+    let Some((fixed, rest)) = record.split_first_chunk_mut::<{ inf::LEN }>() else {
+        return false;
     };
     let [i0, i1, i2, i3] = id.to_le_bytes();
     let [p0, p1, p2, p3] = parent.to_le_bytes();
     let [n0, n1] = units.to_le_bytes();
-    *fixed = [i0, i1, i2, i3, p0, p1, p2, p3, n0, n1, 0, 0];
-    for (dst, unit) in name_area.as_chunks_mut::<2>().0.iter_mut().zip(name) {
-        *dst = unit.to_le_bytes();
+    *fixed = [i0, i1, i2, i3, p0, p1, p2, p3, n0, n1, 0, 0, 0, 0, 0, 0];
+    let Some((values_area, name_area)) = rest.split_at_mut_checked(8 * values.len()) else {
+        return false;
+    };
+    put_values(values_area.as_chunks_mut::<8>().0, values);
+    let words = name_area.as_chunks_mut::<8>().0;
+    let (quads, tail) = name.as_chunks::<4>();
+    let mut zero = 0;
+    for (dst, quad) in words.iter_mut().zip(quads) {
+        let w = bytes::pack4(*quad);
+        zero |= bytes::zero_lanes(w);
+        *dst = w.to_le_bytes();
     }
-    for (dst, value) in values_area.as_chunks_mut::<8>().0.iter_mut().zip(values) {
-        *dst = value.to_le_bytes();
+    // 0 to 3 units, then the NUL and the padding.
+    let mut last = 0u64;
+    for (k, unit) in tail.iter().enumerate() {
+        zero |= u64::from(*unit == 0);
+        last |= u64::from(*unit) << (16 * k);
     }
+    if let Some(dst) = words.get_mut(quads.len()) {
+        *dst = last.to_le_bytes();
+    }
+    zero != 0
 }
 
 /// Writes a snapshot into a caller's buffer, or measures it, without allocating or panicking.
@@ -888,7 +1057,7 @@ impl<'a> SnapshotWriter<'a> {
         let len = set_head_len(instance_count as usize).ok_or(SnapshotError::LimitExceeded {
             offset: at(sf::INSTANCE_COUNT),
         })?;
-        let written = self.reserve(len)?;
+        let written = self.reserve(len, true)?;
         if written {
             let flags = if multi { SET_FLAG_MULTI } else { 0 };
             bytes::set_u16(self.buf, at(sf::INDEX), index);
@@ -927,6 +1096,56 @@ impl<'a> SnapshotWriter<'a> {
         name: &[u16],
         values: &[u64],
     ) -> Result<(), SnapshotError> {
+        // The usual case: no error so far, a set open and written, the right number of values,
+        // a name of a valid length, and room for the record.
+        if self.error.is_none()
+            && !self.overflow
+            && let Some(set) = self.set.as_mut()
+            && set.written
+            && values.len() == usize::from(set.counters)
+            && name.len() <= usize::from(MAX_NAME_UNITS)
+        {
+            let start = self.pos;
+            // Small: at most 16 + 8 × 1024 + 2 048 bytes past a position inside the buffer.
+            let end = start.saturating_add(inf::LEN + 8 * values.len() + name_area_len(name.len()));
+            if end <= MAX_TOTAL_LEN
+                && let Some(record) = self.buf.get_mut(start..end)
+            {
+                #[allow(
+                    clippy::cast_possible_truncation,
+                    reason = "at most MAX_NAME_UNITS, checked above"
+                )]
+                let units = name.len() as u16;
+                if !write_instance(record, id, parent, units, name, values) {
+                    let entry = set
+                        .start
+                        .saturating_add(sf::OFFSETS)
+                        .saturating_add(4 * set.added as usize);
+                    bytes::set_u32(self.buf, entry, len32(start));
+                    set.added += 1;
+                    self.pos = end;
+                    if set.added == set.count {
+                        self.close_set();
+                    }
+                    return Ok(());
+                }
+                // A NUL unit: reported by the general path below.
+            }
+        }
+        self.instance_general(id, parent, name, values)
+    }
+
+    /// [`Self::instance`] for every other case (errors, a measuring writer, no room): kept out
+    /// of line so the usual case saves and restores fewer registers.
+    #[cold]
+    #[inline(never)]
+    fn instance_general(
+        &mut self,
+        id: u32,
+        parent: u32,
+        name: &[u16],
+        values: &[u64],
+    ) -> Result<(), SnapshotError> {
         let result = self.instance_inner(id, parent, name, values);
         self.sticky(result)
     }
@@ -958,21 +1177,24 @@ impl<'a> SnapshotWriter<'a> {
             .ok_or(SnapshotError::BadName {
                 offset: at(inf::NAME_LEN),
             })?;
-        if bytes::has_zero_unit(name)
-            && let Some(i) = name.iter().position(|u| *u == 0)
-        {
-            return Err(SnapshotError::BadName {
-                offset: at(inf::NAME).saturating_add(2 * i),
-            });
-        }
         let len = instance_len(name.len(), values.len()).ok_or(SnapshotError::LimitExceeded {
             offset: hf::TOTAL_LEN,
         })?;
-        if self.reserve(len)?
-            && let Some(record) = self.buf.get_mut(start..at(len))
-        {
-            write_instance(record, id, parent, units, name, values);
+        // The name is checked for NUL units while it is copied (a refused instance leaves its
+        // bytes in the buffer, but no snapshot is ever returned after an error); a measuring
+        // writer, or one out of space, checks it apart.
+        let nul = match self.buf.get_mut(start..at(len)) {
+            Some(record) if !self.overflow => {
+                write_instance(record, id, parent, units, name, values)
+            }
+            _ => bytes::has_zero_unit(name),
+        };
+        if nul && let Some(i) = name.iter().position(|u| *u == 0) {
+            return Err(SnapshotError::BadName {
+                offset: at(inf::VALUES + 8 * values.len()).saturating_add(2 * i),
+            });
         }
+        self.reserve(len, false)?;
         if set.written {
             let entry = set
                 .start
@@ -1040,9 +1262,10 @@ impl<'a> SnapshotWriter<'a> {
         result
     }
 
-    /// Counts `len` more bytes; zeroes them and returns true if they fit (and everything before
-    /// did), so the caller writes its fields over zeroes.
-    fn reserve(&mut self, len: usize) -> Result<bool, SnapshotError> {
+    /// Counts `len` more bytes; returns true if they fit (and everything before did), then
+    /// zeroes them if `zero` (so the caller writes its fields over zeroes; otherwise the caller
+    /// writes every byte).
+    fn reserve(&mut self, len: usize, zero: bool) -> Result<bool, SnapshotError> {
         let start = self.pos;
         let end = start
             .checked_add(len)
@@ -1055,7 +1278,9 @@ impl<'a> SnapshotWriter<'a> {
             self.overflow = true;
             return Ok(false);
         }
-        bytes::zero(self.buf, start, len);
+        if zero {
+            bytes::zero(self.buf, start, len);
+        }
         Ok(true)
     }
 
@@ -1247,15 +1472,15 @@ mod tests {
         let bytes = round_trip(&sets);
         let mut expect = Vec::new();
         expect.extend_from_slice(b"PCWS");
-        expect.extend_from_slice(&1u16.to_le_bytes());
+        expect.extend_from_slice(&2u16.to_le_bytes());
         expect.extend_from_slice(&40u16.to_le_bytes());
-        expect.extend_from_slice(&88u32.to_le_bytes()); // total
+        expect.extend_from_slice(&96u32.to_le_bytes()); // total
         expect.extend_from_slice(&1u32.to_le_bytes()); // sets
         expect.extend_from_slice(&HDR.perf_time.to_le_bytes());
         expect.extend_from_slice(&HDR.perf_freq.to_le_bytes());
         expect.extend_from_slice(&HDR.system_time.to_le_bytes());
-        // set at 40: len 48, index 5, multi, 1 counter, reserved, 1 instance, table [64] + pad
-        expect.extend_from_slice(&48u32.to_le_bytes());
+        // set at 40: len 56, index 5, multi, 1 counter, reserved, 1 instance, table [64] + pad
+        expect.extend_from_slice(&56u32.to_le_bytes());
         expect.extend_from_slice(&5u16.to_le_bytes());
         expect.extend_from_slice(&1u16.to_le_bytes());
         expect.extend_from_slice(&1u16.to_le_bytes());
@@ -1263,13 +1488,18 @@ mod tests {
         expect.extend_from_slice(&1u32.to_le_bytes());
         expect.extend_from_slice(&64u32.to_le_bytes());
         expect.extend_from_slice(&[0; 4]);
-        // instance at 64: id, parent, name len 2, reserved, "ab" (ends at 80, no pad), value
+        // instance at 64: id, parent, name len 2, reserved, the value, then "ab", the NUL and
+        // padding to 8 bytes (a V1 name area)
         expect.extend_from_slice(&0x11u32.to_le_bytes());
         expect.extend_from_slice(&u32::MAX.to_le_bytes());
         expect.extend_from_slice(&2u16.to_le_bytes());
-        expect.extend_from_slice(&0u16.to_le_bytes());
-        expect.extend_from_slice(b"a\0b\0");
+        expect.extend_from_slice(&[0; 6]);
         expect.extend_from_slice(&0x0102_0304_0506_0708u64.to_le_bytes());
+        expect.extend_from_slice(b"a\0b\0\0\0\0\0");
+        let snap = Snapshot::parse(&bytes).unwrap();
+        let set = snap.sets().next().unwrap();
+        assert_eq!(set.name_areas_len(), 8);
+        assert_eq!(set.instance(0).unwrap().name_area(), b"a\0b\0\0\0\0\0");
         assert_eq!(bytes, expect);
     }
 
@@ -1421,7 +1651,7 @@ mod tests {
         assert_eq!(
             r,
             Err(E::BadName {
-                offset: 64 + 12 + 2
+                offset: 64 + 16 + 2
             })
         );
         // The total length is bounded without ever allocating it: MAX_SETS sets of
@@ -1462,11 +1692,12 @@ mod tests {
         };
         assert_eq!(with(0, b"PCWX"), Err(E::BadMagic));
         assert_eq!(
-            with(4, &2u16.to_le_bytes()),
+            with(4, &1u16.to_le_bytes()),
             Err(E::UnsupportedVersion {
-                found: 2,
-                supported: 1
-            })
+                found: 1,
+                supported: 2
+            }),
+            "version 1 put names before values, padded differently"
         );
         assert_eq!(
             with(6, &48u16.to_le_bytes()),
@@ -1480,12 +1711,12 @@ mod tests {
         let mut longer = good.clone();
         longer.extend_from_slice(&[0; 8]);
         assert_eq!(Snapshot::parse(&longer), Err(E::BadLength { offset: 8 }));
-        // A version-2 header is reported as such even when it is shorter than ours.
+        // A version-3 header is reported as such even when it is shorter than ours.
         assert_eq!(
-            Snapshot::parse(b"PCWS\x02\x00"),
+            Snapshot::parse(b"PCWS\x03\x00"),
             Err(E::UnsupportedVersion {
-                found: 2,
-                supported: 1
+                found: 3,
+                supported: 2
             })
         );
         assert_eq!(Snapshot::parse(b"PCW"), Err(E::Truncated { offset: 3 }));
@@ -1510,34 +1741,14 @@ mod tests {
             "offset-table padding"
         );
         let i = set.instance(0).unwrap();
-        assert_eq!(
-            with(i.offset() + 10, &[0, 1]),
-            Err(E::Reserved {
-                offset: i.offset() + 10
-            })
-        );
-        // "_Total" is 6 units: 12 + 12 = 24, so no name padding; use "a" in set 9.
-        let a = snap.find_set(9).unwrap().instance(0).unwrap();
-        assert_eq!(
-            with(a.offset() + 15, &[9]),
-            Err(E::Reserved {
-                offset: a.offset() + 15
-            }),
-            "name padding"
-        );
-        assert_eq!(
-            with(a.offset() + 12, &[0, 0]),
-            Err(E::BadName {
-                offset: a.offset() + 12
-            }),
-            "NUL unit"
-        );
-        assert_eq!(
-            with(a.offset() + 8, &(MAX_NAME_UNITS + 1).to_le_bytes()),
-            Err(E::BadName {
-                offset: a.offset() + 8
-            })
-        );
+        for reserved in 10..16 {
+            assert_eq!(
+                with(i.offset() + reserved, &[1]),
+                Err(E::Reserved {
+                    offset: i.offset() + reserved
+                })
+            );
+        }
         // Index order.
         let second = snap.sets().nth(1).unwrap().offset();
         assert_eq!(
@@ -1549,6 +1760,66 @@ mod tests {
             with(first + 12, &2u32.to_le_bytes()),
             Err(E::LimitExceeded { offset: first + 12 })
         );
+    }
+
+    #[test]
+    fn name_areas_are_checked_and_add_up() {
+        use SnapshotError as E;
+        let good = encode(HDR, &hand_cases());
+        let with = |off: usize, patch: &[u8]| {
+            let mut b = good.clone();
+            b[off..off + patch.len()].copy_from_slice(patch);
+            Snapshot::parse(&b).map(|_| ())
+        };
+        let snap = Snapshot::parse(&good).unwrap();
+        // "a" in set 9 (2 counters): values at +16, the name at +32, its NUL at +34, padding
+        // from +36 to +40.
+        let a = snap.find_set(9).unwrap().instance(0).unwrap();
+        for (at, what) in [
+            (34, "the NUL"),
+            (35, "the NUL"),
+            (37, "name padding"),
+            (39, "name padding"),
+        ] {
+            assert_eq!(
+                with(a.offset() + at, &[9]),
+                Err(E::Reserved {
+                    offset: a.offset() + at
+                }),
+                "{what}"
+            );
+        }
+        assert_eq!(
+            with(a.offset() + 32, &[0, 0]),
+            Err(E::BadName {
+                offset: a.offset() + 32
+            }),
+            "NUL unit"
+        );
+        assert_eq!(
+            with(a.offset() + 8, &(MAX_NAME_UNITS + 1).to_le_bytes()),
+            Err(E::BadName {
+                offset: a.offset() + 8
+            })
+        );
+        // Every name area ends its record, and each set knows their total without a walk.
+        for set in snap.sets() {
+            let areas: usize = set.instances().map(|i| i.name_area().len()).sum();
+            assert_eq!(set.name_areas_len(), areas);
+            for i in set.instances() {
+                assert_eq!(i.name_area().len() % 8, 0);
+                assert_eq!(&i.name_area()[..i.name_bytes().len()], i.name_bytes());
+                assert!(
+                    i.name_area()[i.name_bytes().len()..]
+                        .iter()
+                        .all(|b| *b == 0)
+                );
+                assert_eq!(
+                    i.offset() + i.byte_len(),
+                    i.name_area().as_ptr() as usize - good.as_ptr() as usize + i.name_area().len()
+                );
+            }
+        }
     }
 
     #[test]
@@ -1719,9 +1990,12 @@ mod tests {
             Err(E::LimitExceeded { .. }) => {
                 matches!(what, "set count" | "counter count" | "instance count")
             }
-            // The offset table grows over its padding or the first instance.
-            Err(E::Reserved { .. }) => matches!(what, "name length" | "instance count"),
-            Err(E::BadName { .. }) => what == "name length",
+            // The offset table grows over its padding or the first instance; a bumped counter
+            // count moves the name areas, which start after the values.
+            Err(E::Reserved { .. }) => {
+                matches!(what, "name length" | "instance count" | "counter count")
+            }
+            Err(E::BadName { .. }) => matches!(what, "name length" | "counter count"),
             _ => false,
         }
     }
@@ -1756,7 +2030,7 @@ mod tests {
                 prop_assert_eq!(Snapshot::parse(&good[..len]), Err(E::Truncated { offset: len }));
             }
             // Version and magic.
-            for version in [0u16, 2, u16::MAX] {
+            for version in [0u16, 1, 3, u16::MAX] {
                 let mut b = good.clone();
                 b[4..6].copy_from_slice(&version.to_le_bytes());
                 prop_assert_eq!(Snapshot::parse(&b), Err(E::UnsupportedVersion { found: version, supported: SNAPSHOT_VERSION }));

@@ -74,13 +74,13 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use pcw_core::snapshot::Snapshot;
 use pcw_core::v1::collect::{self, Collected, ERROR_SUCCESS};
+use pcw_core::v1::from_snapshot::SetObject;
 use pcw_core::v1::query::{self, Query};
 use pcw_core::v1::writer::{ObjectSource, WriteError};
 
 use crate::buffer::SnapshotBuf;
 use crate::linkage::{Linkage, SourceKind};
 use crate::log::{DefaultLogger, Event, EventKind, Logger};
-use crate::objects::SnapshotObject;
 use crate::source::{DeviceSource, SnapshotSource, SourceError, SyntheticSource};
 use crate::synthetic::{Clock, Synthetic};
 use crate::tables::{Catalog, OBJECT_COUNT, SERVICE};
@@ -293,9 +293,9 @@ pub fn collect(query: Option<&[u16]>, buf: &mut [u8]) -> Collected {
             return Collected::NotMine;
         }
     };
-    let mut sources: [Option<SnapshotObject<'_>>; OBJECT_COUNT] = [None; OBJECT_COUNT];
+    let mut sources: [Option<SetObject<'_>>; OBJECT_COUNT] = [None; OBJECT_COUNT];
     for (position, (slot, entry)) in sources.iter_mut().zip(&catalog.objects).enumerate() {
-        *slot = Some(SnapshotObject::new(entry, position, &snapshot));
+        *slot = Some(objects::object(entry, position, &snapshot));
     }
     let mut refs: [&dyn ObjectSource; OBJECT_COUNT] = [&NoObject; OBJECT_COUNT];
     let mut count = 0;

@@ -126,8 +126,10 @@ fn bad_snapshots_are_refused_and_logged() {
     let good = synthetic_snapshot(0);
     let mut bad_magic = good.clone();
     bad_magic[0] ^= 0xFF;
-    let mut version_2 = good.clone();
-    version_2[4] = 2;
+    let mut version_1 = good.clone();
+    version_1[4] = 1;
+    let mut version_3 = good.clone();
+    version_3[4] = 3;
     let truncated = good[..good.len() - 8].to_vec();
     // Geometric Waves announced single-instance: disagrees with the manifest.
     let mut wrong_kind = vec![0u8; 4096];
@@ -138,7 +140,8 @@ fn bad_snapshots_are_refused_and_logged() {
     wrong_kind.truncate(n);
     for (what, bytes) in [
         ("bad magic", bad_magic),
-        ("version 2", version_2),
+        ("version 1 (names before values)", version_1),
+        ("version 3", version_3),
         ("truncated", truncated),
         ("wrong kind", wrong_kind),
     ] {

@@ -44,6 +44,7 @@ fn main() {
         scenarios::match_cases(),
         scenarios::v1_cases(&sizes),
         scenarios::snapshot_cases(&sizes),
+        scenarios::device_cases(&sizes),
     ];
     let wanted = |case: &scenarios::Case| filter.as_ref().is_none_or(|f| case.label.contains(f));
     for mut case in groups.into_iter().flatten().filter(wanted) {

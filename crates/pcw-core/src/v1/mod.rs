@@ -3,6 +3,7 @@
 //! structural validator shared by Perflib's simulated host and `pcw dump`.
 
 pub mod collect;
+pub mod from_snapshot;
 pub mod query;
 pub mod validate;
 pub mod wire;

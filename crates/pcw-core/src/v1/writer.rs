@@ -135,6 +135,60 @@ pub enum InstanceName<'a> {
     Str(&'a str),
     /// A name already known to be writable: measured without scanning it again.
     Checked(CheckedName<'a>),
+    /// A name already laid out as the reply holds it, NUL and padding included: copied as
+    /// whole words.
+    Padded(PaddedName<'a>),
+}
+
+/// An instance name as a `PERF_INSTANCE_DEFINITION` holds it: the UTF-16LE units (at most
+/// [`MAX_INSTANCE_NAME_UNITS`], none of them NUL), a NUL unit, then zero bytes up to a multiple
+/// of 8 — the *name area*. The snapshot format stores names so
+/// ([`crate::snapshot::InstanceView::padded_name`]), and the writer copies the area as it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PaddedName<'a> {
+    area: &'a [[u8; 8]],
+    /// `NameLength`: the name's bytes and the NUL's.
+    name_length: u32,
+}
+
+impl<'a> PaddedName<'a> {
+    /// The name area `area`, or `None` unless it is one: a multiple of 8 bytes, a NUL unit
+    /// after at most [`MAX_INSTANCE_NAME_UNITS`] units, nothing but zero bytes after it, and no
+    /// whole word of them (the area is the shortest that holds the name and its NUL).
+    pub fn new(area: &'a [u8]) -> Option<Self> {
+        let (words, rest) = area.as_chunks::<8>();
+        if !rest.is_empty() {
+            return None;
+        }
+        let units = area.as_chunks::<2>().0.iter().position(|u| *u == [0, 0])?;
+        let padded = (2 * units + 2 + 7) & !7;
+        let tail = area.get(2 * units..)?;
+        (units <= MAX_INSTANCE_NAME_UNITS && padded == area.len() && tail.iter().all(|b| *b == 0))
+            .then(|| Self::from_checked(words, units))
+    }
+
+    /// A name area a decoder of this crate has already checked as [`Self::new`] does, with
+    /// its name's length in units. A wrong area here yields a wrong name in the reply, never a
+    /// write outside it.
+    #[inline]
+    pub(crate) const fn from_checked(area: &'a [[u8; 8]], units: usize) -> Self {
+        #[allow(
+            clippy::cast_possible_truncation,
+            reason = "checked names have at most MAX_INSTANCE_NAME_UNITS units"
+        )]
+        let name_length = (2 * units + 2) as u32;
+        Self { area, name_length }
+    }
+
+    /// Length in UTF-16 units (at most [`MAX_INSTANCE_NAME_UNITS`]).
+    pub const fn units(&self) -> usize {
+        (self.name_length as usize / 2).saturating_sub(1)
+    }
+
+    /// The area's bytes: the name, the NUL and the padding.
+    pub const fn as_bytes(&self) -> &'a [u8] {
+        self.area.as_flattened()
+    }
 }
 
 /// An instance name known to be writable: at most [`MAX_INSTANCE_NAME_UNITS`] UTF-16 units,
@@ -197,6 +251,7 @@ impl InstanceName<'_> {
             Self::Utf16(u) => u.len(),
             Self::Str(s) => s.encode_utf16().count(),
             Self::Checked(c) => c.units(),
+            Self::Padded(p) => p.units(),
         }
     }
 
@@ -209,6 +264,7 @@ impl InstanceName<'_> {
             Self::Utf16(u) => 2 * u.len() + 2,
             Self::Str(_) => self.units().saturating_add(1).saturating_mul(2),
             Self::Checked(c) => c.0.len() + 2,
+            Self::Padded(p) => p.name_length as usize,
         }
     }
 
@@ -242,6 +298,7 @@ impl InstanceName<'_> {
             }
             // Checked where it was made.
             Self::Checked(c) => return Some(c.0.len() + 2),
+            Self::Padded(p) => return Some(p.name_length as usize),
         };
         (units <= MAX_INSTANCE_NAME_UNITS).then_some(2 * (units + 1))
     }
@@ -296,6 +353,18 @@ pub trait ObjectSource {
     /// `instance(0)` gives the values of its one instance and its identity is ignored.
     fn instance(&self, index: usize) -> InstanceDesc<'_>;
 
+    /// The bytes all instances' names take in the reply — each `NameLength` rounded up to 8,
+    /// summed — when the source knows them without a pass over its instances (a snapshot set
+    /// does: [`crate::snapshot::SetView::name_areas_len`]); `None` (the default) otherwise.
+    ///
+    /// `Some` vouches that every instance has a writable name and exactly one value per
+    /// counter: the writer then skips its sizing pass, so the source is read once. The reply is
+    /// still all or nothing (its size is known before anything is written); a wrong figure
+    /// yields a wrong reply inside the buffer, never a write outside it.
+    fn name_areas_len(&self) -> Option<usize> {
+        None
+    }
+
     /// Bytes of the instance definitions and counter blocks of a multi-instance object whose
     /// counter blocks take `block_len` bytes, after checking every name and value count.
     #[doc(hidden)]
@@ -320,8 +389,9 @@ pub trait ObjectSource {
 }
 
 /// Keeps the per-instance loops of [`ObjectSource`] the writer's own: implementors outside this
-/// module cannot name [`sealed::Token`], so they cannot override the methods that take one.
-mod sealed {
+/// crate cannot name [`sealed::Token`], so they cannot override the methods that take one
+/// (the crate's own snapshot source does, to walk its records in order).
+pub(crate) mod sealed {
     /// Passed by the writer to the sealed methods of `ObjectSource`.
     #[derive(Clone, Copy, Debug)]
     pub struct Token;
@@ -643,7 +713,17 @@ fn measure_object(src: &dyn ObjectSource, mode: Mode) -> Result<(usize, usize), 
                 len = add(len, block)?;
             }
             InstanceKind::Multi => {
-                len = add(len, src.instances_len(block, sealed::Token)?)?;
+                let instances = match src.name_areas_len() {
+                    // Known: the fixed parts of the definitions and the blocks are all alike.
+                    Some(names) => add(
+                        names,
+                        src.instance_count()
+                            .checked_mul(add(wire::field::instance_definition::LEN, block)?)
+                            .ok_or(WriteError::TooLarge)?,
+                    )?,
+                    None => src.instances_len(block, sealed::Token)?,
+                };
+                len = add(len, instances)?;
             }
         }
     }
@@ -906,7 +986,11 @@ macro_rules! shapes {
 /// as that many word stores with the template's indices and masks as constants; other blocks
 /// of up to [`sealed::TEMPLATE_WORDS`] words by a loop per word count reading the template.
 #[inline]
-fn write_instances<'a, D, I>(instances: I, plan: &sealed::Plan<'_>, out: &mut [u8]) -> usize
+pub(crate) fn write_instances<'a, D, I>(
+    instances: I,
+    plan: &sealed::Plan<'_>,
+    out: &mut [u8],
+) -> usize
 where
     D: Borrow<InstanceDesc<'a>>,
     I: Iterator<Item = D>,
@@ -1102,9 +1186,11 @@ const fn shape_template(shape: u32) -> sealed::Template {
 )]
 #[inline(always)]
 fn write_shaped<const W: usize, const S: u32>(block: &mut [[u8; 8]; W], values: &[u64]) {
-    let template = const { shape_template(S) };
+    // A reference to a constant (a read-only static): its fields fold into the code, and the
+    // template is never copied onto the stack (measured: LLVM copied it once per instance).
+    let template: &'static sealed::Template = &const { shape_template(S) };
     if values.len() < template.need {
-        write_block_words(block, &template, values);
+        write_block_words(block, template, values);
         return;
     }
     for (((dst, base), (ia, ma)), (ib, mb)) in block
@@ -1161,6 +1247,7 @@ where
 #[inline(always)]
 fn def_words(name: &InstanceName<'_>) -> (usize, usize) {
     match name {
+        InstanceName::Padded(p) => (INSTANCE_DEF_WORDS + p.area.len(), p.name_length as usize),
         // An even number of bytes, plus the NUL, rounded up to a word: one word more than
         // the name's whole words.
         InstanceName::Checked(CheckedName(bytes)) => {
@@ -1220,6 +1307,7 @@ fn write_instance_def(
         pair(len32(wire::field::instance_definition::LEN), name_length),
     ];
     match &spec.name {
+        InstanceName::Padded(p) => put_words(name, p.area),
         InstanceName::Checked(CheckedName(bytes)) => put_le(name, bytes),
         other => put_name(name, *other),
     }
@@ -1230,12 +1318,36 @@ fn write_instance_def(
 fn put_name(name: &mut [[u8; 8]], spec_name: InstanceName<'_>) {
     match spec_name {
         InstanceName::Checked(CheckedName(bytes)) => put_le(name, bytes),
+        InstanceName::Padded(p) => put_words(name, p.area),
         InstanceName::None => name.fill([0; 8]),
         InstanceName::Utf16(units) => match units_le(units) {
             Some(bytes) => put_le(name, bytes),
             None => put_units(name, units),
         },
         InstanceName::Str(s) => put_str(name.as_flattened_mut(), s),
+    }
+}
+
+/// Copies a name area into `area` (the same number of words for a name measured as it is):
+/// short names as two possibly overlapping pairs of words, without the set-up of a loop.
+#[allow(
+    clippy::inline_always,
+    reason = "part of the per-instance loop; measured: outlined, it costs a call per instance"
+)]
+#[inline(always)]
+fn put_words(area: &mut [[u8; 8]], words: &[[u8; 8]]) {
+    let n = words.len();
+    if area.len() == n && n.wrapping_sub(2) <= 2 {
+        if let (Some(d), Some(w)) = (area.first_chunk_mut::<2>(), words.first_chunk::<2>()) {
+            *d = *w;
+        }
+        if let (Some(d), Some(w)) = (area.last_chunk_mut::<2>(), words.last_chunk::<2>()) {
+            *d = *w;
+        }
+    } else {
+        for (d, w) in area.iter_mut().zip(words) {
+            *d = *w;
+        }
     }
 }
 
@@ -1440,7 +1552,7 @@ fn write_block(block: &mut [[u8; 8]], plan: &sealed::Plan<'_>, values: &[u64]) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::bytes::{i32_at, u16_at, u32_at};
     use crate::v1::validate::{self, Expect};
