@@ -45,6 +45,19 @@ valgrind --tool=callgrind --callgrind-out-file="$out/cg.out" \
   "$target/release/pcw-bench-cg" "${quick[@]}" >"$out/rows.tsv" 2>"$out/valgrind.log" \
   || { tail -20 "$out/valgrind.log" >&2; exit 1; }
 
+step "callgrind: the shipped image's callback (crates/pcw-loader's pcw-image-cg)"
+image=target/windows/pcw_driver.sys
+if [ -f "$image" ]; then
+  cargo build -q --release -p pcw-loader --bin pcw-image-cg
+  valgrind --tool=callgrind --toggle-collect=pcw_image_cg_measure \
+    --callgrind-out-file="$out/cg.image.out" "$target/release/pcw-image-cg" "$image" \
+    >>"$out/rows.tsv" 2>"$out/valgrind-image.log" \
+    || { tail -20 "$out/valgrind-image.log" >&2; exit 1; }
+  callgrind_annotate --inclusive=yes "$out/cg.image.out" >"$out/cg.image.annotate.txt" 2>/dev/null
+else
+  echo "note: $image is missing (run scripts/cross-windows.sh first); the shipped image is not measured" >&2
+fi
+
 {
   echo "command: scripts/bench.sh ${*:-}"
   echo "date: $(date -u +%Y-%m-%dT%H:%MZ)"

@@ -53,6 +53,31 @@ fn status(s: i32) -> u64 {
     u64::from(s.cast_unsigned())
 }
 
+/// The driver's own callback over its own registry (the 3 waves `DriverEntry` installs), loaded
+/// against the no-op PCW: the host build's side of the shipped-image comparison (the image's
+/// side is `pcw-loader`'s `pcw-image-cg`, same request, same 3 instances).
+pub fn driver_cases() -> Vec<Case> {
+    pcw_driver::driver::unload();
+    if pcw_driver::driver::load().is_err() {
+        return Vec::new();
+    }
+    let call = Call::new(&Query::Full, 1);
+    vec![Case::new(
+        "callback/driver/3/host".to_owned(),
+        3,
+        move || {
+            // SAFETY: a valid CollectData block, as PCW passes it; the no-op PCW ignores the buffer.
+            status(unsafe {
+                pcw_driver::waves::callback(
+                    pcw_driver::ffi::PcwCallbackCollectData,
+                    call.info(),
+                    core::ptr::null(),
+                )
+            })
+        },
+    )]
+}
+
 /// The callback cases over `sizes`, for a binary whose PCW ignores the buffer handle.
 pub fn callback_cases(sizes: &[usize]) -> Vec<Case> {
     // SAFETY: a plain store of a configuration value in the C baseline.

@@ -16,7 +16,7 @@ use std::alloc::Layout;
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::ffi::c_void;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use windows_sys::Wdk::Foundation::{KEVENT, PPCW_BUFFER};
@@ -157,6 +157,24 @@ pub struct State {
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
 
+/// Benchmark mode: `PcwAddInstance` only counts (see [`count_add_instance_only`]).
+static COUNT_ONLY: AtomicBool = AtomicBool::new(false);
+/// `PcwAddInstance` calls made in benchmark mode.
+static COUNTED: AtomicUsize = AtomicUsize::new(0);
+
+/// Benchmark mode: with `true`, the kernel routines cost what the host build's benchmarks'
+/// no-op PCW costs — `PcwAddInstance` only counts, the clock routines return a constant, no
+/// routine records its call or can be made to fail — so that an instruction count of the
+/// image's callback is the image's own cost. Push locks and critical regions keep working.
+pub fn count_add_instance_only(on: bool) {
+    COUNT_ONLY.store(on, Ordering::Relaxed);
+}
+
+/// `PcwAddInstance` calls counted in benchmark mode.
+pub fn counted_add_instances() -> usize {
+    COUNTED.load(Ordering::Relaxed)
+}
+
 /// The kernel's state. Poisoning is ignored: a failed scenario still reports what it saw.
 fn lock() -> MutexGuard<'static, Option<State>> {
     STATE.lock().unwrap_or_else(PoisonError::into_inner)
@@ -218,9 +236,49 @@ pub fn objects() -> (Vec<DeviceInfo>, BTreeMap<String, String>) {
     })
 }
 
-/// The `PCW_CALLBACK` addresses the image registered and has not unregistered.
+/// The `PCW_CALLBACK` addresses the image registered and has not unregistered, in registration
+/// order (0 for a registration without a callback).
 pub fn callbacks() -> Vec<usize> {
     with(|s| s.registrations.values().map(|t| t.callback).collect())
+}
+
+/// A `PcwCallbackCollectData` request laid out at the WDK's offsets, to call an image's
+/// callback directly (benchmarks).
+#[derive(Debug)]
+pub struct CollectRequest {
+    block: Block,
+}
+
+impl CollectRequest {
+    /// Every counter, every instance (`InstanceMask` NULL, `PCW_ANY_INSTANCE_ID`), with `buffer`
+    /// as the `PPCW_BUFFER` handle passed back to `PcwAddInstance`.
+    pub fn everything(buffer: usize) -> Self {
+        let block = Block::zeroed(cbi::SIZE);
+        let f = block.fields();
+        f.put(cbi::COUNTER_MASK, u64::MAX.to_le_bytes());
+        f.put_u32(cbi::INSTANCE_ID, u32::MAX);
+        f.put_u8(cbi::COLLECT_MULTIPLE, 1);
+        f.put_usize(cbi::BUFFER, buffer);
+        Self { block }
+    }
+
+    /// Calls the image's `callback` (registered with `context`) with this request.
+    ///
+    /// # Safety
+    /// `callback` is a `PCW_CALLBACK` of the loaded image and `context` the context it was
+    /// registered with; `PcwAddInstance` must be in benchmark mode (the buffer handle is not a
+    /// pcw-sim collection).
+    pub unsafe fn call(&self, callback: usize, context: usize) -> NtStatus {
+        // SAFETY: per this function's contract, the address of a win64 PCW_CALLBACK.
+        let f = unsafe { core::mem::transmute::<usize, ImageCallback>(callback) };
+        // SAFETY: a valid CollectData request for the duration of the call.
+        unsafe { f(PcwCallbackCollectData, self.block.ptr(), context) }
+    }
+}
+
+/// The contexts registered with [`callbacks`], in the same order.
+pub fn callback_contexts() -> Vec<usize> {
+    with(|s| s.registrations.values().map(|t| t.context).collect())
 }
 
 /// Calls made to each routine since the image was loaded.
@@ -286,8 +344,11 @@ fn tag_text(tag: u32) -> String {
     String::from_utf8_lossy(&tag.to_le_bytes()).into_owned()
 }
 
-/// Counts a call and decides whether this fallible call fails.
+/// Counts a call and decides whether this fallible call fails (neither in benchmark mode).
 fn enter(routine: &'static str, fallible: bool) -> bool {
+    if COUNT_ONLY.load(Ordering::Relaxed) {
+        return false;
+    }
     with(|s| {
         *s.calls.entry(routine).or_default() += 1;
         if !fallible {
@@ -519,13 +580,28 @@ unsafe extern "win64" fn ex_release_push_lock_shared_ex(lock: *mut usize, _flags
 // ---------------------------------------------------------------------------------------------
 // Clock and events: pcw-sim's.
 
+/// What the clock routines return in benchmark mode (the no-op PCW's constant).
+const BENCHMARK_TIME: i64 = 1_000_000_000;
+
 unsafe extern "win64" fn ke_query_performance_counter(frequency: *mut i64) -> i64 {
+    if COUNT_ONLY.load(Ordering::Relaxed) {
+        if !frequency.is_null() {
+            // SAFETY: the caller passes NULL or a writable i64.
+            unsafe { frequency.write(10_000_000) };
+        }
+        return BENCHMARK_TIME;
+    }
     enter("KeQueryPerformanceCounter", false);
     // SAFETY: the caller passes NULL or a writable i64, as the DDI requires.
     unsafe { pcw_sim::kernel::KeQueryPerformanceCounter(frequency) }
 }
 
 unsafe extern "win64" fn ke_query_system_time_precise(now: *mut i64) {
+    if COUNT_ONLY.load(Ordering::Relaxed) {
+        // SAFETY: as the DDI: a writable i64.
+        unsafe { now.write(BENCHMARK_TIME) };
+        return;
+    }
     enter("KeQuerySystemTimePrecise", false);
     // SAFETY: as the DDI: a writable i64.
     unsafe { pcw_sim::kernel::KeQuerySystemTimePrecise(now) }
@@ -685,6 +761,10 @@ unsafe extern "win64" fn pcw_add_instance(
     count: u32,
     data: *const u8,
 ) -> NtStatus {
+    if COUNT_ONLY.load(Ordering::Relaxed) {
+        COUNTED.fetch_add(1, Ordering::Relaxed);
+        return STATUS_SUCCESS;
+    }
     if enter("PcwAddInstance", true) {
         return STATUS_INSUFFICIENT_RESOURCES;
     }

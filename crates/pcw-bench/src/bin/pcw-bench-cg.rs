@@ -41,6 +41,7 @@ fn main() {
     }
     let groups = [
         scenarios::callback_cases(&sizes),
+        scenarios::driver_cases(),
         scenarios::match_cases(),
         scenarios::v1_cases(&sizes),
         scenarios::snapshot_cases(&sizes),
