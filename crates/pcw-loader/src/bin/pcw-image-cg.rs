@@ -1,7 +1,7 @@
 //! Instruction counts of the shipped image's Geometric Waves callback, for `scripts/bench.sh`:
 //! loads the cross-built `.sys` given as the argument, runs `DriverEntry` against the simulated
 //! kernel, then calls the image's own `PCW_CALLBACK` (the one `DriverEntry` registered first)
-//! with a CollectData request for every counter and instance, `REPS` times inside
+//! with a `CollectData` request for every counter and instance, `REPS` times inside
 //! [`pcw_image_cg_measure`], with `PcwAddInstance` in the loader's benchmark mode (it only
 //! counts). Run under `valgrind --tool=callgrind --toggle-collect=pcw_image_cg_measure`, the
 //! total is the image's cost for those calls, comparable with the host build's
