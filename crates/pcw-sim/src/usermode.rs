@@ -34,6 +34,10 @@
 //! Reference counters are read through the registered address at collection time, under the
 //! simulator's lock, which `PerfDeleteInstance` and `PerfStopProvider` also take: once they
 //! return no read is in flight, so a provider may free the memory then.
+//!
+//! The symbols are exported unmangled only on hosts other than Windows: a Windows binary that
+//! links this crate (the Wine consumer) gets the real ones from kernel32 and advapi32, and two
+//! definitions of `GetLastError` would not link.
 
 use std::collections::BTreeMap;
 use std::ffi::c_void;
@@ -128,13 +132,13 @@ std::thread_local! {
 }
 
 /// `GetLastError`: the calling thread's last error, as the simulated functions set it.
-#[unsafe(no_mangle)]
+#[cfg_attr(not(windows), unsafe(no_mangle))]
 pub extern "system" fn GetLastError() -> u32 {
     LAST_ERROR.with(std::cell::Cell::get)
 }
 
 /// `SetLastError`.
-#[unsafe(no_mangle)]
+#[cfg_attr(not(windows), unsafe(no_mangle))]
 pub extern "system" fn SetLastError(code: u32) {
     LAST_ERROR.with(|e| e.set(code));
 }
@@ -154,7 +158,7 @@ fn handle_key(h: HANDLE) -> usize {
 ///
 /// # Safety
 /// Non-NULL pointers are valid for their types, as the Win32 contract requires.
-#[unsafe(no_mangle)]
+#[cfg_attr(not(windows), unsafe(no_mangle))]
 pub unsafe extern "system" fn PerfStartProviderEx(
     provider_guid: *const GUID,
     context: *const PERF_PROVIDER_CONTEXT,
@@ -192,7 +196,7 @@ pub unsafe extern "system" fn PerfStartProviderEx(
 ///
 /// # Safety
 /// `template` is valid for `template_size` bytes.
-#[unsafe(no_mangle)]
+#[cfg_attr(not(windows), unsafe(no_mangle))]
 pub unsafe extern "system" fn PerfSetCounterSetInfo(
     provider: HANDLE,
     template: *mut PERF_COUNTERSET_INFO,
@@ -255,7 +259,7 @@ pub unsafe extern "system" fn PerfSetCounterSetInfo(
 ///
 /// # Safety
 /// `set` is NULL or a valid GUID; `name` is NULL or NUL-terminated.
-#[unsafe(no_mangle)]
+#[cfg_attr(not(windows), unsafe(no_mangle))]
 pub unsafe extern "system" fn PerfCreateInstance(
     provider: HANDLE,
     set: *const GUID,
@@ -333,7 +337,7 @@ pub unsafe extern "system" fn PerfCreateInstance(
 ///
 /// # Safety
 /// None beyond the Win32 contract: the block is only compared, never read.
-#[unsafe(no_mangle)]
+#[cfg_attr(not(windows), unsafe(no_mangle))]
 pub unsafe extern "system" fn PerfDeleteInstance(
     provider: HANDLE,
     block: *const PERF_COUNTERSET_INSTANCE,
@@ -353,7 +357,7 @@ pub unsafe extern "system" fn PerfDeleteInstance(
 }
 
 /// `PerfStopProvider`: removes the provider, its countersets and its instances.
-#[unsafe(no_mangle)]
+#[cfg_attr(not(windows), unsafe(no_mangle))]
 pub extern "system" fn PerfStopProvider(provider: HANDLE) -> u32 {
     let mut s = state();
     let key = handle_key(provider);
@@ -426,7 +430,7 @@ fn update(
 }
 
 /// `PerfSetULongCounterValue`.
-#[unsafe(no_mangle)]
+#[cfg_attr(not(windows), unsafe(no_mangle))]
 pub extern "system" fn PerfSetULongCounterValue(
     provider: HANDLE,
     block: *mut PERF_COUNTERSET_INSTANCE,
@@ -437,7 +441,7 @@ pub extern "system" fn PerfSetULongCounterValue(
 }
 
 /// `PerfSetULongLongCounterValue`.
-#[unsafe(no_mangle)]
+#[cfg_attr(not(windows), unsafe(no_mangle))]
 pub extern "system" fn PerfSetULongLongCounterValue(
     provider: HANDLE,
     block: *mut PERF_COUNTERSET_INSTANCE,
@@ -448,7 +452,7 @@ pub extern "system" fn PerfSetULongLongCounterValue(
 }
 
 /// `PerfIncrementULongCounterValue`.
-#[unsafe(no_mangle)]
+#[cfg_attr(not(windows), unsafe(no_mangle))]
 pub extern "system" fn PerfIncrementULongCounterValue(
     provider: HANDLE,
     block: *mut PERF_COUNTERSET_INSTANCE,
@@ -459,7 +463,7 @@ pub extern "system" fn PerfIncrementULongCounterValue(
 }
 
 /// `PerfIncrementULongLongCounterValue`.
-#[unsafe(no_mangle)]
+#[cfg_attr(not(windows), unsafe(no_mangle))]
 pub extern "system" fn PerfIncrementULongLongCounterValue(
     provider: HANDLE,
     block: *mut PERF_COUNTERSET_INSTANCE,
@@ -470,7 +474,7 @@ pub extern "system" fn PerfIncrementULongLongCounterValue(
 }
 
 /// `PerfDecrementULongCounterValue`.
-#[unsafe(no_mangle)]
+#[cfg_attr(not(windows), unsafe(no_mangle))]
 pub extern "system" fn PerfDecrementULongCounterValue(
     provider: HANDLE,
     block: *mut PERF_COUNTERSET_INSTANCE,
@@ -481,7 +485,7 @@ pub extern "system" fn PerfDecrementULongCounterValue(
 }
 
 /// `PerfDecrementULongLongCounterValue`.
-#[unsafe(no_mangle)]
+#[cfg_attr(not(windows), unsafe(no_mangle))]
 pub extern "system" fn PerfDecrementULongLongCounterValue(
     provider: HANDLE,
     block: *mut PERF_COUNTERSET_INSTANCE,
@@ -493,7 +497,7 @@ pub extern "system" fn PerfDecrementULongLongCounterValue(
 
 /// `PerfSetCounterRefValue`: the counter is read from `address` at every collection until the
 /// instance is deleted.
-#[unsafe(no_mangle)]
+#[cfg_attr(not(windows), unsafe(no_mangle))]
 pub extern "system" fn PerfSetCounterRefValue(
     provider: HANDLE,
     block: *mut PERF_COUNTERSET_INSTANCE,
