@@ -45,8 +45,9 @@ pub struct GenArgs {
     /// Write the lodctr symbol `.h` here; needs `--ini`.
     #[arg(long, requires = "ini")]
     symbols: Option<PathBuf>,
-    /// Path of the runtime module the generated code calls (the driver's FFI facade).
-    #[arg(long, default_value = "crate::pcw_rt")]
+    /// Path of the runtime module the generated code calls: the pcw-rt crate by default, or a
+    /// driver's own FFI facade.
+    #[arg(long, default_value = "::pcw_rt")]
     runtime_path: String,
     /// Register with `PcwRegistrationSiloNeutral` (`PCW_VERSION_2` only).
     #[arg(long)]
