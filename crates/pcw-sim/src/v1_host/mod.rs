@@ -1,6 +1,7 @@
-//! Perflib's V1 host, simulated: calls a `CollectPerformanceData` function (seed document 000,
-//! `PM_COLLECT_PROC`) the way Windows does at `ExtCounterTestLevel` 1 and reports every breach
-//! of the contract as a distinct [`HostViolation`] carrying the offset or values involved.
+//! Perflib's V1 host, simulated: calls a `CollectPerformanceData` function (Microsoft: the
+//! PM_COLLECT_PROC reference page) the way Windows does at `ExtCounterTestLevel` 1 and reports
+//! every breach of the contract as a distinct [`HostViolation`] carrying the offset or values
+//! involved.
 //!
 //! Per call, [`Host::call`]:
 //! * allocates the buffer with [`GUARD_LEN`]-byte guard regions before and after it, filled
@@ -50,7 +51,7 @@ pub type RawCollect<'a> = dyn FnMut(*mut u16, *mut *mut c_void, *mut u32, *mut u
 /// Bytes of each guard region (the seed's "1-KB guard page").
 pub const GUARD_LEN: usize = 1024;
 
-/// `ExtCounterTestLevel`: how much the host checks (seed document 000).
+/// `ExtCounterTestLevel`: how much the host checks (`docs/v1-format.md`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum TestLevel {
     /// Level 1: pointers, buffers, guards and the structure of the returned objects.
