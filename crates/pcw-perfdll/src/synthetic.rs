@@ -1,4 +1,4 @@
-//! `source=synthetic` (issue 5 point 3): deterministic data for every counterset of the
+//! `source=synthetic`: deterministic data for every counterset of the
 //! driver's manifest, encoded as a driver snapshot so it takes the same path to V1 as the
 //! device's data.
 //!
