@@ -313,8 +313,8 @@ fn recoverable_failures_open_successfully_log_and_serve_nothing() {
     let host = strict_host();
 
     // The device source with no driver (no IOCTL on this host): Open succeeds (a failing Open
-    // would get the DLL disabled),
-    // every Collect retries, answers "not mine", and the failure is logged once.
+    // would get the DLL disabled), every Collect retries, answers "not mine", and the failure
+    // is logged once.
     let dll = Dll::load("no-device");
     let log = dir.join(format!("no-device-{}.log", std::process::id()));
     let _ = std::fs::remove_file(&log);
