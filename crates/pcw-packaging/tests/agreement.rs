@@ -1,6 +1,6 @@
 //! `scripts/vm/*.ps1` and the README's "On Windows" section agree with the manifest, the INF,
 //! the driver's constants and each other: counterset and counter names, the service name,
-//! paths, the provider GUID, the control device and its SDDL (issue 8 acceptance). PowerShell
+//! paths, the provider GUID, the control device and its SDDL. PowerShell
 //! does not run here, so the scripts are also checked for balanced brackets and strings.
 
 mod common;

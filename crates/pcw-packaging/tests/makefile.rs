@@ -1,6 +1,6 @@
 //! `Makefile.toml`: it extends wdk-build's makefile the way windows-drivers-rs documents, builds
-//! with the `wdk` feature, and every task names files and paths that exist in the repository
-//! (issue 8 point 3). cargo-make itself only runs on Windows.
+//! with the `wdk` feature, and every task names files and paths that exist in the repository.
+//! cargo-make itself only runs on Windows.
 
 mod common;
 
