@@ -22,7 +22,7 @@ pub struct Wave {
     pub amplitude: u32,
 }
 
-/// The waves the driver publishes: name, minimum, amplitude (the seed's values).
+/// The waves the driver publishes: name, minimum, amplitude (the PCW_CALLBACK page's values).
 pub const WAVES: [(&str, Wave); 3] = [
     (
         "Small Wave",

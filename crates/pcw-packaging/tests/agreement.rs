@@ -313,7 +313,7 @@ fn readme_agrees_with_the_scripts_and_the_makefile() {
             "README range of {wave}"
         );
     }
-    // The exact commands the issue asks for, in the README and in the verification script.
+    // The exact commands a user runs, in the README and in the verification script.
     let typeperf = r#"typeperf "\Geometric Waves(*)\*" -sc 3"#;
     assert!(readme.contains(typeperf));
     assert!(

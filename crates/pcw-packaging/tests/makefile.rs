@@ -137,7 +137,7 @@ fn the_inx_copy_step_points_at_inf() {
 }
 
 #[test]
-fn issue_tasks_exist_and_name_existing_files() {
+fn developer_flow_tasks_exist_and_name_existing_files() {
     let fs_name = driver_fs_name();
     for name in [
         "install-counters",
@@ -180,7 +180,7 @@ fn issue_tasks_exist_and_name_existing_files() {
             }
         }
     }
-    // The lodctr pair the issue spells out.
+    // The lodctr pair: install the manifest's counters, and remove them.
     assert!(args(&task("install-counters")).contains(&"manifest/pcw_driver.man".to_owned()));
     assert_eq!(
         args(&task("uninstall-counters")),

@@ -20,7 +20,7 @@
 //!   without touching the source. Otherwise: snapshot from the source into the buffer
 //!   allocated at Open ([`buffer`]), checked by `Snapshot::parse`, one `ObjectSource` per
 //!   object ([`objects`]) in a fixed array, and `pcw_core::v1::collect::collect` into the
-//!   caller's buffer. Outcomes map exactly to the seed: `Success` advances `*lppData` and sets
+//!   caller's buffer. Outcomes map exactly to the contract: `Success` advances `*lppData` and sets
 //!   the counts; `MoreData`, `NotMine` and `Failed` leave `*lppData` (and the buffer)
 //!   unchanged with both counts 0; only `ERROR_SUCCESS`/`ERROR_MORE_DATA` are returned; every
 //!   failure but `MoreData` is logged ([`log`]).
@@ -398,7 +398,8 @@ pub unsafe extern "system" fn CollectPerformanceData(
         return ERROR_SUCCESS;
     }
     let outcome = if value_name.is_null() {
-        // Seed 000's note: a NULL query never legitimately happens; fail early, no data.
+        // The CollectPerformanceData page's note: a NULL query never legitimately happens;
+        // fail early, no data.
         DefaultLogger::default().log(Event {
             kind: EventKind::BadArguments,
             code: 0,

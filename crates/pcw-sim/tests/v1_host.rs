@@ -322,7 +322,7 @@ fn buffer_modified_then_more_data() {
             after: 0
         }
     );
-    // The seed constrains only the pointer: without the strict option this passes, as on
+    // The V1 contract constrains only the pointer: without the strict option this passes, as on
     // Windows.
     let lax = HostConfig {
         check_untouched_on_failure: false,
