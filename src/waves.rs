@@ -1,4 +1,4 @@
-//! The "Geometric Waves" counterset: the example of Microsoft's PCW_CALLBACK reference page
+//! The "Geometric Waves" counterset: the example of Microsoft's `PCW_CALLBACK` reference page
 //! (the KCS sample's), done right. Three
 //! waves, each an instance with a distinct id that stays the same for as long as the driver is
 //! loaded; the `PCW_CALLBACK` honours `InstanceId` (O(1) lookup), `InstanceMask` (linear-time
@@ -22,7 +22,7 @@ pub struct Wave {
     pub amplitude: u32,
 }
 
-/// The waves the driver publishes: name, minimum, amplitude (the PCW_CALLBACK page's values).
+/// The waves the driver publishes: name, minimum, amplitude (the `PCW_CALLBACK` page's values).
 pub const WAVES: [(&str, Wave); 3] = [
     (
         "Small Wave",

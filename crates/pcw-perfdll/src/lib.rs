@@ -1,5 +1,5 @@
 //! pcw-perfdll: the V1 perf DLL shim, implementing the contracts of Microsoft's
-//! CollectPerformanceData and OpenPerformanceData reference pages (summarised in
+//! `CollectPerformanceData` and `OpenPerformanceData` reference pages (summarised in
 //! `docs/v1-format.md`) — and `ClosePerformanceData` — over pcw-core, for the countersets of the
 //! driver's manifest.
 //!
@@ -14,7 +14,7 @@
 //!   a DLL disabled, `docs/v1-format.md`). A
 //!   malformed setting returns `ERROR_INVALID_DATA` (the DLL is then not called again).
 //! * [`CollectPerformanceData`]`(LPWSTR, LPVOID*, LPDWORD, LPDWORD) -> DWORD`: NULL output
-//!   pointers or a NULL query fail early with no data (as the CollectPerformanceData page's
+//!   pointers or a NULL query fail early with no data (as the `CollectPerformanceData` page's
 //!   note allows). Queries that cannot
 //!   concern this DLL (foreign, name tables, index lists without its objects) are answered
 //!   without touching the source. Otherwise: snapshot from the source into the buffer
@@ -354,7 +354,7 @@ impl ObjectSource for NoObject {
     }
 }
 
-/// `OpenPerformanceData` (Microsoft: the OpenPerformanceData reference page).
+/// `OpenPerformanceData` (Microsoft: the `OpenPerformanceData` reference page).
 ///
 /// # Safety
 /// `context` is NULL or points to a `REG_MULTI_SZ` readable up to its double NUL (at most
@@ -367,7 +367,7 @@ pub unsafe extern "system" fn OpenPerformanceData(context: *mut u16) -> u32 {
     open(Linkage::parse_multi_sz(&units))
 }
 
-/// `CollectPerformanceData` (Microsoft: the PM_COLLECT_PROC / CollectPerformanceData reference
+/// `CollectPerformanceData` (Microsoft: the `PM_COLLECT_PROC` / `CollectPerformanceData` reference
 /// page).
 ///
 /// # Safety

@@ -1,4 +1,4 @@
-//! Error reporting of the V1 contract (the CollectPerformanceData reference page sends every
+//! Error reporting of the V1 contract (the `CollectPerformanceData` reference page sends every
 //! error but an insufficient buffer to the Application event log): every failure other than
 //! `ERROR_MORE_DATA`
 //! becomes an [`Event`] handed to a [`Logger`].

@@ -1,6 +1,6 @@
 //! Snapshot → V1 objects: each counterset of the DLL's catalog becomes one
 //! `pcw_core::v1::writer::ObjectSource` over the validated snapshot, so pcw-core's `collect`
-//! does the query, selection and all-or-nothing writing the CollectPerformanceData contract
+//! does the query, selection and all-or-nothing writing the `CollectPerformanceData` contract
 //! asks for. Nothing here allocates.
 //!
 //! Mapping, per catalog object (manifest index `i`), from the snapshot set of index `i`:

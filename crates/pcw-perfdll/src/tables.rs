@@ -2,7 +2,7 @@
 //! driver's manifest, and the [`Catalog`] Open builds from them: `PERF_OBJECT_TYPE` and
 //! `PERF_COUNTER_DEFINITION` fields with title indexes = First Counter / First Help + the
 //! lodctr symbol offset (`docs/v1-format.md`, "Installation"), base counters at name index 0
-//! as Windows' own objects have them (the PERF_COUNTER_DEFINITION page says it should be zero
+//! as Windows' own objects have them (the `PERF_COUNTER_DEFINITION` page says it should be zero
 //! for them), counter offsets from pcw-core's `assign_offsets`.
 
 use pcw_core::counter_type::{CounterType, DetailLevel};

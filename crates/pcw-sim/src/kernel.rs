@@ -1,6 +1,6 @@
 //! Kernel PCW simulated: `#[no_mangle] extern "system"` implementations of `PcwRegister`,
 //! `PcwUnregister`, `PcwAddInstance`, `PcwCreateInstance` and `PcwCloseInstance` (wdm.h,
-//! `docs/pcw-semantics.md`; Microsoft: the PCW_CALLBACK and Pcw* reference pages) with their
+//! `docs/pcw-semantics.md`; Microsoft: the `PCW_CALLBACK` and Pcw* reference pages) with their
 //! documented checks, and the consumer side that calls a
 //! provider's `PCW_CALLBACK` the way PCW does.
 //!

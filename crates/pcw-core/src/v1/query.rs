@@ -1,5 +1,5 @@
 //! The query string a V1 perf DLL receives in `CollectPerformanceData(lpValueName, …)`
-//! (the CollectPerformanceData reference page; the vocabulary in `docs/v1-queries.md`),
+//! (the `CollectPerformanceData` reference page; the vocabulary in `docs/v1-queries.md`),
 //! classified without allocating.
 //!
 //! Rules, and where they come from:
@@ -16,8 +16,8 @@
 //!   matches an index only if it is entirely digits and equal in value (`"0238"` is 238; `"23"`
 //!   does not match 238 and `"238"` does not match 23 — the current sample's `wcsstr` test gets
 //!   this wrong). A token that is not a number, or overflows 32 bits, matches nothing.
-//! * a NULL query: the CollectPerformanceData page's note says it never happens in practice and the
-//!   provider should fail early, returning no data; we do. An empty (or all-blank) query is the
+//! * a NULL query: the `CollectPerformanceData` page's note says it never happens in practice and
+//!   the provider should fail early, returning no data; we do. An empty (or all-blank) query is the
 //!   default value name, which the classic sample and Wine's `RegQueryValueEx` both treat as
 //!   `Global`.
 //! * the string ends at the first NUL, or at the end of the slice.

@@ -1,5 +1,5 @@
 //! Structural decoder and validator of V1 performance data: the checks Perflib makes at
-//! `ExtCounterTestLevel` 1 (the CollectPerformanceData reference page) plus the layout rules of
+//! `ExtCounterTestLevel` 1 (the `CollectPerformanceData` reference page) plus the layout rules of
 //! `docs/v1-format.md` (sizes multiple of 8, `DefinitionLength`, the instance chain ending on
 //! `TotalByteLength`, `NumInstances` matching the query, bases after their counters, name and
 //! counter bounds), each a distinct [`Rule`] reported with the byte offset where it was broken.

@@ -1,6 +1,6 @@
 //! The V1 object writer: turns a description of performance objects into the `PERF_OBJECT_TYPE`
 //! blocks `CollectPerformanceData` returns (object shapes in `docs/v1-format.md`; Microsoft: the
-//! PM_COLLECT_PROC reference page).
+//! `PM_COLLECT_PROC` reference page).
 //!
 //! Contract:
 //! * every object, instance definition and counter block starts and ends 8-byte aligned, so

@@ -1,4 +1,4 @@
-//! The CollectPerformanceData reference page sends every error but an insufficient buffer to
+//! The `CollectPerformanceData` reference page sends every error but an insufficient buffer to
 //! the Application event log: `ReportEventW` under the event source `pcw_perfdll`, the event's
 //! fixed message as the one insertion string and its code as 4 bytes of raw data.
 

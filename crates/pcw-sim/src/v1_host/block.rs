@@ -1,6 +1,6 @@
 //! `RegQueryValueEx(HKEY_PERFORMANCE_DATA, query)`, simulated: a whole `PERF_DATA_BLOCK`
 //! reply assembled from several providers (`docs/v1-format.md`, `docs/wine.md`; Microsoft: the
-//! CollectPerformanceData reference page).
+//! `CollectPerformanceData` reference page).
 //!
 //! Layout (the Windows behaviour Wine's tests assert): the 88-byte header, the computer name as
 //! NUL-terminated UTF-16 at offset 88, `HeaderLength = (88 + SystemNameLength + 7) & !7` with

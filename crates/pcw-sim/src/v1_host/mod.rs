@@ -1,5 +1,5 @@
 //! Perflib's V1 host, simulated: calls a `CollectPerformanceData` function (Microsoft: the
-//! PM_COLLECT_PROC reference page) the way Windows does at `ExtCounterTestLevel` 1 and reports
+//! `PM_COLLECT_PROC` reference page) the way Windows does at `ExtCounterTestLevel` 1 and reports
 //! every breach of the contract as a distinct [`HostViolation`] carrying the offset or values
 //! involved.
 //!
@@ -8,7 +8,7 @@
 //!   with a pattern (the buffer itself is poisoned with [`HostConfig::buffer_fill`] so unwritten
 //!   bytes show);
 //! * passes the query as a NUL-terminated UTF-16 string (or NULL), `*lpcbTotalBytes` = the
-//!   buffer size, and garbage in `*lpNumObjectTypes` (the CollectPerformanceData page says its
+//!   buffer size, and garbage in `*lpNumObjectTypes` (the `CollectPerformanceData` page says its
 //!   input is garbage);
 //! * afterwards checks, in this order: the return code (only `ERROR_SUCCESS`/`ERROR_MORE_DATA`);
 //!   on `ERROR_MORE_DATA` or an empty reply the pointer unchanged, size 0 and count 0; on data
@@ -49,7 +49,7 @@ pub type CollectFn = unsafe extern "system" fn(
 /// `u32`s; the buffer pointer addresses `*lpcbTotalBytes` writable bytes.
 pub type RawCollect<'a> = dyn FnMut(*mut u16, *mut *mut c_void, *mut u32, *mut u32) -> u32 + 'a;
 
-/// Bytes of each guard region (the CollectPerformanceData page's 1 KB guard regions).
+/// Bytes of each guard region (the `CollectPerformanceData` page's 1 KB guard regions).
 pub const GUARD_LEN: usize = 1024;
 
 /// `ExtCounterTestLevel`: how much the host checks (`docs/v1-format.md`).
