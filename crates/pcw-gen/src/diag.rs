@@ -1,5 +1,5 @@
 //! Manifest diagnostics: the error/warning contract shared by `pcw lint`, `pcw gen` and
-//! `build.rs` (the project's convention, serde_json's style: 1-based line and column, lowercase
+//! `build.rs` (the project's convention, `serde_json`'s style: 1-based line and column, lowercase
 //! message, tokens in backticks, plus file and hint).
 
 use std::fmt;
