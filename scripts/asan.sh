@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The workspace tests under AddressSanitizer (issue 9 §3): nightly `-Zsanitizer=address`,
+# The workspace tests under AddressSanitizer (RELIABILITY.md): nightly `-Zsanitizer=address`,
 # `--target` given explicitly so that build scripts and proc-macros are built without the flag,
 # in their own target directory (target/asan; PCW_ASAN_TARGET_DIR overrides). Covers the
 # simulator's raw-pointer paths (PCW buffers, Perflib's guarded host), the perf DLL's exported

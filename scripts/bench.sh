@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Issue 7's benchmarks in one run: criterion (times, reported as ratios) for the no-op-PCW and
-# pcw-sim benches, then callgrind (instruction counts, deterministic on a noisy machine) on the
+# The benchmarks in one run (BENCHMARKS.md): criterion (times, reported as ratios) for the no-op-PCW
+# and pcw-sim benches, then callgrind (instruction counts, deterministic on a noisy machine) on the
 # pcw-bench-cg driver, and the generated section of BENCHMARKS.md rewritten from both.
 #
 #   scripts/bench.sh            all N (1, 100, 10 000, 100 000); a few minutes on 2 cores

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Cross-builds the real Windows artifacts on Linux with Debian's Rust toolchain (issue 6;
-# DESIGN.md, "A proven recipe"), into target/windows/ with fixed names:
+# Cross-builds the real Windows artifacts on Linux with Debian's Rust toolchain (rustc-web,
+# rust-web-src, lld, the mingw-w64 gcc; see README.md), into target/windows/ with fixed names:
 #
 #   pcw_driver.sys          the driver (root package), x86_64-pc-windows-msvc, no_std,
 #                           build-std core+alloc, linked by lld-link as a native-subsystem driver

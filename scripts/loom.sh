@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The loom models of pcw-core (issue 9 §4): every interleaving, up to LOOM_MAX_PREEMPTIONS
+# The loom models of pcw-core (RELIABILITY.md): every interleaving, up to LOOM_MAX_PREEMPTIONS
 # (default 3) preemptions, of small concurrent cases —
 #   * the instance registry and its SpinRwLock: create/close/collect
 #     (`registry::loom_model` in crates/pcw-core/src/registry.rs);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The concurrent stress tests in release mode, for a fixed iteration count (issue 9 §4): every
+# The concurrent stress tests in release mode, for a fixed iteration count (RELIABILITY.md): every
 # test that runs threads against each other, with its round counts multiplied by
 # PCW_STRESS_SCALE (default 200; plain `cargo test` runs them at scale 1):
 #   pcw-core    registry::tests::readers_run_while_writers_churn        4 × 1000·scale reads

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the cross-built V1 perf DLL under Wine's real Perflib consumer (issue 6, point 3):
+# Runs the cross-built V1 perf DLL under Wine's real Perflib consumer (docs/wine.md):
 # a fresh WINEPREFIX under target/, the DLL registered under
 # HKLM\System\CurrentControlSet\Services\pcw_driver\{Performance,Linkage}, then
 # target/windows/pcw_wine_consumer.exe (crates/pcw-wine-consumer), which queries

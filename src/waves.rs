@@ -1,4 +1,5 @@
-//! The "Geometric Waves" counterset: the seed document's example (seed 004), done right. Three
+//! The "Geometric Waves" counterset: the example of Microsoft's `PCW_CALLBACK` reference page
+//! (the KCS sample's), done right. Three
 //! waves, each an instance with a distinct id that stays the same for as long as the driver is
 //! loaded; the `PCW_CALLBACK` honours `InstanceId` (O(1) lookup), `InstanceMask` (linear-time
 //! wildcards), `CounterMask` and the consumer's `CancelEvent`, never allocates and never panics.
@@ -21,7 +22,7 @@ pub struct Wave {
     pub amplitude: u32,
 }
 
-/// The waves the driver publishes: name, minimum, amplitude (the seed's values).
+/// The waves the driver publishes: name, minimum, amplitude (the `PCW_CALLBACK` page's values).
 pub const WAVES: [(&str, Wave); 3] = [
     (
         "Small Wave",

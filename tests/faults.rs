@@ -1,4 +1,4 @@
-//! Fault sweeps (issue 9 §5): a failure is injected at every position in turn — each PCW call
+//! Fault sweeps (RELIABILITY.md): a failure is injected at every position in turn — each PCW call
 //! `DriverEntry` (`driver::load`) makes, each `PcwCreateInstance` of queue creation through the
 //! IOCTL path, and each allocation the driver makes in load, queue creation and IOCTL dispatch —
 //! and after each the operation must report it, change nothing, and unloading must leave zero

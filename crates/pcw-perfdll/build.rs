@@ -1,5 +1,5 @@
-//! Build-time tables and install assets from the driver's counter manifest (issue 5 points 3
-//! and 4), through pcw-gen as a build dependency:
+//! Build-time tables and install assets from the driver's counter manifest, through pcw-gen as
+//! a build dependency:
 //!
 //! * `OUT_DIR/tables.rs`: per counterset the object's lodctr symbol offset, kind and detail
 //!   level, and per counter (pcw-gen's V1 order: manifest order with each base right after the

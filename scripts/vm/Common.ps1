@@ -155,7 +155,7 @@ public static class Native {
     }
 
     // RegQueryValueExW(HKEY_PERFORMANCE_DATA, query): Perflib loads the V1 DLLs, calls
-    // Open/Collect and returns the PERF_DATA_BLOCK (offsets as REFERENCE.md section 1).
+    // Open/Collect and returns the PERF_DATA_BLOCK (offsets as in docs/v1-format.md).
     public static List<V1Object> QueryV1(string query) {
         uint size = 64 * 1024; byte[] buf; int rc; uint type;
         while (true) {

@@ -1,5 +1,5 @@
 /* Baseline (a): a PCW provider callback as typical hand-written C providers (KCS style) do it,
- * written for pcw-rs (issue 7): an array of instances under a reader lock, walked front to back;
+ * written for pcw-rs's benchmarks: an array of instances under a reader lock, walked front to back;
  * PcwAddInstance per selected instance; InstanceId found by a linear scan; InstanceMask matched
  * by the naive recursive wildcard matcher; every counter computed whatever CounterMask asks.
  *

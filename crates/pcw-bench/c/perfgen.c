@@ -1,5 +1,5 @@
 /* Baseline (b): a V1 CollectPerformanceData body as a PerfGen-style C DLL writes it, written for
- * pcw-rs (issue 7): the PERF_OBJECT_TYPE and PERF_COUNTER_DEFINITIONs as native structs, then
+ * pcw-rs's benchmarks: the PERF_OBJECT_TYPE and PERF_COUNTER_DEFINITIONs as native structs, then
  * per instance a PERF_INSTANCE_DEFINITION, the name with its NUL and padding, and a
  * PERF_COUNTER_BLOCK with the values stored at their offsets. The size is computed first and
  * nothing is written when the buffer is too small (ERROR_MORE_DATA), like pcw-core's writer, and

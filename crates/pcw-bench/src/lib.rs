@@ -1,4 +1,4 @@
-//! pcw-bench: the scenarios of issue 7 (the driver's callback, the V1 collect, the snapshot
+//! pcw-bench: the benchmark scenarios (the driver's callback, the V1 collect, the snapshot
 //! codec) set up side by side with the C baselines of `c/` and the `memcpy` floor, shared by the
 //! criterion benches (`benches/`) and the instruction-count driver run under callgrind
 //! (`src/bin/pcw-bench-cg.rs`, `scripts/bench.sh`).
@@ -134,5 +134,5 @@ pub fn utf16(s: &str) -> Vec<u16> {
     s.encode_utf16().collect()
 }
 
-/// The instance counts of the issue.
+/// The instance counts every scenario is measured at (BENCHMARKS.md).
 pub const SIZES: [usize; 4] = [1, 100, 10_000, 100_000];

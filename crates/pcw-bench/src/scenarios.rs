@@ -1,7 +1,7 @@
-//! Every scenario of issue 7 as a list of labelled cases, shared by the criterion benches and
-//! the callgrind driver so both measure exactly the same calls. A case's label is
-//! `<scenario>/<variant>/<N>/<side>`; its `units` is what per-unit figures divide by (instances
-//! for a collection, 1 for a single match or a single-id query).
+//! Every benchmark scenario (BENCHMARKS.md) as a list of labelled cases, shared by the criterion
+//! benches and the callgrind driver so both measure exactly the same calls. A case's label is
+//! `<scenario>/<variant>/<N>/<side>`; its `units` is what per-unit figures divide by (instances for
+//! a collection, 1 for a single match or a single-id query).
 
 use std::rc::Rc;
 

@@ -19,7 +19,7 @@ use crate::utf16;
 /// Units of a long name.
 pub const LONG_NAME_UNITS: usize = 1000;
 
-/// The adversarial mask of the issue.
+/// The adversarial mask of the matcher scenarios (BENCHMARKS.md).
 pub const ADVERSARIAL: &str = "*a*a*a*a*a*a*a*a*b";
 
 /// How instance names are made.

@@ -1,4 +1,4 @@
-//! Checks that the benchmarks compare like with like, and the allocation assertion of issue 7:
+//! Checks that the benchmarks compare like with like, and the benchmarks' allocation assertion:
 //! the C baselines' layouts match windows-sys; the PerfGen-style C writes the very bytes
 //! pcw-core's V1 collect writes; the KCS-style C callback selects the same instances as the
 //! driver's for every query; the naive matcher agrees with pcw-core's where it finishes; and

@@ -32,7 +32,7 @@
 //!
 //! What happens, in typeperf's order:
 //!
-//! 1. Every path (`\\computer\Object(Instance)\Counter`, REFERENCE.md §4.4) is parsed with
+//! 1. Every path (`\\computer\Object(Instance)\Counter`, `docs/pcw-semantics.md`) is parsed with
 //!    [`CounterPath::parse`] and resolved against the driver's manifest (read with pcw-gen's
 //!    `inspect`): the object must be a counterset, the counter pattern must match a displayed
 //!    counter (counters without a name — bases, time stamps, `noDisplay` helpers — are never

@@ -1,5 +1,6 @@
 //! Little-endian field access on byte slices that can never panic: the one place where
-//! pcw-core turns offsets into integers (DESIGN.md, "wire formats like smoltcp").
+//! pcw-core turns offsets into integers (wire formats in the manner of smoltcp: explicit
+//! little-endian offsets, never native struct casts).
 //!
 //! Reads outside the slice yield 0 and writes outside it are dropped. Views only hand out
 //! accessors after a length check, so these fallbacks are unreachable from checked code; they

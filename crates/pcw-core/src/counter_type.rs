@@ -1,7 +1,7 @@
-//! Counter types of `winperf.h`, as described in REFERENCE.md §2 "Counter types".
+//! Counter types of `winperf.h`, as described in `docs/counter-types.md`.
 //!
 //! [`CounterType`] is a lossless view of the `CounterType` field of a
-//! `PERF_COUNTER_DEFINITION`: every named type of REFERENCE.md §2.2 has a variant, and any
+//! `PERF_COUNTER_DEFINITION`: every named type of `winperf.h` has a variant, and any
 //! other value is kept in [`CounterType::Unknown`], so `from_raw(x).raw() == x` for every
 //! `u32`. On top of the raw value it answers the questions a writer, a validator, a code
 //! generator and a cooker ask: the value size, the base or follower counter a type needs,
@@ -10,8 +10,8 @@
 //!
 //! # Sources
 //!
-//! * Bit fields and values: REFERENCE.md §2.1 and §2.2 (mingw-w64 `winperf.h`, the
-//!   dotnet/runtime interop constants and the WMI "`CounterType` Qualifier" table).
+//! * Bit fields and values: `docs/counter-types.md` (from mingw-w64's `winperf.h`, .NET's
+//!   interop constants and the WMI "`CounterType` Qualifier" table).
 //! * Manifest type names: the `type` attribute of the `counter` complex type in the
 //!   Performance Counters Schema (see [`MANIFEST_SCHEMA_TYPE_NAMES`]).
 //!
@@ -64,16 +64,15 @@ const DISPLAY_NOSHOW: u32 = 0x4000_0000;
 /// The value the WMI "`CounterType` Qualifier" table gives for `PERF_LARGE_RAW_BASE`.
 ///
 /// The SDK-derived headers define `PERF_LARGE_RAW_BASE` (and `PERF_PRECISION_TIMESTAMP`) as
-/// `0x40030500`, which this crate treats as canonical (REFERENCE.md §0). The WMI table lists
-/// `0x40030503` instead. [`CounterType::from_raw`] maps this value to
-/// `CounterType::Unknown(0x40030503)`, not to [`CounterType::LargeRawBase`], so that raw
-/// values round-trip; a validator may use this constant to say what such a value probably
-/// meant.
+/// `0x40030500`, which this crate treats as canonical (`docs/counter-types.md`). The WMI table
+/// lists `0x40030503` instead. [`CounterType::from_raw`] maps this value to
+/// `CounterType::Unknown(0x40030503)`, not to [`CounterType::LargeRawBase`], so that raw values
+/// round-trip; a validator may use this constant to say what such a value probably meant.
 pub const WMI_LARGE_RAW_BASE: u32 = 0x4003_0503;
 
 /// A counter type: the `CounterType` field of a `PERF_COUNTER_DEFINITION`.
 ///
-/// One variant per named type of REFERENCE.md §2.2, plus [`CounterType::Unknown`] for any
+/// One variant per named type of `winperf.h`, plus [`CounterType::Unknown`] for any
 /// other value. Build values with [`CounterType::from_raw`]; read them back with
 /// [`CounterType::raw`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -167,7 +166,7 @@ pub enum CounterType {
     /// `PERF_AVERAGE_TIMER` (`0x30020400`): average time per operation, in seconds.
     ///
     /// Declared `PERF_SIZE_DWORD`, but Microsoft's cooking sample reads it as a 64-bit value
-    /// (REFERENCE.md §2.2 note 2): readers should honour the definition's `CounterSize`.
+    /// (`docs/counter-types.md`): readers should honour the definition's `CounterSize`.
     AverageTimer,
     /// `PERF_AVERAGE_BULK` (`0x40020500`): average count per operation.
     AverageBulk,
@@ -187,7 +186,7 @@ pub enum CounterType {
 }
 
 /// Every named [`CounterType`] (all variants but [`CounterType::Unknown`]), in the order of
-/// the table in REFERENCE.md §2.2.
+/// the table in `docs/counter-types.md`.
 pub const ALL: [CounterType; 39] = [
     CounterType::RawcountHex,
     CounterType::LargeRawcountHex,
@@ -355,7 +354,7 @@ pub const MANIFEST_TYPE_NAMES: [(&str, CounterType); 37] = [
     ),
 ];
 
-/// The time value (D in REFERENCE.md §2.2) a cooker divides by for a counter type.
+/// The time value (D in `docs/counter-types.md`) a cooker divides by for a counter type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TimeBase {
     /// The formula uses no time value (it may still use a base counter or `PerfFreq`).
@@ -558,8 +557,8 @@ impl CounterType {
     /// `PERF_SIZE_VARIABLE_LEN` ([`CounterType::Text`] and any unknown type with that size).
     ///
     /// This is the declared size. [`CounterType::AverageTimer`] gives 4 although
-    /// Microsoft's cooking sample reads it as 8 bytes (REFERENCE.md §2.2 note 2): readers
-    /// should honour the definition's `CounterSize` over this value. REFERENCE.md gives no
+    /// Microsoft's cooking sample reads it as 8 bytes (`docs/counter-types.md`): readers
+    /// should honour the definition's `CounterSize` over this value. No source gives a
     /// size for [`CounterType::Histogram`]; its size field says DWORD, so this gives 4.
     pub const fn size(self) -> Option<u32> {
         match self.size_bits() {
@@ -622,7 +621,7 @@ impl CounterType {
         }
     }
 
-    /// Which time value (D) a cooker uses for this type, per the table in REFERENCE.md §2.2.
+    /// Which time value (D) a cooker uses for this type, per the table in `docs/counter-types.md`.
     ///
     /// Types whose formula has no D give [`TimeBase::None`]; that includes
     /// [`CounterType::AverageTimer`], which still converts ticks to seconds with
@@ -673,7 +672,7 @@ impl CounterType {
     /// True when `PERF_DELTA_COUNTER` or `PERF_DELTA_BASE` is set (deltas, rates, queue
     /// lengths, timers, precision and multi timers, [`CounterType::SampleFraction`]), and
     /// for [`CounterType::AverageTimer`] and [`CounterType::AverageBulk`], which lack the
-    /// delta bit but difference both value and base (REFERENCE.md §2.2 note 1). False for raw
+    /// delta bit but difference both value and base (`docs/counter-types.md`). False for raw
     /// counts, raw fractions, bases, [`CounterType::ElapsedTime`], text, no-data and
     /// histograms. Unknown types answer from the delta bits alone.
     pub const fn needs_two_samples(self) -> bool {
@@ -892,7 +891,7 @@ mod tests {
     use std::vec::Vec;
     use windows_sys::Win32::System::Performance as ws;
 
-    // Bit-field constants of winperf.h, written out again here (REFERENCE.md §2.1) so the
+    // Bit-field constants of winperf.h, written out again here (`docs/counter-types.md`) so the
     // composition test does not depend on the module's own constants.
     const PERF_SIZE_DWORD: u32 = 0x0000_0000;
     const PERF_SIZE_LARGE: u32 = 0x0000_0100;
@@ -928,7 +927,8 @@ mod tests {
     const PERF_DISPLAY_SECONDS: u32 = 0x3000_0000;
     const PERF_DISPLAY_NOSHOW: u32 = 0x4000_0000;
 
-    /// REFERENCE.md §2.2, written out literally: type, hex value, winperf.h name.
+    /// The named types of `docs/counter-types.md`, written out literally: type, hex value,
+    /// winperf.h name.
     const TABLE: [(CounterType, u32, &str); 39] = [
         (
             CounterType::RawcountHex,

@@ -1,8 +1,8 @@
-//! Growing a `Vec` without a panic path (issue 9 §1): the kernel image and the perf DLL's
-//! collect path must not link Rust's allocation-failure or capacity-overflow panics, which
-//! `Vec::push`, `resize`, `extend_from_slice` and `collect` carry even after a successful
-//! `try_reserve` (their growth paths are still compiled in). `pcw-pecheck no-panic` checks
-//! the cross-built artifacts for them.
+//! Growing a `Vec` without a panic path (RELIABILITY.md, "No panic, proven"): the kernel image
+//! and the perf DLL's collect path must not link Rust's allocation-failure or capacity-overflow
+//! panics, which `Vec::push`, `resize`, `extend_from_slice` and `collect` carry even after a
+//! successful `try_reserve` (their growth paths are still compiled in). `pcw-pecheck no-panic`
+//! checks the cross-built artifacts for them.
 
 use alloc::collections::TryReserveError;
 use alloc::vec::Vec;

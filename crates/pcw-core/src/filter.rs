@@ -1,4 +1,4 @@
-//! The instance filter of a PCW query (`PCW_MASK_INFORMATION`, REFERENCE.md §4.2, seed 004):
+//! The instance filter of a PCW query (`PCW_MASK_INFORMATION`, `docs/pcw-semantics.md`):
 //! `InstanceId` (`PCW_ANY_INSTANCE_ID` = all) and `InstanceMask` (NULL or `*` = all, otherwise a
 //! case-insensitive `*`/`?` wildcard), plus the `CounterMask` bit test. Pure logic, shared by the
 //! driver's callback and by the simulator that checks it.

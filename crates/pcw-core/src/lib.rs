@@ -2,7 +2,7 @@
 //!
 //! It implements the byte-level contracts of Windows performance data: the V1
 //! `PERF_DATA_BLOCK` family of structures (`winperf.h`), the counter-type table, the
-//! writer used by `CollectPerformanceData`, and the query-string rules of the seed documents.
+//! writer used by `CollectPerformanceData`, and the query-string rules (`docs/v1-queries.md`).
 //!
 //! # Panic freedom
 //!

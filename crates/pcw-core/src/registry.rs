@@ -1,4 +1,4 @@
-//! The instance registry of a multi-instance counterset (issue 4 §3, REFERENCE.md §4.3): stable
+//! The instance registry of a multi-instance counterset (`docs/pcw-semantics.md`): stable
 //! ids below `0xFFFFFFFE` that are never reused while their instance lives, names unique under
 //! case-insensitive comparison, O(1) lookup by id, iteration in a stable order, and readers (the
 //! `PCW_CALLBACK`) that run concurrently with adds and removes.

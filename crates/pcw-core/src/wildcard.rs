@@ -1,5 +1,5 @@
 //! Instance-name matching as PCW defines it for `PCW_MASK_INFORMATION.InstanceMask`
-//! (REFERENCE.md §4.2): `*` matches zero or more characters, `?` exactly one, and the
+//! (`docs/pcw-semantics.md`): `*` matches zero or more characters, `?` exactly one, and the
 //! comparison is case-insensitive, over UTF-16 code units.
 //!
 //! Case-insensitivity folds each code unit to upper case one-to-one, the way

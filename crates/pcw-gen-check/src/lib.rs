@@ -1,5 +1,5 @@
-//! Host check of pcw-gen's generated code (issue 3, acceptance "a test crate compiles the
-//! generated code … and runs it against the FFI facade's host binding"): [`pcw_rt`] implements
+//! Host check of pcw-gen's generated code (a test crate compiles the generated code and runs
+//! it against the FFI facade's host binding): [`pcw_rt`] implements
 //! pcw-gen's runtime contract over windows-sys exactly as a driver's facade would,
 //! [`fake_pcw`] provides the `PcwRegister`… symbols those windows-sys imports resolve to on a
 //! non-Windows host and records every call, [`wdk_style_rt`] shows the same contract met by

@@ -1,5 +1,5 @@
 //! pcw-gen's runtime contract satisfied by bindings written to bindgen's conventions as
-//! wdk-build configures them for wdk-sys (DESIGN.md "FFI: one facade, two bindings"): handles
+//! wdk-build configures them for wdk-sys (the WDK side of the driver's FFI facade): handles
 //! are pointers to opaque structs, enums are modules of constants, `Info`/`Data` parameters are
 //! `*mut` typedefs, the callback pointer is an `Option<extern "C" fn(…)>` with its real
 //! arguments. wdk-sys itself cannot be built here, so [`bindings`] stands in for it with the same

@@ -1,4 +1,4 @@
-//! The build API (issue 3 point 6), prost-build style: a [`Config`] builder, a pure
+//! The build API, prost-build style: a [`Config`] builder, a pure
 //! [`Config::generate`] separate from I/O, and [`Config::compile`] which writes into `OUT_DIR`
 //! only when content changed and speaks cargo's build-script protocol.
 

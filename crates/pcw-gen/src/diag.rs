@@ -1,6 +1,6 @@
 //! Manifest diagnostics: the error/warning contract shared by `pcw lint`, `pcw gen` and
-//! `build.rs` (DESIGN.md "Conventions": 1-based line and column, lowercase message, tokens in
-//! backticks, plus file and hint).
+//! `build.rs` (the project's convention, `serde_json`'s style: 1-based line and column, lowercase
+//! message, tokens in backticks, plus file and hint).
 
 use std::fmt;
 use std::fmt::Write as _;

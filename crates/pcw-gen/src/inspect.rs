@@ -1,4 +1,4 @@
-//! The `inspect` model (issue 3 point 7): the resolved layout as a serialisable, versioned
+//! The `inspect` model: the resolved layout as a serialisable, versioned
 //! document — the machine-readable contract of `pcw inspect --json`, documented field by field
 //! at the crate root.
 

@@ -1,4 +1,4 @@
-//! The validated, resolved manifest (issue 3 point 3): provider, countersets, counters and
+//! The validated, resolved manifest: provider, countersets, counters and
 //! value structs with resolved counter types, sizes, struct indexes and byte offsets. Every
 //! generator works from this model only; it is built by `validate` and never holds an
 //! inconsistency the validator reports as an error.

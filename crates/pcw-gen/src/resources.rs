@@ -1,8 +1,8 @@
-//! Non-Rust outputs (issue 3 point 5): the `.rc` string table a kernel-mode provider links into
+//! Non-Rust outputs: the `.rc` string table a kernel-mode provider links into
 //! its binary (what CTRPP's `-rc` produces, found by `lodctr /m:` through
 //! `applicationIdentity`), and the lodctr `.ini` (UTF-16LE) + symbol `.h` pair for the V1 shim
-//! (REFERENCE.md §3.4: even consecutive offsets from 0, `[info]`, `[languages]`, `[objects]`,
-//! `[text]`).
+//! (`docs/v1-format.md`, "Installation": even consecutive offsets from 0, `[info]`,
+//! `[languages]`, `[objects]`, `[text]`).
 
 use std::collections::HashSet;
 use std::fmt::Write as _;

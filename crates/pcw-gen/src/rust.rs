@@ -1,4 +1,4 @@
-//! The Rust generator (issue 3 point 4): a pure function from the resolved [`Manifest`] to
+//! The Rust generator: a pure function from the resolved [`Manifest`] to
 //! formatted source that calls PCW only through the runtime contract documented at the crate
 //! root. Output is deterministic, marked `@generated`, and uses fully qualified paths.
 

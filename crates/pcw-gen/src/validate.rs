@@ -1,5 +1,5 @@
-//! The counter manifest rules (PRIOR-ART.md "The counter manifest (.man) rules a compiler
-//! must enforce", plus the PCW limits of issue 3 point 2): raw tree in, resolved
+//! The counter manifest rules (what the Performance Counters Schema and CTRPP require of a
+//! `.man` file, plus the limits PCW puts on what it registers): raw tree in, resolved
 //! [`Manifest`] out, every problem of the file reported in one run.
 
 use std::collections::{BTreeMap, HashMap, HashSet};

@@ -1,4 +1,4 @@
-//! The table test of issue 3 point 2: each invalid manifest pins the message, line and column
+//! The diagnostics table test: each invalid manifest pins the message, line and column
 //! of the diagnostic that names its problem; plus "every problem in one run".
 
 use std::path::Path;

@@ -1,6 +1,6 @@
-//! pcw-packaging: checks, on any host, of the Windows developer flow that only Windows can run
-//! (issue 8): `inf/pcw_driver.inx`, `Makefile.toml`, `scripts/vm/*.ps1` and the README's
-//! "On Windows" section. The crate holds the small INF reader they need ([`inf`]); the checks
+//! pcw-packaging: checks, on any host, of the Windows developer flow that only Windows can run:
+//! `inf/pcw_driver.inx`, `Makefile.toml`, `scripts/vm/*.ps1` and the README's "On Windows"
+//! section. The crate holds the small INF reader they need ([`inf`]); the checks
 //! are its integration tests (`tests/`), which read the repository's files.
 
 pub mod inf;

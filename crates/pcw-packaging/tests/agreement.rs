@@ -1,6 +1,6 @@
 //! `scripts/vm/*.ps1` and the README's "On Windows" section agree with the manifest, the INF,
 //! the driver's constants and each other: counterset and counter names, the service name,
-//! paths, the provider GUID, the control device and its SDDL (issue 8 acceptance). PowerShell
+//! paths, the provider GUID, the control device and its SDDL. PowerShell
 //! does not run here, so the scripts are also checked for balanced brackets and strings.
 
 mod common;
@@ -313,7 +313,7 @@ fn readme_agrees_with_the_scripts_and_the_makefile() {
             "README range of {wave}"
         );
     }
-    // The exact commands the issue asks for, in the README and in the verification script.
+    // The exact commands a user runs, in the README and in the verification script.
     let typeperf = r#"typeperf "\Geometric Waves(*)\*" -sc 3"#;
     assert!(readme.contains(typeperf));
     assert!(

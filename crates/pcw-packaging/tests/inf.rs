@@ -1,5 +1,5 @@
-//! `inf/pcw_driver.inx`: the sections and keys a primitive kernel-driver package needs (issue 8
-//! point 2), every reference resolved, and every file it copies produced by the build.
+//! `inf/pcw_driver.inx`: the sections and keys a primitive kernel-driver package needs, every
+//! reference resolved, and every file it copies produced by the build.
 
 mod common;
 

@@ -1,6 +1,6 @@
 //! `Makefile.toml`: it extends wdk-build's makefile the way windows-drivers-rs documents, builds
-//! with the `wdk` feature, and every task names files and paths that exist in the repository
-//! (issue 8 point 3). cargo-make itself only runs on Windows.
+//! with the `wdk` feature, and every task names files and paths that exist in the repository.
+//! cargo-make itself only runs on Windows.
 
 mod common;
 
@@ -137,7 +137,7 @@ fn the_inx_copy_step_points_at_inf() {
 }
 
 #[test]
-fn issue_tasks_exist_and_name_existing_files() {
+fn developer_flow_tasks_exist_and_name_existing_files() {
     let fs_name = driver_fs_name();
     for name in [
         "install-counters",
@@ -180,7 +180,7 @@ fn issue_tasks_exist_and_name_existing_files() {
             }
         }
     }
-    // The lodctr pair the issue spells out.
+    // The lodctr pair: install the manifest's counters, and remove them.
     assert!(args(&task("install-counters")).contains(&"manifest/pcw_driver.man".to_owned()));
     assert_eq!(
         args(&task("uninstall-counters")),

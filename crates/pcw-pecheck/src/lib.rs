@@ -1,5 +1,5 @@
 //! pcw-pecheck: the PE facts of the Windows artifacts that `scripts/cross-windows.sh` builds on
-//! Linux (issue 6, point 2), one function per fact.
+//! Linux, one function per fact.
 //!
 //! [`Image::parse`] reads a PE32+ file once (with the `object` crate's PE reader) into the
 //! handful of facts the checks need: subsystem, `DllCharacteristics`, entry point, sections,
@@ -71,9 +71,9 @@ pub const PERF_DLL_EXPORTS: &[&str] = &[
 ];
 
 /// DLLs the perf DLL may import from (compared case-insensitively): what Rust's `std` imports
-/// under mingw (DESIGN.md, "A proven recipe": `kernel32`, `ntdll`, `msvcrt`, `ws2_32`,
-/// `userenv`, `bcryptprimitives` and the `api-ms-win` synch set), plus `advapi32.dll` for the
-/// registry (`First Counter`) and the event log the DLL reports failures to.
+/// under mingw (measured on the cross-build of `scripts/cross-windows.sh`: `kernel32`, `ntdll`,
+/// `msvcrt`, `ws2_32`, `userenv`, `bcryptprimitives` and the `api-ms-win` synch set), plus
+/// `advapi32.dll` for the registry (`First Counter`) and the event log the DLL reports failures to.
 pub const PERF_DLL_ALLOWED_IMPORTS: &[&str] = &[
     "kernel32.dll",
     "ntdll.dll",

@@ -1,4 +1,4 @@
-//! The snapshot buffer (issue 5 point 3: no allocation on the collect path): allocated at
+//! The snapshot buffer (no allocation on the collect path): allocated at
 //! Open, reused by every collection, grown only when a source reports that a snapshot needs
 //! more room — at most once per growth of the driver's data, never in steady state.
 //!

@@ -1,6 +1,6 @@
-//! Install assets of issue 5 point 4: the registry fragment that makes Perflib load the DLL
-//! (REFERENCE.md §3.4: `Services\<svc>\Performance\{Library, Open, Collect, Close}` and
-//! `Linkage\Export`), as a `.reg` file for `reg import` / regedit.
+//! Install assets: the registry fragment that makes Perflib load the DLL
+//! (`docs/v1-format.md`, "Installation": `Services\<svc>\Performance\{Library, Open, Collect,
+//! Close}` and `Linkage\Export`), as a `.reg` file for `reg import` / regedit.
 //!
 //! This file depends on nothing but `std`: `build.rs` includes it with `#[path]` to write
 //! `OUT_DIR/pcw_perfdll.reg` at build time, and the crate exports the same functions so that

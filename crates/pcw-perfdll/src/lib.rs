@@ -1,6 +1,7 @@
-//! pcw-perfdll: the V1 perf DLL shim of issue 5 (point 3), implementing seed documents 000
-//! (`CollectPerformanceData`) and 003 (`OpenPerformanceData`) — and `ClosePerformanceData` —
-//! over pcw-core, for the countersets of the driver's manifest.
+//! pcw-perfdll: the V1 perf DLL shim, implementing the contracts of Microsoft's
+//! `CollectPerformanceData` and `OpenPerformanceData` reference pages (summarised in
+//! `docs/v1-format.md`) — and `ClosePerformanceData` — over pcw-core, for the countersets of the
+//! driver's manifest.
 //!
 //! # Exports (`extern "system"`, C names)
 //!
@@ -9,15 +10,17 @@
 //!   First Counter / First Help come from `HKLM\…\Services\pcw_driver\Performance` on Windows
 //!   (they win), else from `first-counter=`/`first-help=` (`first-help` defaults to
 //!   First Counter + 1, as lodctr assigns them). Unknown indexes or an unreachable driver are
-//!   recoverable: Open returns `ERROR_SUCCESS`, logs, and Collect retries (seed 003). A
+//!   recoverable: Open returns `ERROR_SUCCESS`, logs, and Collect retries (a failing Open gets
+//!   a DLL disabled, `docs/v1-format.md`). A
 //!   malformed setting returns `ERROR_INVALID_DATA` (the DLL is then not called again).
 //! * [`CollectPerformanceData`]`(LPWSTR, LPVOID*, LPDWORD, LPDWORD) -> DWORD`: NULL output
-//!   pointers or a NULL query fail early with no data (seed 000's note). Queries that cannot
+//!   pointers or a NULL query fail early with no data (as the `CollectPerformanceData` page's
+//!   note allows). Queries that cannot
 //!   concern this DLL (foreign, name tables, index lists without its objects) are answered
 //!   without touching the source. Otherwise: snapshot from the source into the buffer
 //!   allocated at Open ([`buffer`]), checked by `Snapshot::parse`, one `ObjectSource` per
 //!   object ([`objects`]) in a fixed array, and `pcw_core::v1::collect::collect` into the
-//!   caller's buffer. Outcomes map exactly to the seed: `Success` advances `*lppData` and sets
+//!   caller's buffer. Outcomes map exactly to the contract: `Success` advances `*lppData` and sets
 //!   the counts; `MoreData`, `NotMine` and `Failed` leave `*lppData` (and the buffer)
 //!   unchanged with both counts 0; only `ERROR_SUCCESS`/`ERROR_MORE_DATA` are returned; every
 //!   failure but `MoreData` is logged ([`log`]).
@@ -56,7 +59,7 @@ pub mod tables;
 #[cfg(windows)]
 pub mod win;
 
-/// The install assets `build.rs` generated from the driver's manifest (issue 5 point 4), for
+/// The install assets `build.rs` generated from the driver's manifest, for
 /// installers and tools that write them next to the DLL.
 pub mod assets {
     /// The lodctr `.ini` (UTF-16LE with a BOM; `drivername=pcw_driver`,
@@ -351,7 +354,7 @@ impl ObjectSource for NoObject {
     }
 }
 
-/// `OpenPerformanceData` (seed 003).
+/// `OpenPerformanceData` (Microsoft: the `OpenPerformanceData` reference page).
 ///
 /// # Safety
 /// `context` is NULL or points to a `REG_MULTI_SZ` readable up to its double NUL (at most
@@ -364,7 +367,8 @@ pub unsafe extern "system" fn OpenPerformanceData(context: *mut u16) -> u32 {
     open(Linkage::parse_multi_sz(&units))
 }
 
-/// `CollectPerformanceData` (seed 000).
+/// `CollectPerformanceData` (Microsoft: the `PM_COLLECT_PROC` / `CollectPerformanceData` reference
+/// page).
 ///
 /// # Safety
 /// `value_name` is NULL or a readable NUL-terminated UTF-16 string; each other pointer is NULL
@@ -394,7 +398,8 @@ pub unsafe extern "system" fn CollectPerformanceData(
         return ERROR_SUCCESS;
     }
     let outcome = if value_name.is_null() {
-        // Seed 000's note: a NULL query never legitimately happens; fail early, no data.
+        // The CollectPerformanceData page's note: a NULL query never legitimately happens;
+        // fail early, no data.
         DefaultLogger::default().log(Event {
             kind: EventKind::BadArguments,
             code: 0,

@@ -1,4 +1,5 @@
-//! `OpenPerformanceData(pContext)`'s argument (seed 003): the service's `Linkage\Export`
+//! `OpenPerformanceData(pContext)`'s argument (the `OpenPerformanceData` reference page): the
+//! service's `Linkage\Export`
 //! `REG_MULTI_SZ` — strings separated by a NUL and ended by two NULs, or NULL when the value
 //! does not exist — read as `key=value` settings.
 //!
@@ -11,7 +12,8 @@
 //! | `log-file` | a path the non-Windows log sink appends events to | none |
 //!
 //! Keys are matched case-insensitively after trimming blanks; entries without `=` (device
-//! names, seed 003) and unknown keys are ignored, so older DLLs accept newer settings. A
+//! names, as the `OpenPerformanceData` page describes the value) and unknown keys are ignored, so
+//! older DLLs accept newer settings. A
 //! known key with a malformed value is an error: Open fails rather than guess.
 
 /// Longest `pContext` read, in UTF-16 units (a guard against a missing double NUL).

@@ -1,5 +1,6 @@
-//! Error reporting of the V1 contract (seed 000: "to report errors other than insufficient
-//! buffer size, use the Application Event Log"): every failure other than `ERROR_MORE_DATA`
+//! Error reporting of the V1 contract (the `CollectPerformanceData` reference page sends every
+//! error but an insufficient buffer to the Application event log): every failure other than
+//! `ERROR_MORE_DATA`
 //! becomes an [`Event`] handed to a [`Logger`].
 //!
 //! Sinks: on Windows the Application event log (`ReportEventW`, source `pcw_perfdll`, see

@@ -1,4 +1,4 @@
-//! Allocation and string helpers without panic paths (issue 9 §1).
+//! Allocation and string helpers without panic paths (RELIABILITY.md, "No panic, proven").
 //!
 //! `CollectPerformanceData` runs inside whatever process consumes counters (perfmon, WMI, a
 //! service); a panic there aborts that process. `pcw-pecheck no-panic` proves on the

@@ -1,6 +1,7 @@
-//! Snapshot → V1 objects (issue 5 point 3): each counterset of the DLL's catalog becomes one
+//! Snapshot → V1 objects: each counterset of the DLL's catalog becomes one
 //! `pcw_core::v1::writer::ObjectSource` over the validated snapshot, so pcw-core's `collect`
-//! does the query, selection and all-or-nothing writing of seed 000. Nothing here allocates.
+//! does the query, selection and all-or-nothing writing the `CollectPerformanceData` contract
+//! asks for. Nothing here allocates.
 //!
 //! Mapping, per catalog object (manifest index `i`), from the snapshot set of index `i`:
 //! * kind: the manifest's (a snapshot whose flag disagrees is refused in [`check`]);

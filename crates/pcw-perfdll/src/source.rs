@@ -1,4 +1,4 @@
-//! Data sources of the V1 shim (issue 5 point 3): whatever the source, one collection starts
+//! Data sources of the V1 shim: whatever the source, one collection starts
 //! with a snapshot in pcw-core's driver↔DLL format (`pcw_core::snapshot`) written into the
 //! DLL's reusable [`SnapshotBuf`]; the same code then turns it into V1 objects
 //! (`crate::objects`).

@@ -1,8 +1,8 @@
-//! `source=synthetic` (issue 5 point 3): deterministic data for every counterset of the
+//! `source=synthetic`: deterministic data for every counterset of the
 //! driver's manifest, encoded as a driver snapshot so it takes the same path to V1 as the
 //! device's data.
 //!
-//! * **Geometric Waves** (multi): the seed's three waves — `Small Wave` 40 + 20, `Medium Wave`
+//! * **Geometric Waves** (multi): the driver's three waves — `Small Wave` 40 + 20, `Medium Wave`
 //!   30 + 40, `Large Wave` 20 + 60 (minimum + amplitude), ids 0, 1, 2 — with the driver's
 //!   formulas over a ten-second period: at second `s = (t / 10⁷) mod 10`, `Triangle = min +
 //!   amp·|5 − s| / 5`, `Square = min + (s < 5 ? amp : 0)`.
@@ -27,7 +27,7 @@ pub const FREQUENCY: i64 = 10_000_000;
 /// Most counters one synthetic set may have (the manifest's have at most 9).
 const MAX_COUNTERS: usize = 64;
 
-/// The seed's waves: name, minimum, amplitude.
+/// The driver's waves (`src/waves.rs`): name, minimum, amplitude.
 pub const WAVES: [(&str, u64, u64); 3] = [
     ("Small Wave", 40, 20),
     ("Medium Wave", 30, 40),

@@ -1,8 +1,9 @@
-//! The DLL's object and counter tables (issue 5 point 3), generated at build time from the
+//! The DLL's object and counter tables, generated at build time from the
 //! driver's manifest, and the [`Catalog`] Open builds from them: `PERF_OBJECT_TYPE` and
 //! `PERF_COUNTER_DEFINITION` fields with title indexes = First Counter / First Help + the
-//! lodctr symbol offset (REFERENCE.md §3.4), base counters at index 0 as Windows' own
-//! objects have them (§1.3), counter offsets from pcw-core's `assign_offsets`.
+//! lodctr symbol offset (`docs/v1-format.md`, "Installation"), base counters at name index 0
+//! as Windows' own objects have them (the `PERF_COUNTER_DEFINITION` page says it should be zero
+//! for them), counter offsets from pcw-core's `assign_offsets`.
 
 use pcw_core::counter_type::{CounterType, DetailLevel};
 use pcw_core::v1::writer::{CounterSpec, ObjectHeader, WriteError, assign_offsets};

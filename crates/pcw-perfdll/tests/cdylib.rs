@@ -1,6 +1,6 @@
 //! The built cdylib itself, loaded with `libloading` and called through its C exports under
 //! pcw-sim's Perflib host (guard regions, test level 1, and the stricter "buffer untouched
-//! when no data" check): issue 5's acceptance for the V1 shim on the synthetic source.
+//! when no data" check): the V1 shim's acceptance on the synthetic source.
 
 mod common;
 
@@ -19,7 +19,7 @@ fn strict_host() -> Host {
     })
 }
 
-/// Every query form of REFERENCE.md §3 with the objects it must select.
+/// Every query form of `docs/v1-queries.md` with the objects it must select.
 fn queries() -> Vec<(Option<&'static str>, Vec<u32>, Expect)> {
     let all = OBJECTS.to_vec();
     let none = Vec::new();
@@ -254,7 +254,7 @@ fn null_and_bad_arguments_fail_early_without_data() {
         0
     );
     assert_eq!((data, size), (start, 0));
-    // NULL query: seed 000's note — fail early, as "not mine".
+    // NULL query: the CollectPerformanceData page's note — fail early, as "not mine".
     (size, count) = (4096, 77);
     assert_eq!(
         raw_collect(
@@ -312,8 +312,9 @@ fn recoverable_failures_open_successfully_log_and_serve_nothing() {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
     let host = strict_host();
 
-    // The device source with no driver (no IOCTL on this host): Open succeeds (seed 003),
-    // every Collect retries, answers "not mine", and the failure is logged once.
+    // The device source with no driver (no IOCTL on this host): Open succeeds (a failing Open
+    // would get the DLL disabled), every Collect retries, answers "not mine", and the failure
+    // is logged once.
     let dll = Dll::load("no-device");
     let log = dir.join(format!("no-device-{}.log", std::process::id()));
     let _ = std::fs::remove_file(&log);

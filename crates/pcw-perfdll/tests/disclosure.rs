@@ -1,4 +1,5 @@
-//! Issue 9 §6, the DLL's whole reply: every byte `CollectPerformanceData` reports is written by
+//! The disclosure audit of the DLL's whole reply (RELIABILITY.md): every byte
+//! `CollectPerformanceData` reports is written by
 //! that call, carries the data it should, and is zero where it carries nothing (reserved fields,
 //! padding), so no byte of the caller's buffer, of an earlier reply or of the DLL's own memory
 //! is handed back to Perflib.
@@ -25,7 +26,7 @@
 //!
 //! Sources: `source=synthetic` through the built cdylib (as `tests/cdylib.rs` loads it), and
 //! `source=device` through the rlib's exports with the driver's real `IOCTL_PCW_SNAPSHOT`
-//! under pcw-sim (as `tests/roundtrip.rs`). Every query form of REFERENCE.md §3 is asked.
+//! under pcw-sim (as `tests/roundtrip.rs`). Every query form of `docs/v1-queries.md` is asked.
 
 mod common;
 
@@ -48,7 +49,7 @@ use pcw_sim::v1_host::CollectFn;
 /// The two poisons.
 const POISONS: [u8; 2] = [0xA5, 0x5A];
 
-/// Every query form of REFERENCE.md §3 (as `tests/cdylib.rs` asks them).
+/// Every query form of `docs/v1-queries.md` (as `tests/cdylib.rs` asks them).
 const QUERIES: [Option<&str>; 29] = [
     Some("Global"),
     Some("global"),

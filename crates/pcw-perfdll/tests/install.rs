@@ -1,4 +1,4 @@
-//! Install assets (issue 5 point 4) pinned by golden files: the `.reg` fragment written at
+//! Install assets pinned by golden files: the `.reg` fragment written at
 //! build time into `OUT_DIR` equals both the golden copy and what [`RegFragment`] writes, and
 //! the lodctr `.h`/`.ini` in `OUT_DIR` are pinned too. Bless with
 //! `PCW_PERFDLL_BLESS=1 cargo test -p pcw-perfdll --test install`.

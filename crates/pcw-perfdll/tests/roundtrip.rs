@@ -1,4 +1,4 @@
-//! Issue 5's round trip on the host: the driver's real code under pcw-sim's kernel →
+//! The V1 round trip on the host: the driver's real code under pcw-sim's kernel →
 //! `IOCTL_PCW_SNAPSHOT` (the driver's `control::device_control`, installed as the device
 //! source's in-process IOCTL) → the DLL's exports → V1 blocks whose raw values equal what the
 //! driver's PCW callback hands the simulated kernel at the same (frozen) instant.
@@ -92,7 +92,7 @@ fn driver_snapshot_ioctl_dll_v1_values_equal_pcw_values() {
     assert!(report.is_clean(), "{report:?}");
 }
 
-/// Issue 5's concurrency acceptance on the device path: 8 threads each Open → Collect → Close
+/// Concurrency on the device path: 8 threads each Open → Collect → Close
 /// the DLL a fixed number of rounds (device source = the driver's IOCTL under pcw-sim) while
 /// another thread creates, records on and closes queues in the driver for as long as any of
 /// them runs. Every reply passes the host's checks and validates; no object is torn (queue

@@ -1,6 +1,7 @@
 //! Kernel PCW simulated: `#[no_mangle] extern "system"` implementations of `PcwRegister`,
 //! `PcwUnregister`, `PcwAddInstance`, `PcwCreateInstance` and `PcwCloseInstance` (wdm.h,
-//! REFERENCE.md §4, seed 004) with their documented checks, and the consumer side that calls a
+//! `docs/pcw-semantics.md`; Microsoft: the `PCW_CALLBACK` and Pcw* reference pages) with their
+//! documented checks, and the consumer side that calls a
 //! provider's `PCW_CALLBACK` the way PCW does.
 //!
 //! A driver built for the host declares these functions through windows-sys' `Wdk` bindings; in
@@ -37,7 +38,7 @@ use windows_sys::Win32::Foundation::{
     UNICODE_STRING,
 };
 
-/// First Windows build whose `PcwRegister` accepts `PCW_VERSION_2` (REFERENCE.md §4.3).
+/// First Windows build whose `PcwRegister` accepts `PCW_VERSION_2` (10.0.19645).
 pub const FIRST_V2_BUILD: u32 = 19645;
 /// A build that knows `PCW_VERSION_2` (Windows Server 2022).
 pub const BUILD_SERVER_2022: u32 = 20348;
@@ -78,7 +79,7 @@ pub enum Bugcheck {
 pub enum Misuse {
     /// `PcwAddInstance` with a NULL, empty-for-multi or odd-length name.
     BadInstanceName,
-    /// An instance id of `0xFFFFFFFE` or above (reserved, REFERENCE.md §4.3).
+    /// An instance id of `0xFFFFFFFE` or above (reserved: ids should stay below it).
     ReservedInstanceId(u32),
     /// Two instances with the same name (compared case-insensitively) in one collection.
     DuplicateName(String),

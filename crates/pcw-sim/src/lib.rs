@@ -9,9 +9,9 @@
 //!   `ExtCounterTestLevel` checks, and assembles `PERF_DATA_BLOCK` replies like
 //!   `RegQueryValueEx(HKEY_PERFORMANCE_DATA)`.
 //! * [`pdh`]: PDH's counter cooking — raw samples to displayed values with the formulas of
-//!   REFERENCE.md §2.2, scale, the 100 % cap and PDH's calculation errors.
+//!   `docs/counter-types.md`, scale, the 100 % cap and PDH's calculation errors.
 //! * [`typeperf`]: typeperf's PDH-CSV output (header, sample rows, value format) and counter-path
-//!   parsing with wildcards (REFERENCE.md §4.4).
+//!   parsing with wildcards (`docs/pcw-semantics.md`, "Counter paths").
 
 pub mod kernel;
 pub mod pdh;

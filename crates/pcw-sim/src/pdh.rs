@@ -1,14 +1,14 @@
-//! PDH counter cooking, REFERENCE.md §2.2: raw samples in, the value `PdhGetFormattedCounterValue`
-//! would display out.
+//! PDH counter cooking (`docs/counter-types.md`): raw samples in, the value
+//! `PdhGetFormattedCounterValue` would display out.
 //!
 //! The flow mirrors PDH. A collection gives, per counter, its raw value, the value of the counter
 //! that follows it (a base, a multi count or a precision timestamp) and the time fields of the
 //! `PERF_DATA_BLOCK` and `PERF_OBJECT_TYPE` it came in ([`SampleTimes`]).
 //! [`RawSample::for_counter`] turns them into a [`RawSample`], the analogue of `PDH_RAW_COUNTER`,
 //! choosing `FirstValue`, `SecondValue` and `MultiCount` by counter type the way PDH's
-//! `FillInValues` does (REFERENCE.md §2.2 note 4), so the caller needs no per-type rule. [`cook`]
+//! `FillInValues` does, so the caller needs no per-type rule. [`cook`]
 //! then applies the type's formula to an older and a newer sample and post-processes the result
-//! like PDH (note 5): `10^DefaultScale` unless [`FormatFlags::NOSCALE`], ×1000 with
+//! like PDH: `10^DefaultScale` unless [`FormatFlags::NOSCALE`], ×1000 with
 //! [`FormatFlags::MULTIPLY_1000`], percentages capped at 100 unless [`FormatFlags::NOCAP100`].
 //!
 //! # Formulas
@@ -45,7 +45,7 @@
 //!
 //! # Decisions where the sources disagree or are silent
 //!
-//! * **Multi timers (REFERENCE.md §2.2 note 3).** Microsoft's cooking sample
+//! * **Multi timers.** Microsoft's cooking sample
 //!   (`calculating-counter-values.md`) and the Windows CE table divide the tick-based `PERF_COUNTER_MULTI_TIMER`'s time delta by
 //!   `PerfFreq` (`100·(ΔN/(ΔD/TB))/B1`), and .NET multiplies `FirstValue` by the frequency before
 //!   handing it to PDH "to make PDH work like PERFMON". Both only make sense if N is not in the
@@ -58,11 +58,11 @@
 //!   table's extra `/B1` is the odd one out. What real PDH prints for a tick-based multi timer
 //!   whose N is in ticks is not established by public material: test on Windows before relying
 //!   on it. B1 is the newer sample's `MultiCount`.
-//! * **Elapsed time.** REFERENCE.md writes `(D0 − N0)/F` with index 0; in Microsoft's sample
-//!   that is the *only* sample passed, i.e. the current one, and .NET takes the time stamp from
-//!   the newer sample. So [`cook`] uses the newer sample's object time, value and object
-//!   frequency, accepts `older == None`, and ignores `older` when given. A start time of 0
-//!   means "no data" and gives 0 (as .NET does); a start time after the object time gives
+//! * **Elapsed time.** The formula is often written `(D0 − N0)/F` with index 0; in Microsoft's
+//!   sample that is the *only* sample passed, i.e. the current one, and .NET takes the time stamp
+//!   from the newer sample. So [`cook`] uses the newer sample's object time, value and object
+//!   frequency, accepts `older == None`, and ignores `older` when given. A start time of 0 means
+//!   "no data" and gives 0 (as .NET does); a start time after the object time gives
 //!   [`CookError::NegativeValue`].
 //! * **Precision timers.** D is the following `PERF_PRECISION_TIMESTAMP` counter, in the same
 //!   unit as N, so the ratio needs no frequency. The unit still depends on the variant (system
@@ -154,7 +154,7 @@ impl RawSample {
     /// `follower_value` is read only for types with a [`CounterType::required_follower`]; it
     /// is ignored otherwise. Read `value` with the definition's `CounterSize`, not the type's
     /// declared size: `PERF_AVERAGE_TIMER` is declared DWORD but Microsoft's sample reads it as
-    /// 64 bits (REFERENCE.md §2.2 note 2).
+    /// 64 bits (`docs/counter-types.md`).
     ///
     /// # Errors
     ///
@@ -364,7 +364,7 @@ fn post_process(counter_type: CounterType, scale: i32, value: f64, flags: Format
     value
 }
 
-/// The formula of REFERENCE.md §2.2 for a canonical counter type, before post-processing.
+/// The formula of `docs/counter-types.md` for a canonical counter type, before post-processing.
 fn formula(
     counter_type: CounterType,
     older: Option<&RawSample>,
@@ -545,7 +545,7 @@ mod test {
     }
 
     /// One row per counter type with a formula: the raw inputs and the value worked out by
-    /// hand (in the comment) from REFERENCE.md §2.2.
+    /// hand (in the comment) from the formulas of `docs/counter-types.md`.
     struct Case {
         ty: CounterType,
         old: (u64, Option<u64>),

@@ -1,5 +1,6 @@
 //! typeperf's output and input formats: the PDH CSV it prints (header of full counter paths, one
-//! row per sample) and the counter paths it accepts (REFERENCE.md §4.4), as pure functions.
+//! row per sample) and the counter paths it accepts (`docs/pcw-semantics.md`, "Counter paths"),
+//! as pure functions.
 //!
 //! # CSV
 //!
@@ -64,7 +65,7 @@ pub const LINE_END: &str = "\r\n";
 pub const FORMAT_FLAGS: FormatFlags = FormatFlags::NONE;
 /// `PDH_MAX_COUNTER_PATH`: the longest counter path PDH accepts, in characters.
 pub const MAX_COUNTER_PATH: usize = 2048;
-/// `PDH_MAX_INSTANCE_NAME`: the longest instance name, in characters (REFERENCE.md §4.3).
+/// `PDH_MAX_INSTANCE_NAME`: the longest instance name, in characters (windows-sys's constant).
 pub const MAX_INSTANCE_NAME: usize = 1024;
 
 /// Quotes one CSV field: wraps it in double quotes and doubles any quote inside.

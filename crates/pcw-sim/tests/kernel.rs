@@ -1,6 +1,7 @@
 //! The simulated kernel PCW against a small provider written the way a driver is: it calls the
 //! DDIs through windows-sys' `Wdk` declarations, which resolve to pcw-sim's `#[no_mangle]`
-//! functions in this test binary (DESIGN.md, "FFI: one facade, two bindings").
+//! functions in this test binary (the driver's FFI facade works the same way: ARCHITECTURE.md,
+//! "Data flow").
 
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};

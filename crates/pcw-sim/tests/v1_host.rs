@@ -1,6 +1,6 @@
-//! The Perflib V1 host (seed document 000): every `HostViolation` is produced by a deliberately
-//! broken collect function, the reference provider (pcw-core's `collect`) passes every query
-//! kind, and assembled `PERF_DATA_BLOCK`s decode with pcw-core's validator.
+//! The Perflib V1 host (the `CollectPerformanceData` contract): every `HostViolation` is produced
+//! by a deliberately broken collect function, the reference provider (pcw-core's `collect`) passes
+//! every query kind, and assembled `PERF_DATA_BLOCK`s decode with pcw-core's validator.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use core::ffi::c_void;
@@ -322,7 +322,7 @@ fn buffer_modified_then_more_data() {
             after: 0
         }
     );
-    // The seed constrains only the pointer: without the strict option this passes, as on
+    // The V1 contract constrains only the pointer: without the strict option this passes, as on
     // Windows.
     let lax = HostConfig {
         check_untouched_on_failure: false,

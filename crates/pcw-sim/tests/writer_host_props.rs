@@ -1,4 +1,4 @@
-//! Issue 2 point 9: random object descriptions written by pcw-core's `collect` through the
+//! Random object descriptions written by pcw-core's `collect` through the
 //! simulated Perflib host at every buffer size from 0 to needed + 64. Below `needed` the reply
 //! is `ERROR_MORE_DATA` with the buffer untouched; from `needed` on it is a success that passes
 //! every level-1 check and decodes back to exactly the description. Buffers are poisoned with

@@ -1,4 +1,4 @@
-//! pcw-wine-consumer: the V1 consumer `scripts/wine-test.sh` runs under Wine (issue 6, point 3).
+//! pcw-wine-consumer: the V1 consumer `scripts/wine-test.sh` runs under Wine (`docs/wine.md`).
 //!
 //! The program (`src/main.rs`, Windows targets only) queries `HKEY_PERFORMANCE_DATA` through
 //! Wine's real `RegQueryValueExW`, which loads the perf DLL registered under
@@ -7,7 +7,7 @@
 //! that do not need Windows, so that they are tested on every host:
 //!
 //! * [`normalize_reply`]: reads a `RegQueryValueExW` reply with pcw-core's decoder, recognising
-//!   Wine 8.0's misplaced provider data (REFERENCE.md §5.1) explicitly and nothing else;
+//!   Wine 8.0's misplaced provider data (`docs/wine.md`) explicitly and nothing else;
 //! * [`summarize`]: a one-line description of a decoded reply for the program's output;
 //! * [`Report`]: collects deviations as "expected … got …" lines.
 
@@ -25,7 +25,7 @@ pub const PERF_DATA_BLOCK_LEN: usize = 88;
 pub enum Layout {
     /// At `HeaderLength`, with `TotalByteLength` covering it: the documented layout.
     Documented,
-    /// Wine 8.0's `query_perf_data` bug (REFERENCE.md §5.1): the data starts 88 bytes after
+    /// Wine 8.0's `query_perf_data` bug (`docs/wine.md`): the data starts 88 bytes after
     /// `HeaderLength` (those 88 bytes are left as the caller filled them), and
     /// `TotalByteLength`/`*lpcbData` leave its last 88 bytes out.
     Wine80Offset {
@@ -74,7 +74,7 @@ fn header_of(bytes: &[u8]) -> Option<DataBlockRepr> {
 ///
 /// `TotalByteLength` must equal `size`. A reply with no objects, or whose objects decode at
 /// `HeaderLength`, is taken as it is. Otherwise the reply is recognised as Wine 8.0's layout
-/// (REFERENCE.md §5.1) only when all of this holds: the 88 bytes at `HeaderLength` are still
+/// (`docs/wine.md`) only when all of this holds: the 88 bytes at `HeaderLength` are still
 /// `fill` (Wine never writes them), the allocation holds `TotalByteLength + 88` bytes, and the
 /// reply with those 88 bytes cut out decodes with `NumObjectTypes` objects ending exactly at
 /// `TotalByteLength`. Anything else is an error naming what the decoder found at
@@ -116,7 +116,7 @@ pub fn normalize_reply(
     // Wine 8.0's `query_perf_data` advances its write pointer by `HeaderLength` from
     // `pdb + 1` instead of from `pdb`, so the first provider writes 88 bytes late, while
     // `TotalByteLength` counts only `HeaderLength` + what the providers returned
-    // (REFERENCE.md §5.1, observed with Debian's wine64 8.0). Recognise exactly that layout.
+    // (`docs/wine.md`, observed with Debian's wine64 8.0). Recognise exactly that layout.
     let h = header.header_length as usize;
     let gap = buf.get(h..h + PERF_DATA_BLOCK_LEN);
     if !gap.is_some_and(|g| g.iter().all(|b| *b == fill)) {

@@ -160,7 +160,7 @@ struct WineData {
     objects: Vec<u8>,
     count: u32,
     header_length: usize,
-    /// Bytes Wine's placement ran past the caller's buffer (REFERENCE.md §5.1, consequence 3).
+    /// Bytes Wine's placement ran past the caller's buffer (`docs/wine.md`, consequence 3).
     past_buffer: usize,
 }
 
@@ -191,7 +191,7 @@ fn expect_data(report: &mut Report, what: &str, r: &Reply) -> Option<WineData> {
         Layout::Documented => "documented layout".to_owned(),
         Layout::Wine80Offset { past_buffer } => format!(
             "Wine 8.0 layout: data at HeaderLength+88, TotalByteLength short by 88 \
-             (REFERENCE.md §5.1){}",
+             (docs/wine.md){}",
             if past_buffer > 0 {
                 format!(", {past_buffer} bytes written past the caller's buffer")
             } else {
@@ -240,7 +240,7 @@ fn wine_perflib(report: &mut Report) -> WineResults {
     report.expect_eq("Global, NULL data: *lpcbData", 0, r.size);
     let r = query("Global", Some(10));
     report.expect_eq("Global, 10-byte buffer: status", ERROR_MORE_DATA, r.status);
-    // Windows leaves 10 here, Wine 0 (REFERENCE.md §5.2); both are within the contract.
+    // Windows leaves 10 here, Wine 0 (`docs/wine.md`); both are within the contract.
     if r.size != 0 && r.size != 10 {
         report.fail(format!(
             "Global, 10-byte buffer: *lpcbData: expected 0 (Wine) or 10 (Windows), got {}",
@@ -347,7 +347,7 @@ fn size_sweep(report: &mut Report, g: &WineData) -> (Option<usize>, Vec<(usize, 
         .collect();
     if let (Some(first), Some(last)) = (overruns.first(), overruns.last()) {
         println!(
-            "  known Wine 8.0 bug (REFERENCE.md §5.1, consequence 3): with buffers of {} to {} \
+            "  known Wine 8.0 bug (docs/wine.md, consequence 3): with buffers of {} to {} \
              bytes the provider data ran {} to {} bytes past the buffer passed (this \
              program's 88-byte slack absorbed it)",
             first.0, last.0, first.1, last.1
@@ -423,7 +423,7 @@ fn load_dll(library: &str) -> Result<Dll, String> {
     })
 }
 
-/// The query forms of REFERENCE.md §3 for a DLL whose objects are `ids`.
+/// The query forms of `docs/v1-queries.md` for a DLL whose objects are `ids`.
 fn query_forms(ids: &[u32]) -> Vec<Option<String>> {
     let mut forms: Vec<Option<String>> = [
         "Global",

@@ -1,4 +1,5 @@
-//! `CollectPerformanceData` as a pure function (seed documents 000/001/002): a query and the
+//! `CollectPerformanceData` as a pure function (Microsoft: the `PM_COLLECT_PROC` /
+//! `CollectPerformanceData` reference page; summary in `docs/v1-format.md`): a query and the
 //! caller's buffer in, one of the contract's outcomes out.
 //!
 //! | outcome | return code | `*lppData` | `*lpcbTotalBytes` | `*lpNumObjectTypes` |

@@ -1,5 +1,6 @@
 //! The query string a V1 perf DLL receives in `CollectPerformanceData(lpValueName, …)`
-//! (seed documents 000/001/002, REFERENCE.md §3.1–3.3), classified without allocating.
+//! (the `CollectPerformanceData` reference page; the vocabulary in `docs/v1-queries.md`),
+//! classified without allocating.
 //!
 //! Rules, and where they come from:
 //! * keywords are matched **case-insensitively** (the current consumer documentation says value
@@ -8,16 +9,17 @@
 //!   classic sample's prefix test (`"G"` counts as Global) and the current sample's substring
 //!   test (`"xglobalx"` counts as Global) are both looser than the vocabulary; we follow the
 //!   vocabulary.
-//! * `Foreign…` and the literal `Foreigh…` (sic, REFERENCE.md §3.2) are foreign-computer
+//! * `Foreign…` and the literal `Foreigh…` (sic: the spelling DLLs receive) are foreign-computer
 //!   requests: a local provider answers none of them. `Counter…` and `Help…` are name-table
 //!   requests Perflib answers itself (case-insensitive prefix, as Windows matches them).
 //! * anything else is an item list: decimal object indexes separated by spaces or tabs. A token
 //!   matches an index only if it is entirely digits and equal in value (`"0238"` is 238; `"23"`
 //!   does not match 238 and `"238"` does not match 23 — the current sample's `wcsstr` test gets
 //!   this wrong). A token that is not a number, or overflows 32 bits, matches nothing.
-//! * a NULL query: seed 000's note says it never happens in practice and the provider should
-//!   fail early, returning no data; we do. An empty (or all-blank) query is the default value
-//!   name, which the classic sample and Wine's `RegQueryValueEx` both treat as `Global`.
+//! * a NULL query: the `CollectPerformanceData` page's note says it never happens in practice and
+//!   the provider should fail early, returning no data; we do. An empty (or all-blank) query is the
+//!   default value name, which the classic sample and Wine's `RegQueryValueEx` both treat as
+//!   `Global`.
 //! * the string ends at the first NUL, or at the end of the slice.
 
 /// What a query asks for.

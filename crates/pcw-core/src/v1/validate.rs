@@ -1,6 +1,8 @@
 //! Structural decoder and validator of V1 performance data: the checks Perflib makes at
-//! `ExtCounterTestLevel` 1 (seed documents 000/001) plus the layout rules of REFERENCE.md §1 and
-//! §7, each a distinct [`Rule`] reported with the byte offset where it was broken.
+//! `ExtCounterTestLevel` 1 (the `CollectPerformanceData` reference page) plus the layout rules of
+//! `docs/v1-format.md` (sizes multiple of 8, `DefinitionLength`, the instance chain ending on
+//! `TotalByteLength`, `NumInstances` matching the query, bases after their counters, name and
+//! counter bounds), each a distinct [`Rule`] reported with the byte offset where it was broken.
 //!
 //! [`parse_objects`] walks a run of `PERF_OBJECT_TYPE` blocks (what `CollectPerformanceData`
 //! returns); [`DataBlockRef::parse`] a whole `PERF_DATA_BLOCK` reply. An [`ObjectRef`] is only

@@ -1,6 +1,6 @@
 //! Zero-copy views and `Repr`s of the V1 performance data structures of `winperf.h`
-//! (REFERENCE.md §1): `PERF_DATA_BLOCK`, `PERF_OBJECT_TYPE`, `PERF_COUNTER_DEFINITION`,
-//! `PERF_INSTANCE_DEFINITION` and `PERF_COUNTER_BLOCK`.
+//! (layouts in `docs/v1-format.md`): `PERF_DATA_BLOCK`, `PERF_OBJECT_TYPE`,
+//! `PERF_COUNTER_DEFINITION`, `PERF_INSTANCE_DEFINITION` and `PERF_COUNTER_BLOCK`.
 //!
 //! Every field is read and written at an explicit little-endian offset, never through a native
 //! struct, so the layout is the Windows one on any host (the i686 `SysV` ABI, for one, would put
@@ -117,7 +117,7 @@ macro_rules! view {
     (@set i64, $b:expr, $o:expr, $v:expr) => { bytes::set_i64($b, $o, $v) };
 }
 
-/// Field offsets, in bytes from the start of each structure (REFERENCE.md §1). Each constant
+/// Field offsets, in bytes from the start of each structure (`docs/v1-format.md`). Each constant
 /// is named after the `winperf.h` field it locates; `LEN` is the structure's size.
 #[allow(
     missing_docs,

@@ -1,11 +1,12 @@
 //! The V1 object writer: turns a description of performance objects into the `PERF_OBJECT_TYPE`
-//! blocks `CollectPerformanceData` returns (REFERENCE.md §1.6, `nc-winperf-pm_collect_proc`).
+//! blocks `CollectPerformanceData` returns (object shapes in `docs/v1-format.md`; Microsoft: the
+//! `PM_COLLECT_PROC` reference page).
 //!
 //! Contract:
 //! * every object, instance definition and counter block starts and ends 8-byte aligned, so
 //!   the total is a multiple of 8;
 //! * every byte inside the reported length is written: padding after names and inside counter
-//!   blocks is zeroed (REFERENCE.md §6: padding crosses a trust boundary);
+//!   blocks is zeroed (padding reaches the consumer: a trust boundary, `docs/v1-format.md`);
 //! * the size is measured first; if the buffer is too small nothing at all is written;
 //! * nothing outside the given slice is touched, nothing allocates, nothing panics — a
 //!   description that cannot be written correctly is refused with a [`WriteError`].
@@ -655,7 +656,7 @@ fn check_counters(counters: &[CounterSpec]) -> Result<usize, WriteError> {
         }
         if let Some(declared) = c.counter_type.size() {
             // PERF_AVERAGE_TIMER is declared DWORD but read as 64-bit by Microsoft's own sample
-            // (REFERENCE.md §2.2 note 2): both sizes are accepted for it, `CounterSize` rules.
+            // (`docs/counter-types.md`): both sizes are accepted for it, `CounterSize` rules.
             let average_timer = matches!(c.counter_type, CounterType::AverageTimer);
             if declared != c.size && !(average_timer && c.size == 8) {
                 return Err(err_size);

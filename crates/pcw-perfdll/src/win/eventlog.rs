@@ -1,6 +1,6 @@
-//! Seed 000: "to report errors other than insufficient buffer size, use the Application Event
-//! Log": `ReportEventW` under the event source `pcw_perfdll`, the event's fixed message as the
-//! one insertion string and its code as 4 bytes of raw data.
+//! The `CollectPerformanceData` reference page sends every error but an insufficient buffer to
+//! the Application event log: `ReportEventW` under the event source `pcw_perfdll`, the event's
+//! fixed message as the one insertion string and its code as 4 bytes of raw data.
 
 use windows_sys::Win32::System::EventLog::{
     DeregisterEventSource, EVENTLOG_ERROR_TYPE, RegisterEventSourceW, ReportEventW,

@@ -1,6 +1,6 @@
-//! Seed 003: "query the First Counter and First Help registry values under your application's
-//! Performance key" — `HKLM\SYSTEM\CurrentControlSet\Services\<svc>\Performance`, read with
-//! `RegGetValueW` (`RRF_RT_REG_DWORD`).
+//! The `OpenPerformanceData` reference page has the DLL read `First Counter` and `First Help` from
+//! its service's `Performance` key — `HKLM\SYSTEM\CurrentControlSet\Services\<svc>\Performance`,
+//! read with `RegGetValueW` (`RRF_RT_REG_DWORD`).
 
 use windows_sys::Win32::Foundation::ERROR_SUCCESS;
 use windows_sys::Win32::System::Registry::{HKEY_LOCAL_MACHINE, RRF_RT_REG_DWORD, RegGetValueW};

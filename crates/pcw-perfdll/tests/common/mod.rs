@@ -111,7 +111,8 @@ impl Drop for Dll {
 }
 
 /// First Counter the tests install: the objects get 238, 244 and 260 — so that `2380` and
-/// `23` are near misses of a real index, as REFERENCE.md §3.3 wants probed.
+/// `23` are near misses of a real index, which only a whole-token numeric match rejects
+/// (`docs/v1-queries.md`).
 pub const FIRST_COUNTER: u32 = 238;
 /// First Help.
 pub const FIRST_HELP: u32 = 239;

@@ -1,5 +1,6 @@
 //! `RegQueryValueEx(HKEY_PERFORMANCE_DATA, query)`, simulated: a whole `PERF_DATA_BLOCK`
-//! reply assembled from several providers (REFERENCE.md §1.1, §3.1, §5.1; seed document 000).
+//! reply assembled from several providers (`docs/v1-format.md`, `docs/wine.md`; Microsoft: the
+//! `CollectPerformanceData` reference page).
 //!
 //! Layout (the Windows behaviour Wine's tests assert): the 88-byte header, the computer name as
 //! NUL-terminated UTF-16 at offset 88, `HeaderLength = (88 + SystemNameLength + 7) & !7` with
@@ -11,7 +12,7 @@
 //! [`Perflib::query`] then grows the buffer by a fixed increment and retries, as consumers do
 //! (`retrieving-counter-data.md`).
 //!
-//! [`Placement::WineCompat`] reproduces Wine's `query_perf_data` offset bug (REFERENCE.md §5.1)
+//! [`Placement::WineCompat`] reproduces Wine's `query_perf_data` offset bug (`docs/wine.md`)
 //! so that later tests can compare: objects start at `base + 88 + HeaderLength`, providers are
 //! told 88 bytes more room than is left, `TotalByteLength` leaves the last 88 bytes out and
 //! `DefaultObject` is 0. The default, [`Placement::Windows`], is correct.
@@ -86,7 +87,7 @@ pub enum Placement {
     /// At `HeaderLength`, as Windows does.
     #[default]
     Windows,
-    /// At `88 + HeaderLength`, as Wine's `query_perf_data` does (REFERENCE.md §5.1).
+    /// At `88 + HeaderLength`, as Wine's `query_perf_data` does (`docs/wine.md`).
     WineCompat,
 }
 

@@ -1,13 +1,15 @@
-//! Perflib's V1 host, simulated: calls a `CollectPerformanceData` function (seed document 000,
-//! `PM_COLLECT_PROC`) the way Windows does at `ExtCounterTestLevel` 1 and reports every breach
-//! of the contract as a distinct [`HostViolation`] carrying the offset or values involved.
+//! Perflib's V1 host, simulated: calls a `CollectPerformanceData` function (Microsoft: the
+//! `PM_COLLECT_PROC` reference page) the way Windows does at `ExtCounterTestLevel` 1 and reports
+//! every breach of the contract as a distinct [`HostViolation`] carrying the offset or values
+//! involved.
 //!
 //! Per call, [`Host::call`]:
 //! * allocates the buffer with [`GUARD_LEN`]-byte guard regions before and after it, filled
 //!   with a pattern (the buffer itself is poisoned with [`HostConfig::buffer_fill`] so unwritten
 //!   bytes show);
 //! * passes the query as a NUL-terminated UTF-16 string (or NULL), `*lpcbTotalBytes` = the
-//!   buffer size, and garbage in `*lpNumObjectTypes` (the seed says its input is garbage);
+//!   buffer size, and garbage in `*lpNumObjectTypes` (the `CollectPerformanceData` page says its
+//!   input is garbage);
 //! * afterwards checks, in this order: the return code (only `ERROR_SUCCESS`/`ERROR_MORE_DATA`);
 //!   on `ERROR_MORE_DATA` or an empty reply the pointer unchanged, size 0 and count 0; on data
 //!   the returned pointer inside the buffer (before the start, past the end = overrun, past the
@@ -15,9 +17,9 @@
 //!   start + size, size 8-aligned; then the returned bytes with
 //!   [`pcw_core::v1::validate::validate_objects`] (which also checks the object count).
 //!
-//! [`TestLevel`] selects how much of this runs (the seed's table: 1 everything, 2 pointers,
+//! [`TestLevel`] selects how much of this runs (the page's table: 1 everything, 2 pointers,
 //! lengths and guards only, 3 and 4 nothing). [`HostConfig::check_untouched_on_failure`] adds a
-//! check the seed does not make but pcw-core promises: with no data returned, the buffer's bytes
+//! check the page does not ask for but pcw-core promises: with no data returned, the buffer's bytes
 //! are unchanged.
 //!
 //! [`block`] assembles whole `PERF_DATA_BLOCK` replies from several providers, as
@@ -47,10 +49,10 @@ pub type CollectFn = unsafe extern "system" fn(
 /// `u32`s; the buffer pointer addresses `*lpcbTotalBytes` writable bytes.
 pub type RawCollect<'a> = dyn FnMut(*mut u16, *mut *mut c_void, *mut u32, *mut u32) -> u32 + 'a;
 
-/// Bytes of each guard region (the seed's "1-KB guard page").
+/// Bytes of each guard region (the `CollectPerformanceData` page's 1 KB guard regions).
 pub const GUARD_LEN: usize = 1024;
 
-/// `ExtCounterTestLevel`: how much the host checks (seed document 000).
+/// `ExtCounterTestLevel`: how much the host checks (`docs/v1-format.md`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum TestLevel {
     /// Level 1: pointers, buffers, guards and the structure of the returned objects.
@@ -91,7 +93,7 @@ pub struct HostConfig {
     /// `ExtCounterTestLevel`.
     pub test_level: TestLevel,
     /// Also require the buffer's bytes to be unchanged when no data is returned (pcw-core's
-    /// promise; the seed only constrains the pointer). Applies at test level 1.
+    /// promise; the V1 contract only constrains the pointer). Applies at test level 1.
     pub check_untouched_on_failure: bool,
     /// Byte the buffer is filled with before the call.
     pub buffer_fill: u8,
