@@ -72,6 +72,7 @@ write_if_changed() {
   if cmp -s "$tmp" "$1"; then
     rm -f "$tmp"
   else
+    chmod 644 "$tmp"
     mv "$tmp" "$1"
   fi
 }
@@ -252,6 +253,8 @@ if ! compgen -G "$libclang_dir/libclang*.so*" >/dev/null; then
   echo "error: no libclang next to clang's resource directory ($libclang_dir; package libclang-dev)" >&2
   exit 1
 fi
+# cargo warns that the wdk-build patch "was not used in the crate graph": that is -Zbuild-std's
+# separate resolution of the standard library, which has no wdk-build; the driver's graph uses it.
 # RUSTFLAGS replaces .cargo/config.toml's Windows rustflags, so panic=abort is repeated. The link
 # arguments are those of cross-windows.sh (wdk-build's WDM set, less /KERNEL and /IGNORE, which
 # are MSVC link.exe's), plus the import libraries' directory; +crt-static is what wdk-build checks
