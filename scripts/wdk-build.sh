@@ -199,8 +199,9 @@ fn read_registry_key_string_value(_: (), _: (), _: ()) -> Option<String> {
 }
 
 echo "== wdk-build stage: wdk-build 0.6.0 with its Linux-host edits (target/wdk-stage/wdk-build-0.6.0)"
-# The registry sources of every crate of the lockfile, wdk-build's among them.
-debian_cargo fetch --locked --target x86_64-pc-windows-msvc -q
+# The registry sources of every crate of the lockfile for every platform, wdk-build's among them
+# (wdk-build's own `cargo metadata`, run from wdk-sys's build script, reads them all).
+debian_cargo fetch --locked -q
 registry_src=${CARGO_HOME:-$HOME/.cargo}/registry/src
 wdk_build_src=$(find "$registry_src" -mindepth 2 -maxdepth 2 -type d -name wdk-build-0.6.0 | head -n 1)
 if [ -z "$wdk_build_src" ]; then
