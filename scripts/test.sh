@@ -2,7 +2,8 @@
 # The one command that runs every check of pcw-rs, on a fresh Linux machine or in CI:
 # formatting, clippy (warnings are errors), the workspace tests, a short run of every fuzz target, and
 # the real Windows artifacts: cross-built with Debian's toolchain (installed when missing),
-# PE-checked, and the perf DLL run under Wine.
+# PE-checked, run in the loader, the driver's WDK flavour built from wdk-sys's own generated
+# bindings and checked the same way, and the perf DLL run under Wine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -67,6 +68,19 @@ cargo run -q -p pcw-pecheck --bin pcw-pecheck --locked -- no-panic \
 step "kernel constraints: stack frames <= 1 KiB from every entry point, no x87/MMX/AVX or float math in the .sys (pcw-pecheck kernel-constraints)"
 cargo run -q -p pcw-pecheck --bin pcw-pecheck --locked -- kernel-constraints \
   target/windows/pcw_driver.sys target/xwin-msvc/x86_64-pc-windows-msvc/release/pcw_driver.pdb
+
+step "the WDK flavour built on Linux: --features wdk from wdk-sys's own generated bindings into target/windows/wdk/pcw_driver.sys (scripts/wdk-build.sh)"
+bash scripts/wdk-build.sh
+
+step "the WDK image checked like the windows-sys one: PE facts, the loader scenarios, no panic, kernel constraints"
+wdk_pdb=target/xwin-wdk/x86_64-pc-windows-msvc/release/pcw_driver.pdb
+# Only the driver's artifact tests: target/windows/wdk holds no perf DLL.
+PCW_WINDOWS_ARTIFACTS=target/windows/wdk cargo test -p pcw-pecheck --test artifacts --locked driver_artifact
+PCW_DRIVER_IMAGE=target/windows/wdk/pcw_driver.sys cargo test -p pcw-loader --locked -- --nocapture
+cargo run -q -p pcw-pecheck --bin pcw-pecheck --locked -- no-panic \
+  --driver target/windows/wdk/pcw_driver.sys "$wdk_pdb"
+cargo run -q -p pcw-pecheck --bin pcw-pecheck --locked -- kernel-constraints \
+  target/windows/wdk/pcw_driver.sys "$wdk_pdb"
 
 step "Wine: the perf DLL under Wine's Perflib and the real PE loader (scripts/wine-test.sh)"
 bash scripts/wine-test.sh

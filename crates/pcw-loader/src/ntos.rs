@@ -440,28 +440,38 @@ unsafe extern "win64" fn ex_allocate_pool2(flags: u64, size: usize, tag: u32) ->
 }
 
 unsafe extern "win64" fn ex_free_pool_with_tag(ptr: *mut c_void, tag: u32) {
-    enter("ExFreePoolWithTag", false);
+    free_pool("ExFreePoolWithTag", ptr, Some(tag));
+}
+
+/// `ExFreePool`: what wdk-alloc (the WDK build's allocator) frees with; no tag to check.
+unsafe extern "win64" fn ex_free_pool(ptr: *mut c_void) {
+    free_pool("ExFreePool", ptr, None);
+}
+
+/// Frees a pool block for `routine`; with `tag`, a block allocated under another tag is a
+/// violation.
+fn free_pool(routine: &'static str, ptr: *mut c_void, tag: Option<u32>) {
+    enter(routine, false);
     let removed = with(|s| {
         let found = s.pool.remove(&(ptr as usize));
         if let Some(block) = &found
+            && let Some(tag) = tag
             && block.tag != tag
         {
-            {
-                s.violations.push(Violation {
-                    routine: "ExFreePoolWithTag",
-                    what: format!(
-                        "block {ptr:p} allocated with tag `{}` freed with tag `{}`",
-                        tag_text(block.tag),
-                        tag_text(tag)
-                    ),
-                });
-            }
+            s.violations.push(Violation {
+                routine,
+                what: format!(
+                    "block {ptr:p} allocated with tag `{}` freed with tag `{}`",
+                    tag_text(block.tag),
+                    tag_text(tag)
+                ),
+            });
         }
         found
     });
     if removed.is_none() {
         violation(
-            "ExFreePoolWithTag",
+            routine,
             format!("{ptr:p} is not an allocated pool block (double free or foreign pointer)"),
         );
     }
@@ -1050,13 +1060,14 @@ unsafe extern "win64" fn ob_set_security_object_by_pointer(
 }
 
 /// Every routine the loader implements, with its shim's address: the one list of them.
-fn table() -> [(&'static str, usize); 22] {
+fn table() -> [(&'static str, usize); 23] {
     [
         ("ExAllocatePool2", ex_allocate_pool2 as *const () as usize),
         (
             "ExFreePoolWithTag",
             ex_free_pool_with_tag as *const () as usize,
         ),
+        ("ExFreePool", ex_free_pool as *const () as usize),
         (
             "KeEnterCriticalRegion",
             ke_enter_critical_region as *const () as usize,

@@ -288,7 +288,7 @@ fn readme_agrees_with_the_scripts_and_the_makefile() {
         r"inf\pcw_driver.inx",
         r"manifest\pcw_driver.man",
         r"scripts\vm",
-        r"src\pcw_rt_wdk.rs",
+        r"src\ffi\wdk_sys.rs",
     ] {
         assert!(readme.contains(path), "README names {path}");
         assert!(exists(path), "{path} exists");

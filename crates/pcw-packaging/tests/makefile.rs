@@ -54,11 +54,13 @@ fn extends_wdk_builds_makefile() {
     let load = config["load_script"].as_str().expect("load_script");
     assert!(load.contains("wdk_build::cargo_make::load_rust_driver_makefile()"));
     // The script's wdk-build is the one build.rs uses (wdk-build refuses two versions).
-    let build_dep =
-        root_cargo()["target"]["cfg(windows)"]["build-dependencies"]["wdk-build"]["version"]
-            .as_str()
-            .expect("wdk-build build-dependency version")
-            .to_owned();
+    let cargo = root_cargo();
+    let spec = &cargo["target"]["cfg(windows)"]["build-dependencies"]["wdk-build"];
+    let build_dep = spec
+        .as_str()
+        .or_else(|| spec.get("version").and_then(toml::Value::as_str))
+        .expect("wdk-build build-dependency version")
+        .to_owned();
     assert!(
         load.contains(&format!("wdk-build = \"{build_dep}\"")),
         "load_script must use wdk-build {build_dep}"
@@ -80,12 +82,17 @@ fn builds_with_the_wdk_feature() {
         .iter()
         .map(|v| v.as_str().expect("str"))
         .collect();
-    for dep in ["wdk", "wdk-sys", "wdk-alloc", "wdk-panic", "wdk-build"] {
+    for dep in ["wdk", "wdk-sys", "wdk-alloc", "wdk-panic"] {
         assert!(
             feature.contains(&format!("dep:{dep}").as_str()),
             "wdk enables {dep}"
         );
     }
+    // pcw-gen's runtime contract switches to wdk-sys with the driver.
+    assert!(
+        feature.contains(&"pcw-rt/wdk-sys"),
+        "wdk enables pcw-rt/wdk-sys"
+    );
     // Optional and Windows-only: no Linux build ever compiles them.
     let windows = cargo["target"]["cfg(windows)"]
         .as_table()
@@ -101,9 +108,17 @@ fn builds_with_the_wdk_feature() {
             "{dep} is Windows-only"
         );
     }
-    assert_eq!(
-        windows["build-dependencies"]["wdk-build"]["optional"].as_bool(),
-        Some(true)
+    // wdk-build is a build dependency of Windows hosts, not optional: wdk-build reads its own
+    // package from `cargo metadata` with default features, where an optional one is missing.
+    let wdk_build = &windows["build-dependencies"]["wdk-build"];
+    assert!(
+        wdk_build.is_str() || wdk_build.is_table(),
+        "wdk-build is a Windows-host build dependency"
+    );
+    assert_ne!(
+        wdk_build.get("optional").and_then(toml::Value::as_bool),
+        Some(true),
+        "wdk-build must not be optional"
     );
     assert!(cargo["build-dependencies"].get("wdk-build").is_none());
     assert_eq!(
