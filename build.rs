@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The driver's build script, in three steps:
 //!
 //! 1. With the `wdk` feature on a Windows build machine, `wdk_build::configure_wdk_binary_build`

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Sourced by scripts/cross-windows.sh and scripts/wine-test.sh (not run on its own).
 #
 # apt_need PKG...: installs the Debian packages among PKG that are not installed yet, with one

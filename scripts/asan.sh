@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # The workspace tests under AddressSanitizer (RELIABILITY.md): nightly `-Zsanitizer=address`,
 # `--target` given explicitly so that build scripts and proc-macros are built without the flag,
 # in their own target directory (target/asan; PCW_ASAN_TARGET_DIR overrides). Covers the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # The benchmarks in one run (BENCHMARKS.md): criterion (times, reported as ratios) for the no-op-PCW
 # and pcw-sim benches, then callgrind (instruction counts, deterministic on a noisy machine) on the
 # pcw-bench-cg driver, and the generated section of BENCHMARKS.md rewritten from both.

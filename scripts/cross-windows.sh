@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Cross-builds the real Windows artifacts on Linux with Debian's Rust toolchain (rustc-web,
 # rust-web-src, lld, the mingw-w64 gcc; see README.md), into target/windows/ with fixed names:
 #

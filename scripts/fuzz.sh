@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Runs every cargo-fuzz target for SECONDS each (default 30): scripts/fuzz.sh [SECONDS] [TARGET…]
 #
 # Needs the nightly toolchain (rustup) and cargo-fuzz (installed from crates.io when missing).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # The loom models of pcw-core (RELIABILITY.md): every interleaving, up to LOOM_MAX_PREEMPTIONS
 # (default 3) preemptions, of small concurrent cases —
 #   * the instance registry and its SpinRwLock: create/close/collect

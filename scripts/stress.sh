@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # The concurrent stress tests in release mode, for a fixed iteration count (RELIABILITY.md): every
 # test that runs threads against each other, with its round counts multiplied by
 # PCW_STRESS_SCALE (default 200; plain `cargo test` runs them at scale 1):

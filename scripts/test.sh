@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # The one command that runs every check of pcw-rs, on a fresh Linux machine or in CI:
 # formatting, clippy (warnings are errors), the workspace tests, a short run of every fuzz target, and
 # the real Windows artifacts: cross-built with Debian's toolchain (installed when missing),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Builds the driver's WDK flavour on Linux: `--features wdk` (wdk, wdk-sys, wdk-alloc, wdk-panic,
 # pcw-rt over wdk-sys) for x86_64-pc-windows-msvc, linked by lld-link into
 # target/windows/wdk/pcw_driver.sys.

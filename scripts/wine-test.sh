@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Runs the cross-built V1 perf DLL under Wine's real Perflib consumer (docs/wine.md):
 # a fresh WINEPREFIX under target/, the DLL registered under
 # HKLM\System\CurrentControlSet\Services\pcw_driver\{Performance,Linkage}, then

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The control device's `IRP_MJ_DEVICE_CONTROL` logic: IOCTL codes, input validation
 //! and output formats, as plain Rust over the `METHOD_BUFFERED` system buffer's two views, so the
 //! simulator can drive it with hostile inputs. `src/kernel.rs` only moves IRPs in and out.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Loading and unloading: what `DriverEntry` and `DriverUnload` do, as plain functions the
 //! simulator drives on any host. Every counterset is registered through the code pcw-gen
 //! generates from `manifest/pcw_driver.man`; if one registration fails, everything registered

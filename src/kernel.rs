@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The only Windows-kernel-specific code of the driver, in one place: `DriverEntry` and
 //! `DriverUnload`, the control device's IRP plumbing (the logic is [`crate::control`]), the push
 //! lock behind the instance registries, and — for the non-WDK build

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! pcw-driver: the kernel-mode PCW counterset provider (WDM) of pcw-rs.
 //!
 //! Its countersets come from `manifest/pcw_driver.man`, compiled at build time by pcw-gen into

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The "PCW Dynamic Queues" counterset: instances created and closed at run time with
 //! `PcwCreateInstance`. PCW reads each queue's counter block whenever a consumer collects, so
 //! the block's 64-bit counters are atomics (no torn reads while PCW copies them), and an

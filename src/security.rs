@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The control device's security descriptor, [`crate::control::DEVICE_SDDL`]
 //! (`D:P(A;;GA;;;SY)(A;;GA;;;BA)(A;;GR;;;MU)`), as the self-relative binary `SECURITY_DESCRIPTOR`
 //! the kernel takes, built at compile time so the kernel needs no SDDL parser (wdmsec's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! What `IOCTL_PCW_SNAPSHOT` returns: every counterset's instances and raw values at one
 //! instant, in pcw-core's snapshot format, for the V1 DLL. The values are exactly those the
 //! `PCW_CALLBACK`s hand PCW at the same instant (same code paths: [`waves::values`],

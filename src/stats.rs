@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The "PCW Provider Statistics" counterset: how often and how fast the driver answers PCW
 //! (single instance). Timing is only taken while a consumer has these counters added
 //! (`PcwCallbackAddCounter`/`RemoveCounter`), so an unwatched driver reads no clock. The

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! A value behind the driver's registry lock, for the few globals a driver must keep between
 //! `DriverEntry`, its callbacks and `DriverUnload` (no allocation, no panic).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The "Geometric Waves" counterset: the example of Microsoft's `PCW_CALLBACK` reference page
 //! (the KCS sample's), done right. Three
 //! waves, each an instance with a distinct id that stays the same for as long as the driver is

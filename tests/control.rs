@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The control device's IOCTL logic under the simulated kernel, with well-formed and hostile
 //! inputs: every request either does what it says or is refused with the right `NTSTATUS` and
 //! changes nothing.

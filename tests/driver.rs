@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The driver's real code under the simulated kernel PCW (pcw-sim): registration through the
 //! generated layer, the Geometric Waves callback with every filter, the statistics set, the
 //! dynamic `PcwCreateInstance` set, fault injection at each registration, the V2→V1 fallback, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Fault sweeps (RELIABILITY.md): a failure is injected at every position in turn — each PCW call
 //! `DriverEntry` (`driver::load`) makes, each `PcwCreateInstance` of queue creation through the
 //! IOCTL path, and each allocation the driver makes in load, queue creation and IOCTL dispatch —

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The kernel-structure audit behind `docs/kernel-layouts.md`: for every structure the driver
 //! reads or writes by field, the WDK's x64 offset (a number from the WDK declaration), the offset
 //! windows-sys gives, and the driver's own declaration (`pcw_driver::ffi::wdm`). The driver's

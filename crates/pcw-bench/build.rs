@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Compiles the C baselines (c/kcs.c, c/perfgen.c) at -O2 and the callgrind client-request shim.
 
 fn main() {

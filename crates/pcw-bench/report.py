@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT OR Apache-2.0
 """Turns one run of scripts/bench.sh into the generated section of BENCHMARKS.md.
 
 Inputs: the callgrind driver's rows (rows.tsv), its callgrind dumps (cg.out.*), criterion's

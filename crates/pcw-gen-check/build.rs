@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Generates the code under test from pcw-gen's golden manifests, through the same build API a
 //! driver uses, plus the `inspect` document of each configuration for the tests to compare
 //! against.

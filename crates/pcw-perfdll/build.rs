@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Build-time tables and install assets from the driver's counter manifest, through pcw-gen as
 //! a build dependency:
 //!

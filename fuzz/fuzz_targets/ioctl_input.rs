@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Fuzzes the driver's control device (`pcw_driver::control::device_control`) under the
 //! simulated kernel: any IOCTL code, input and output size gets a known status, never writes
 //! past the output, reports no more output than it has, and a successful snapshot always

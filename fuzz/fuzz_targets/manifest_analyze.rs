@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Parser + validator over arbitrary bytes: must never panic, and must return a manifest
 //! exactly when it reports no error.
 #![no_main]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Whole pipeline: any manifest that validates must generate, and the Rust output must parse.
 #![no_main]
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Fuzzes the driver↔DLL snapshot decoder (`pcw_core::snapshot`): any bytes must be accepted or
 //! reported, never panic; whatever is accepted must be fully readable, random access must agree
 //! with iteration, and re-encoding it must give the very same bytes (the format is canonical).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Fuzzes the query parser and the `CollectPerformanceData` contract: for any query string and
 //! any buffer size, the reply is either a valid run of objects of exactly the reported length or
 //! nothing at all with the buffer untouched.

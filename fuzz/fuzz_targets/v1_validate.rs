@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Fuzzes the V1 decoder/validator (`pcw_core::v1::validate`): any bytes, as a whole
 //! `PERF_DATA_BLOCK` and as a bare run of objects, must be accepted or reported, never panic,
 //! and whatever is accepted must be fully readable.

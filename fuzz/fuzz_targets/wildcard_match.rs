@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Fuzzes PCW instance-mask matching (`pcw_core::wildcard`): for any mask and name, the linear
 //! matcher agrees with the obvious recursive definition (kept small so the reference stays
 //! fast), and no input makes it panic or run away.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Shared names and helpers of the pcw-rs VM scripts; dot-sourced by each of them.
 #
 # Every name below must agree with manifest\pcw_driver.man, inf\pcw_driver.inx, src\control.rs,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Run on the development machine (cargo make deploy-vm). Stages the signed driver package, the
 # counter manifest, the V1 DLL and these scripts into target\pcw-vm, copies them to C:\pcw-rs on
 # the test VM, enables test signing there (the reboot is explicit: -Reboot restarts a Hyper-V

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Run on the test VM, elevated. Makes Windows load test-signed kernel drivers (the package
 # `cargo make` signs with WDRLocalTestCert): `bcdedit /set testsigning on`, which takes effect
 # at the NEXT boot. Idempotent. Exit codes: 0 = active in this boot; 3010 = configured, a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Run on the test VM, elevated. Installs the signed driver package and registers its counters:
 #   1. test signing active in this boot (Enable-TestSigning.ps1 + reboot otherwise)
 #   2. WDRLocalTestCert trusted (LocalMachine Root and TrustedPublisher)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Registers the driver's countersets with `lodctr /m:<manifest> <directory of pcw_driver.sys>`.
 # The directory must be where the INSTALLED driver runs from (its driver-store directory, read
 # from the service's ImagePath), because Perflib loads the counter names from that binary; a

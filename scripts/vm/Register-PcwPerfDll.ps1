@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # V1 (legacy) registration of pcw_perfdll.dll, elevated: copies the DLL to System32 (the
 # `Library` value of the generated .reg fragment), imports the fragment (Performance\Library,
 # Open/Collect/Close, Linkage\Export = source=device), and runs `lodctr pcw_driver.ini`, which

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Run on the development machine (cargo make verify-vm): runs Verify-PcwDriver.ps1 on the test
 # VM that deploy-vm installed, which checks typeperf, Get-Counter, the statistics and V1, and
 # then unloads the driver and checks that nothing stays registered (-KeepInstalled keeps it).

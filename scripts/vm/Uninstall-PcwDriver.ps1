@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Run on the test VM, elevated. Stops and unloads the driver, unregisters its counters (V2 and
 # V1), removes its package from the driver store, then checks that nothing stays registered:
 # no service, no driver-store package, no V2 provider key, no V1 values, no control device, and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Undoes Register-PcwPerfDll.ps1, elevated: `unlodctr pcw_driver` (frees the V1 name indexes),
 # removes the Performance and Linkage keys and the DLL. Idempotent.
 . (Join-Path $PSScriptRoot 'Common.ps1')

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT OR Apache-2.0
 # Run on the test VM, elevated, after Install-PcwDriver.ps1. Checks what a user of the driver
 # sees, and prints each check:
 #   1. typeperf "\Geometric Waves(*)\*" -sc 3: the three waves, Triangle and Square, in range

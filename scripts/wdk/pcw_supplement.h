@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 /*
  * Declarations the WDK's wdm.h has and Debian's mingw-w64 DDK headers lack, for the Linux build
  * of the driver's WDK flavour (scripts/wdk-build.sh): wdk-sys's own build script runs bindgen over

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 /* A stand-in for bcryptprimitives.dll in the Wine prefix of scripts/wine-test.sh only.
  *
  * Rust's std on Windows (1.78 and later) draws random bytes from bcryptprimitives.dll!ProcessPrng,

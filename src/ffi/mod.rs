@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The driver's one FFI facade: every Windows item the driver and its pcw-gen generated code
 //! name — PCW, the I/O manager, Ex/Ke, security, status codes, the I/O manager's structure
 //! layouts — is reached through this module tree, and no other module of the driver names

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The `NTSTATUS` values the driver returns beyond those of the PCW contract, as ntstatus.h
 //! defines them (the same in every binding).
 

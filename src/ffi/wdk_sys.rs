@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The kernel routines the driver calls outside PCW, over wdk-sys (the WDK build: cargo-make on
 //! Windows, and the Linux stage that builds it from wdk-sys's own generated bindings). The same
 //! functions with the same facade types as `windows_sys.rs`; the WDK build's allocator and panic

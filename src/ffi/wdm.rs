@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The I/O manager's structures that the driver reads or writes field by field — `DRIVER_OBJECT`,
 //! `IRP`, `IO_STACK_LOCATION` — declared here from the WDK's declarations for x64 (wdm.h, as the
 //! WDK reference pages of those three structures document them), with every offset the driver

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The kernel routines the driver calls outside PCW, over windows-sys (every build but the WDK
 //! one). Each takes the facade's types; the binding's own object types are opaque here, so only
 //! pointers are passed through.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Criterion benches of every scenario against the no-op PCW (the provider's own cost): the
 //! driver's callback vs the KCS-style C callback, the matchers, pcw-core's V1 collect vs the
 //! PerfGen-style C and `memcpy`, the snapshot codec vs `memcpy`. Same cases as the callgrind

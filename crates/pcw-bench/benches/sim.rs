@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Criterion benches of the driver's callback vs the KCS-style C callback, both registered with
 //! pcw-sim's kernel PCW and collected through it (`Kernel::collect`): the whole query as the
 //! simulator runs it, whose own cost (it records every instance, allocating) dominates. The

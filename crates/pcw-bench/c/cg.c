@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 /* Callgrind client requests for pcw-bench's instruction-count mode; no-ops outside valgrind
  * and when the valgrind headers are missing. */
 #ifdef PCW_BENCH_HAVE_CALLGRIND

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 /* Baseline (a): a PCW provider callback as typical hand-written C providers (KCS style) do it,
  * written for pcw-rs's benchmarks: an array of instances under a reader lock, walked front to back;
  * PcwAddInstance per selected instance; InstanceId found by a linear scan; InstanceMask matched

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 /* The few PCW types the C baselines need, declared by hand with the layouts of wdm.h on x64
  * (checked against windows-sys by the pcw-bench tests). Written for pcw-rs; not copied. */
 #ifndef PCW_BENCH_PCW_H

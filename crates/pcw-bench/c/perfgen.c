@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 /* Baseline (b): a V1 CollectPerformanceData body as a PerfGen-style C DLL writes it, written for
  * pcw-rs's benchmarks: the PERF_OBJECT_TYPE and PERF_COUNTER_DEFINITIONs as native structs, then
  * per instance a PERF_INSTANCE_DEFINITION, the name with its NUL and padding, and a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! A counting global allocator for the bench binaries and tests: every allocation,
 //! reallocation and deallocation a thread makes while it counts is tallied, so a measured path
 //! can be shown to allocate nothing. Install it with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Bindings to the C baselines compiled by `build.rs`: `c/kcs.c` (a KCS-style `PCW_CALLBACK`),
 //! `c/perfgen.c` (a PerfGen-style V1 collect, the device path done the plain way, and `memcpy`) and `c/cg.c` (callgrind client
 //! requests). Layouts are declared here by hand and checked against the C compiler's in tests.

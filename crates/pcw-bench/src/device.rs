@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The device path end to end: what a V1 consumer waits for between `CollectPerformanceData`
 //! and its reply, minus the kernel transition. The driver writes the snapshot
 //! (`IOCTL_PCW_SNAPSHOT`, `SnapshotWriter` as `src/snapshot.rs` drives it), the DLL parses and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! pcw-bench: the benchmark scenarios (the driver's callback, the V1 collect, the snapshot
 //! codec) set up side by side with the C baselines of `c/` and the `memcpy` floor, shared by the
 //! criterion benches (`benches/`) and the instruction-count driver run under callgrind

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Every benchmark scenario (BENCHMARKS.md) as a list of labelled cases, shared by the criterion
 //! benches and the callgrind driver so both measure exactly the same calls. A case's label is
 //! `<scenario>/<variant>/<N>/<side>`; its `units` is what per-unit figures divide by (instances for

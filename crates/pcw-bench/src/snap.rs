@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The snapshot scenario (the driver↔DLL path of the V1 shim): N instances of a 4-counter set
 //! encoded with `pcw_core::snapshot::SnapshotWriter` (what the driver does for
 //! `IOCTL_PCW_SNAPSHOT`) and decoded as the DLL does before writing V1 objects

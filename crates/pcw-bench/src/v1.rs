@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The V1 collect scenario: one multi-instance object of N instances and 4 counters (two
 //! `PERF_COUNTER_RAWCOUNT`, two `PERF_COUNTER_BULK_COUNT`), described for pcw-core's `collect`
 //! twice — as the DLL hands it over (a `SetObject` reading a snapshot in place) and as fixed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The callback scenarios: N "Geometric Waves" instances held twice, once in a
 //! `pcw_core::registry::Registry` answered by the driver's own code (`pcw_driver::waves::respond`,
 //! the body of its `PCW_CALLBACK`) and once in the C baseline's array; a query

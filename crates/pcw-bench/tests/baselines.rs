@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Checks that the benchmarks compare like with like, and the benchmarks' allocation assertion:
 //! the C baselines' layouts match windows-sys; the PerfGen-style C writes the very bytes
 //! pcw-core's V1 collect writes; the KCS-style C callback selects the same instances as the

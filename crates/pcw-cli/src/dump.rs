@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! `pcw dump FILE [--json]`: decodes a binary `PERF_DATA_BLOCK` — a raw
 //! `RegQueryValueEx(HKEY_PERFORMANCE_DATA, …)` reply written to a file — validates it with
 //! pcw-core's V1 validator and prints it for a person, or as one JSON document.

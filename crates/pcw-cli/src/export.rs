@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! `pcw export`: the scrape configuration fleets need for a manifest's countersets.
 //!
 //! ```text

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! `pcw list`: what a provider publishes, as PowerShell's `Get-Counter -ListSet` describes a
 //! counterset — name, type, description, counters with their type and help, the paths and the
 //! paths with instances.

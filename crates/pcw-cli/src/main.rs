@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! `pcw`: the pcw-rs command line, one subcommand per module.
 //!
 //! Exit codes, for every subcommand: 0 success; 1 usage, I/O or other operational errors;

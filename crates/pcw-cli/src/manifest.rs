@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! `pcw lint`, `pcw gen` and `pcw inspect`: the counter manifest compiler (pcw-gen) on the
 //! command line, CTRPP's job for Rust drivers.
 //!

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! `pcw typeperf`: typeperf's sampling loop — expand counter paths, prime, collect every
 //! interval, cook with PDH's formulas, print PDH-CSV — over the driver's real countersets
 //! running under pcw-sim's kernel PCW.

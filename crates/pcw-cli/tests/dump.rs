@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Integration tests of `pcw dump`, run through the real binary.
 //!
 //! * The fixtures in `tests/fixtures/*.perf` are `PERF_DATA_BLOCK`s written by pcw-core's V1

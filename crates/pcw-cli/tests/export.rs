@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! `pcw export` through the binary, for the driver's manifest and for a manifest shaped like a
 //! public driver's (XDP's per-queue counters): the output is compared with the golden files in
 //! `tests/golden/export`, parsed back with a YAML library, checked against each tool's

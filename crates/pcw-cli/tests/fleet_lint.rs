@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! `pcw lint` on a manifest shaped like a public driver's: the fleet-readiness warnings come
 //! out in the `file:line:column` format with hints, and warnings alone exit 0.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! `pcw list` through the binary: the driver's countersets under the simulator and a
 //! manifest's, as `Get-Counter -ListSet` describes them; the JSON document validates against
 //! the schema in `tests/schemas/pcw-list.schema.json`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! `pcw lint`, `pcw gen` and `pcw inspect` run through the real binary over pcw-gen's test
 //! manifests: exit codes, diagnostics on stderr, and outputs identical to pcw-gen's golden files.
 

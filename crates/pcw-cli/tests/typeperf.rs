@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! `pcw typeperf` through the real binary: the driver loaded under pcw-sim on the real clock,
 //! sampled and printed as typeperf's PDH-CSV; errors with exit status 1 and a message naming
 //! the path.

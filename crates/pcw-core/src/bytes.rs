@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Little-endian field access on byte slices that can never panic: the one place where
 //! pcw-core turns offsets into integers (wire formats in the manner of smoltcp: explicit
 //! little-endian offsets, never native struct casts).

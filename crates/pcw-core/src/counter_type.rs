@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Counter types of `winperf.h`, as described in `docs/counter-types.md`.
 //!
 //! [`CounterType`] is a lossless view of the `CounterType` field of a

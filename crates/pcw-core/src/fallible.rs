@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Growing a `Vec` without a panic path (RELIABILITY.md, "No panic, proven"): the kernel image
 //! and the perf DLL's collect path must not link Rust's allocation-failure or capacity-overflow
 //! panics, which `Vec::push`, `resize`, `extend_from_slice` and `collect` carry even after a

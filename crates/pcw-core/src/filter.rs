@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The instance filter of a PCW query (`PCW_MASK_INFORMATION`, `docs/pcw-semantics.md`):
 //! `InstanceId` (`PCW_ANY_INSTANCE_ID` = all) and `InstanceMask` (NULL or `*` = all, otherwise a
 //! case-insensitive `*`/`?` wildcard), plus the `CounterMask` bit test. Pure logic, shared by the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! pcw-core: the `no_std` runtime shared by the kernel driver and the V1 perf DLL.
 //!
 //! It implements the byte-level contracts of Windows performance data: the V1

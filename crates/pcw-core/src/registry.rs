@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The instance registry of a multi-instance counterset (`docs/pcw-semantics.md`): stable
 //! ids below `0xFFFFFFFE` that are never reused while their instance lives, names unique under
 //! case-insensitive comparison, O(1) lookup by id, iteration in a stable order, and readers (the

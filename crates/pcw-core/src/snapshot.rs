@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The driver↔DLL snapshot format: what `IOCTL_PCW_SNAPSHOT` returns, written by the
 //! kernel driver into the caller's output buffer and read back by the V1 perf DLL from bytes it
 //! must treat as untrusted.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The lock-free statistics behind the driver's "PCW Provider Statistics" counterset: updated by
 //! every collection of the driver's `PCW_CALLBACK`s, read by that counterset's own collection
 //! and by the snapshot IOCTL, from any number of threads at once.

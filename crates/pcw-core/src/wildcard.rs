@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Instance-name matching as PCW defines it for `PCW_MASK_INFORMATION.InstanceMask`
 //! (`docs/pcw-semantics.md`): `*` matches zero or more characters, `?` exactly one, and the
 //! comparison is case-insensitive, over UTF-16 code units.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The committed seed corpus of the snapshot fuzz target must keep inputs the decoder accepts:
 //! seeds of an older format version are all rejected at the version check, and a fuzzer
 //! started from them alone would spend its time rediscovering the layout.

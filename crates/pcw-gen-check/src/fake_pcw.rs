@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Fake kernel PCW exports for a non-Windows host: the `#[unsafe(no_mangle)]` definitions the
 //! windows-sys `PcwRegister`… imports resolve to, recording every call (with copies of what the
 //! pointers referenced) and answering as the test scripts them. Not a simulator: pcw-sim is.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Host check of pcw-gen's generated code (a test crate compiles the generated code and runs
 //! it against the FFI facade's host binding): [`pcw_rt`] implements
 //! pcw-gen's runtime contract over windows-sys exactly as a driver's facade would,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! User-owned value blocks bound with `Config::bind_struct`: atomics in an order unlike the
 //! manifest's, so the descriptors can only be right if offsets come from the type.
 

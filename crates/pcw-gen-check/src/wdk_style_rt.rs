@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! pcw-gen's runtime contract satisfied by bindings written to bindgen's conventions as
 //! wdk-build configures them for wdk-sys (the WDK side of the driver's FFI facade): handles
 //! are pointers to opaque structs, enums are modules of constants, `Info`/`Data` parameters are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Runs the generated code against the fake PCW and checks every descriptor (id, struct index,
 //! offset, size) against the `inspect` document of the same configuration.
 #![cfg(not(windows))]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The build API, prost-build style: a [`Config`] builder, a pure
 //! [`Config::generate`] separate from I/O, and [`Config::compile`] which writes into `OUT_DIR`
 //! only when content changed and speaks cargo's build-script protocol.

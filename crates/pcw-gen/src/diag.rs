@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Manifest diagnostics: the error/warning contract shared by `pcw lint`, `pcw gen` and
 //! `build.rs` (the project's convention, `serde_json`'s style: 1-based line and column, lowercase
 //! message, tokens in backticks, plus file and hint).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Fleet readiness: what PDH paths, the `windows_exporter` `performancecounter` collector and the
 //! OpenTelemetry collector's `windowsperfcounters` receiver make of a manifest's names and
 //! counters. [`check`] is the warning pass `pcw lint` adds after the manifest rules (it only

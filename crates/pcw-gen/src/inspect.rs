@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The `inspect` model: the resolved layout as a serialisable, versioned
 //! document — the machine-readable contract of `pcw inspect --json`, documented field by field
 //! at the crate root.

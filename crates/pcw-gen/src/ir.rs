@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The validated, resolved manifest: provider, countersets, counters and
 //! value structs with resolved counter types, sizes, struct indexes and byte offsets. Every
 //! generator works from this model only; it is built by `validate` and never holds an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! pcw-gen: the counter manifest compiler (CTRPP equivalent). It turns a counter
 //! manifest (`.man`) into a Rust register/add layer for a kernel-mode PCW provider, the `.rc`
 //! string table the provider links, and the lodctr `.ini`/`.h` pair for the V1 shim.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Rust identifiers from manifest names (prost's `ident.rs` rules, written for this crate):
 //! `snake_case` fields and modules, `UpperCamelCase` types, `SCREAMING_SNAKE_CASE` constants,
 //! with keywords escaped so generated code always parses.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! XML to the manifest's raw syntax tree: finds `<counters>` in an `<instrumentationManifest>`
 //! (beside `<events>` and whatever else is there), keeps every attribute with its position, and
 //! collects the `<localization>` string tables. Semantic rules live in `validate`.

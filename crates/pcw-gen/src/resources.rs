@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Non-Rust outputs: the `.rc` string table a kernel-mode provider links into
 //! its binary (what CTRPP's `-rc` produces, found by `lodctr /m:` through
 //! `applicationIdentity`), and the lodctr `.ini` (UTF-16LE) + symbol `.h` pair for the V1 shim

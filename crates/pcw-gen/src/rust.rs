@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The Rust generator: a pure function from the resolved [`Manifest`] to
 //! formatted source that calls PCW only through the runtime contract documented at the crate
 //! root. Output is deterministic, marked `@generated`, and uses fully qualified paths.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The user-mode Rust generator: a pure function from a resolved `providerType="userMode"`
 //! [`Manifest`] to a typed module over the user-mode runtime contract (the pcw-um crate by
 //! default; see the crate docs, "User-mode providers").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Manifest bytes to text: the encodings real counter manifests come in (UTF-8 with or without
 //! BOM, UTF-16LE/BE with BOM, and BOM-less UTF-16 recognised by its `<` pattern).
 

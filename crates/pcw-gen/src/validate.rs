@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The counter manifest rules (what the Performance Counters Schema and CTRPP require of a
 //! `.man` file, plus the limits PCW puts on what it registers): raw tree in, resolved
 //! [`Manifest`] out, every problem of the file reported in one run.

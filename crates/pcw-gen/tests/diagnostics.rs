@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The diagnostics table test: each invalid manifest pins the message, line and column
 //! of the diagnostic that names its problem; plus "every problem in one run".
 

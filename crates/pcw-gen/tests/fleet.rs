@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Fleet-readiness lints: each case is a manifest with one problem `windows_exporter`, the
 //! OpenTelemetry receiver or PDH paths trip on, and the warning `pcw lint` pins for it
 //! (line, column, message). A clean manifest gets none of them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Golden tests: every output for the project's own manifests, compared with the files in
 //! `tests/golden/` (line endings normalised to LF before comparing). Regenerate with
 //! `PCW_GEN_BLESS=1 cargo test -p pcw-gen --test golden`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! A loaded driver image and what the I/O manager does with one: calls `DriverEntry` with a
 //! driver object, sends it IRPs built at the WDK's offsets (`IRP_MJ_CREATE`, `IRP_MJ_CLOSE`,
 //! `IRP_MJ_DEVICE_CONTROL` with `METHOD_BUFFERED`'s rules), turns each completion into what a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Maps a PE32+ image into this process the way the kernel's image loader would: every section
 //! at its RVA with its own page protection, base relocations applied for wherever the mapping
 //! landed, and every import bound by name through a resolver. Parsing is the `object` crate's;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Scenarios in child processes. A fault in mapped driver code kills the process it runs in, so
 //! each scenario that runs the image runs in a child: the test binary re-runs itself for that
 //! one test, and the parent turns the child's end into a result that names the scenario and,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Where the fields of the kernel structures the loader builds or reads live, as byte offsets on
 //! x64, taken from the WDK's declarations (wdm.h) and their alignment rules — written here
 //! independently of windows-sys and of the driver's own declarations, so that a layout mistake

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Runs a cross-built Windows kernel driver image (`pcw_driver.sys`) in a Linux process, so that
 //! the bytes that ship are exercised on every CI run, not only a host rebuild of their source.
 //!

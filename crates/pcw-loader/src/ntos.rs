@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The kernel a loaded image runs against: every `ntoskrnl.exe` routine the driver imports, as an
 //! `extern "win64"` function (the image's calling convention), backed by pcw-sim's simulated PCW
 //! and clock and by the loader's own I/O manager, pool and push locks.

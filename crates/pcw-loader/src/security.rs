@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! What `ObSetSecurityObjectByPointer` was given, decoded, and what the driver declares in SDDL,
 //! parsed, into one comparable form: the DACL's protection and its ACEs (type, access mask after
 //! the file object's generic mapping, SID as `S-1-…`).

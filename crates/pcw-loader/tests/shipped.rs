@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The shipped driver image, executed: `pcw_driver.sys` as cross-built for
 //! `x86_64-pc-windows-msvc`, mapped by the loader with its `ntoskrnl.exe` imports bound to the
 //! loader's kernel routines over pcw-sim. Each scenario runs in a child process, so a fault in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! A small reader of INF files (the `.inx` templates stampinf takes), enough to check a driver
 //! package: `[Section]` headers, `key = value[, value…]` entries and bare lines (file lists),
 //! `;` comments outside quotes, `"…"` quoting with `""` for a quote, `\` line continuation.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! pcw-packaging: checks, on any host, of the Windows developer flow that only Windows can run:
 //! `inf/pcw_driver.inx`, `Makefile.toml`, `scripts/vm/*.ps1` and the README's "On Windows"
 //! section. The crate holds the small INF reader they need ([`inf`]); the checks

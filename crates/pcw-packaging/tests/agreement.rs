@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! `scripts/vm/*.ps1` and the README's "On Windows" section agree with the manifest, the INF,
 //! the driver's constants and each other: counterset and counter names, the service name,
 //! paths, the provider GUID, the control device and its SDDL. PowerShell

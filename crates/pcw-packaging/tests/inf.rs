@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! `inf/pcw_driver.inx`: the sections and keys a primitive kernel-driver package needs, every
 //! reference resolved, and every file it copies produced by the build.
 

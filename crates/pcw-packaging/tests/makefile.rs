@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! `Makefile.toml`: it extends wdk-build's makefile the way windows-drivers-rs documents, builds
 //! with the `wdk` feature, and every task names files and paths that exist in the repository.
 //! cargo-make itself only runs on Windows.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The code of an x64 image as functions, decoded instructions and a call graph.
 //!
 //! A [`Program`] is what the analyses need of an image: its memory (section by section, as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Kernel constraints of the cross-built driver: stack frames and floating point.
 //!
 //! **Stack.** Every function's fixed frame is read from its x64 unwind information (the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! pcw-pecheck: the PE facts of the Windows artifacts that `scripts/cross-windows.sh` builds on
 //! Linux, one function per fact.
 //!

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Filling a [`Program`] from a PE32+ file, its COFF symbol table or its PDB.
 
 use std::fmt::Write as _;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Which entry points of the cross-built artifacts can reach Rust's panic machinery.
 //!
 //! * The driver (`.sys` + PDB) is rooted at [`DRIVER_ROOTS`]: `DriverEntry`, the PCW

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The code analyses on crafted programs: x86 assembled with iced-x86's assembler into a
 //! `.text` region (one function per 256-byte slot, `int3`-padded), vtables and unwind
 //! information written into data regions, names given directly (no PE, no PDB). Each test

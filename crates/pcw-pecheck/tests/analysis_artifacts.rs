@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The code analyses on the real artifacts of `scripts/cross-windows.sh`, when
 //! `PCW_WINDOWS_ARTIFACTS` names their directory and `PCW_DRIVER_PDB` the driver's PDB
 //! (`scripts/test.sh` sets both after cross-building; unset skips with a note).

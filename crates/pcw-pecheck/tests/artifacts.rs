@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The real artifacts of `scripts/cross-windows.sh`, checked when `PCW_WINDOWS_ARTIFACTS`
 //! names their directory (`scripts/test.sh` sets it after cross-building). Set but missing
 //! files fail; unset skips with a note (the checker's own tests in `crafted.rs` always run).

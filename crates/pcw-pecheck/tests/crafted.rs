@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The checker itself, on crafted images: a good image passes, and breaking one fact at a time
 //! fails with a message that names that fact.
 

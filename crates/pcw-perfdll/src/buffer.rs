@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The snapshot buffer (no allocation on the collect path): allocated at
 //! Open, reused by every collection, grown only when a source reports that a snapshot needs
 //! more room — at most once per growth of the driver's data, never in steady state.

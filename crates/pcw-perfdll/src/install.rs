@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Install assets: the registry fragment that makes Perflib load the DLL
 //! (`docs/v1-format.md`, "Installation": `Services\<svc>\Performance\{Library, Open, Collect,
 //! Close}` and `Linkage\Export`), as a `.reg` file for `reg import` / regedit.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! pcw-perfdll: the V1 perf DLL shim, implementing the contracts of Microsoft's
 //! `CollectPerformanceData` and `OpenPerformanceData` reference pages (summarised in
 //! `docs/v1-format.md`) — and `ClosePerformanceData` — over pcw-core, for the countersets of the

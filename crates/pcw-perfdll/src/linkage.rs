@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! `OpenPerformanceData(pContext)`'s argument (the `OpenPerformanceData` reference page): the
 //! service's `Linkage\Export`
 //! `REG_MULTI_SZ` — strings separated by a NUL and ended by two NULs, or NULL when the value

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Error reporting of the V1 contract (the `CollectPerformanceData` reference page sends every
 //! error but an insufficient buffer to the Application event log): every failure other than
 //! `ERROR_MORE_DATA`

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Allocation and string helpers without panic paths (RELIABILITY.md, "No panic, proven").
 //!
 //! `CollectPerformanceData` runs inside whatever process consumes counters (perfmon, WMI, a

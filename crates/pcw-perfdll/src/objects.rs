@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Snapshot → V1 objects: each counterset of the DLL's catalog becomes one
 //! `pcw_core::v1::writer::ObjectSource` over the validated snapshot, so pcw-core's `collect`
 //! does the query, selection and all-or-nothing writing the `CollectPerformanceData` contract

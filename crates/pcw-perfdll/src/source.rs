@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Data sources of the V1 shim: whatever the source, one collection starts
 //! with a snapshot in pcw-core's driver↔DLL format (`pcw_core::snapshot`) written into the
 //! DLL's reusable [`SnapshotBuf`]; the same code then turns it into V1 objects

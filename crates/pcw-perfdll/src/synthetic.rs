@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! `source=synthetic`: deterministic data for every counterset of the
 //! driver's manifest, encoded as a driver snapshot so it takes the same path to V1 as the
 //! device's data.

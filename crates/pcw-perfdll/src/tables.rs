@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The DLL's object and counter tables, generated at build time from the
 //! driver's manifest, and the [`Catalog`] Open builds from them: `PERF_OBJECT_TYPE` and
 //! `PERF_COUNTER_DEFINITION` fields with title indexes = First Counter / First Help + the

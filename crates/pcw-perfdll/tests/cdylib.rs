@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The built cdylib itself, loaded with `libloading` and called through its C exports under
 //! pcw-sim's Perflib host (guard regions, test level 1, and the stricter "buffer untouched
 //! when no data" check): the V1 shim's acceptance on the synthetic source.

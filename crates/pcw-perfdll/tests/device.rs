@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! `source=device` through the rlib's exports, with `IOCTL_PCW_SNAPSHOT` replaced by an
 //! in-process function ([`set_host_ioctl`]) as on every host but Windows: the device path
 //! yields byte-identical V1 replies to the synthetic path for the same snapshot, grows its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The disclosure audit of the DLL's whole reply (RELIABILITY.md): every byte
 //! `CollectPerformanceData` reports is written by
 //! that call, carries the data it should, and is zero where it carries nothing (reserved fields,

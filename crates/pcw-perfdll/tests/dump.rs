@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The cdylib's replies inside a whole `PERF_DATA_BLOCK` (pcw-sim's `Perflib`, as
 //! `RegQueryValueEx(HKEY_PERFORMANCE_DATA, "Global")` assembles it) decode with the real
 //! `pcw dump` binary.

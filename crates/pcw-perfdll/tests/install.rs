@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Install assets pinned by golden files: the `.reg` fragment written at
 //! build time into `OUT_DIR` equals both the golden copy and what [`RegFragment`] writes, and
 //! the lodctr `.h`/`.ini` in `OUT_DIR` are pinned too. Bless with

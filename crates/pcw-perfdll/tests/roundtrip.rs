@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The V1 round trip on the host: the driver's real code under pcw-sim's kernel →
 //! `IOCTL_PCW_SNAPSHOT` (the driver's `control::device_control`, installed as the device
 //! source's in-process IOCTL) → the DLL's exports → V1 blocks whose raw values equal what the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The runtime contract pcw-gen's kernel-mode code is written against, for one of two bindings:
 //! the PCW items under their WDK names, plus the few adapters where a binding departs from the
 //! DDI — NULL handle constants, the callback type and its cast to the binding's

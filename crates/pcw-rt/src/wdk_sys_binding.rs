@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The contract over wdk-sys, bindgen's output for the WDK headers as windows-drivers-rs
 //! configures it: enums as modules of constants, handles as pointers to opaque structs,
 //! functions in `wdk_sys::ntddk`, callbacks as `Option<unsafe extern "C" fn(…)>`.

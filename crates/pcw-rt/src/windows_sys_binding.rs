@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The contract over windows-sys's `Wdk` bindings.
 
 pub use windows_sys::Wdk::Foundation::{KEVENT, PPCW_BUFFER, PPCW_INSTANCE, PPCW_REGISTRATION};

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Kernel PCW simulated: `#[no_mangle] extern "system"` implementations of `PcwRegister`,
 //! `PcwUnregister`, `PcwAddInstance`, `PcwCreateInstance` and `PcwCloseInstance` (wdm.h,
 //! `docs/pcw-semantics.md`; Microsoft: the `PCW_CALLBACK` and Pcw* reference pages) with their

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! pcw-sim: the Windows side of performance counters, played on any host.
 //!
 //! * [`kernel`]: kernel PCW — `PcwRegister`, `PcwAddInstance`, … as `#[no_mangle]` functions

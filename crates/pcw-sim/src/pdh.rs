@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! PDH counter cooking (`docs/counter-types.md`): raw samples in, the value
 //! `PdhGetFormattedCounterValue` would display out.
 //!

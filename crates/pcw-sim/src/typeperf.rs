@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! typeperf's output and input formats: the PDH CSV it prints (header of full counter paths, one
 //! row per sample) and the counter paths it accepts (`docs/pcw-semantics.md`, "Counter paths"),
 //! as pure functions.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Perflib's user-mode V2 provider side, simulated: `#[no_mangle] extern "system"`
 //! implementations of `PerfStartProviderEx`, `PerfSetCounterSetInfo`, `PerfCreateInstance`,
 //! `PerfDeleteInstance`, `PerfSetULongCounterValue`, `PerfSetULongLongCounterValue`, the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The simulated kernel PCW against a small provider written the way a driver is: it calls the
 //! DDIs through windows-sys' `Wdk` declarations, which resolve to pcw-sim's `#[no_mangle]`
 //! functions in this test binary (the driver's FFI facade works the same way: ARCHITECTURE.md,

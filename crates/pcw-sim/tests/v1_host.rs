@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The Perflib V1 host (the `CollectPerformanceData` contract): every `HostViolation` is produced
 //! by a deliberately broken collect function, the reference provider (pcw-core's `collect`) passes
 //! every query kind, and assembled `PERF_DATA_BLOCK`s decode with pcw-core's validator.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Random object descriptions written by pcw-core's `collect` through the
 //! simulated Perflib host at every buffer size from 0 to needed + 64. Below `needed` the reply
 //! is `ERROR_MORE_DATA` with the buffer untouched; from `needed` on it is a success that passes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! An example service publishing user-mode Perflib V2 counters from a manifest
 //! (`tidal_service.man`): pcw-gen generates the typed module at build time, pcw-um runs it.
 //! On Windows the counters go to Perflib; on other hosts to pcw-sim's simulated Perflib, where

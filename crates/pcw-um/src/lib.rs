@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! pcw-um: a safe runtime for user-mode Perflib V2 counter providers — what a Rust service
 //! depends on to publish counters declared in a `providerType="userMode"` manifest, usually
 //! through the typed module pcw-gen generates from that manifest.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The code pcw-gen generates for user-mode manifests, compiled and run against pcw-sim's
 //! simulated Perflib: the golden files themselves are included, so what is reviewed is what
 //! runs. (pcw-gen's golden test keeps them equal to the generator's output.)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! pcw-um against pcw-sim's simulated Perflib: what a service publishes is what a consumer
 //! collects, and every misuse is a typed error.
 

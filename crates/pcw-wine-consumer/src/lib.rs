@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! pcw-wine-consumer: the V1 consumer `scripts/wine-test.sh` runs under Wine (`docs/wine.md`).
 //!
 //! The program (`src/main.rs`, Windows targets only) queries `HKEY_PERFORMANCE_DATA` through

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The V1 consumer `scripts/wine-test.sh` runs under Wine: Wine's real
 //! `RegQueryValueExW(HKEY_PERFORMANCE_DATA)` over the perf DLL the script registered, then the
 //! DLL's `CollectPerformanceData` contract under the real PE loader. Exits 1 on any deviation,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The consumer on Windows (or Wine): registry reads, `RegQueryValueExW(HKEY_PERFORMANCE_DATA)`
 //! and `LoadLibraryW`/`GetProcAddress`.
 //!

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The instruction-count driver of `scripts/bench.sh`: runs every scenario of
 //! `pcw_bench::scenarios` a fixed number of times between callgrind client requests (zero the
 //! counters, run, dump labelled), so `valgrind --tool=callgrind` reports the instructions of

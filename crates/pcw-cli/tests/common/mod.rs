@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Helpers shared by the `pcw list` and `pcw export` tests: running the binary and checking a
 //! document against a JSON schema held in `tests/schemas`.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! `CollectPerformanceData` as a pure function (Microsoft: the `PM_COLLECT_PROC` /
 //! `CollectPerformanceData` reference page; summary in `docs/v1-format.md`): a query and the
 //! caller's buffer in, one of the contract's outcomes out.

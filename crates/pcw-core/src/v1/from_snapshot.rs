@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! One counterset of a validated snapshot (`crate::snapshot`) as a V1 object: the
 //! [`ObjectSource`] the perf DLL hands the writer, reading the snapshot in place.
 //!

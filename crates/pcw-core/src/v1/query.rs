@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The query string a V1 perf DLL receives in `CollectPerformanceData(lpValueName, …)`
 //! (the `CollectPerformanceData` reference page; the vocabulary in `docs/v1-queries.md`),
 //! classified without allocating.

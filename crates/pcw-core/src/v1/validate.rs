@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Structural decoder and validator of V1 performance data: the checks Perflib makes at
 //! `ExtCounterTestLevel` 1 (the `CollectPerformanceData` reference page) plus the layout rules of
 //! `docs/v1-format.md` (sizes multiple of 8, `DefinitionLength`, the instance chain ending on

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Zero-copy views and `Repr`s of the V1 performance data structures of `winperf.h`
 //! (layouts in `docs/v1-format.md`): `PERF_DATA_BLOCK`, `PERF_OBJECT_TYPE`,
 //! `PERF_COUNTER_DEFINITION`, `PERF_INSTANCE_DEFINITION` and `PERF_COUNTER_BLOCK`.

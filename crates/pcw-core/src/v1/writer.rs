@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The V1 object writer: turns a description of performance objects into the `PERF_OBJECT_TYPE`
 //! blocks `CollectPerformanceData` returns (object shapes in `docs/v1-format.md`; Microsoft: the
 //! `PM_COLLECT_PROC` reference page).

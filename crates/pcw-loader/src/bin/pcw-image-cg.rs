@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Instruction counts of the shipped image's Geometric Waves callback, for `scripts/bench.sh`:
 //! loads the cross-built `.sys` given as the argument, runs `DriverEntry` against the simulated
 //! kernel, then calls the image's own `PCW_CALLBACK` (the one `DriverEntry` registered first)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! What the packaging tests share: the repository's files, the manifest as pcw-gen resolves it,
 //! the root package's build facts, and the constants the driver's sources define.
 

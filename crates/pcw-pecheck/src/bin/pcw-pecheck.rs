@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! `pcw-pecheck`: the code analyses of the cross-built artifacts.
 //!
 //! ```text

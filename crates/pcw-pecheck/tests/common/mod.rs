@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! A tiny PE32+ writer for the checker's tests: just enough of the format (headers, a `.text`
 //! and an `.rdata` section, import, export and TLS directories) to craft images that break one
 //! fact at a time.

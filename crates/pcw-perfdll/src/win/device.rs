@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! `source=device` on Windows: `IOCTL_PCW_SNAPSHOT` (`METHOD_BUFFERED`, read access) on the
 //! driver's control device `\\.\PcwRs` (the driver's `src/control.rs` defines both; the values
 //! are repeated here because the DLL does not depend on the driver crate).

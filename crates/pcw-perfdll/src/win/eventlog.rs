@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The `CollectPerformanceData` reference page sends every error but an insufficient buffer to
 //! the Application event log: `ReportEventW` under the event source `pcw_perfdll`, the event's
 //! fixed message as the one insertion string and its code as 4 bytes of raw data.

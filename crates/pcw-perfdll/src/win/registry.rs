@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! The `OpenPerformanceData` reference page has the DLL read `First Counter` and `First Help` from
 //! its service's `Performance` key — `HKLM\SYSTEM\CurrentControlSet\Services\<svc>\Performance`,
 //! read with `RegGetValueW` (`RRF_RT_REG_DWORD`).

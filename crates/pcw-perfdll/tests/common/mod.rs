@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Shared by the host tests: loading the cdylib cargo built for this crate, and decoding
 //! replies with pcw-core's validator.
 //!

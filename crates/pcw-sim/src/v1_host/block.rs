@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! `RegQueryValueEx(HKEY_PERFORMANCE_DATA, query)`, simulated: a whole `PERF_DATA_BLOCK`
 //! reply assembled from several providers (`docs/v1-format.md`, `docs/wine.md`; Microsoft: the
 //! `CollectPerformanceData` reference page).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! Perflib's V1 host, simulated: calls a `CollectPerformanceData` function (Microsoft: the
 //! `PM_COLLECT_PROC` reference page) the way Windows does at `ExtCounterTestLevel` 1 and reports
 //! every breach of the contract as a distinct [`HostViolation`] carrying the offset or values

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! `tidal-service [SECONDS]`: runs the example service (a tick every 100 ms) for SECONDS
 //! (default 3). Off Windows the counters go to pcw-sim's simulated Perflib, and once a second
 //! the service prints what a consumer collects from it there.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
 //! `tidal-wine-check`: makes every Perflib call the example service makes, resolving each
 //! function at run time, and reports per function whether the system exports it and per call
 //! its Win32 result. Exit status 1 when an exported function's call fails (or nothing could be
