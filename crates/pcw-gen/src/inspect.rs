@@ -174,6 +174,9 @@ pub struct InspectCounter {
 )]
 pub(crate) fn build(manifest: &Manifest, opts: &Options, file: &str) -> Inspect {
     let p = &manifest.provider;
+    // A user-mode provider has no value structs: its layout is the `PERF_COUNTER_INFO` offsets
+    // the generated template registers.
+    let user_mode = p.provider_type == crate::ir::ProviderType::UserMode;
     let names = rust::rust_names(manifest, opts);
     let offsets = resources::v1_offsets(manifest);
     let countersets = p
@@ -184,9 +187,11 @@ pub(crate) fn build(manifest: &Manifest, opts: &Options, file: &str) -> Inspect 
         .map(
             |((set, (module, struct_names)), (set_offset, counter_offsets))| {
                 let mut bound_flags = Vec::new();
+                let um_offsets = crate::rust_um::counter_offsets(set);
                 let structs = set
                     .structs
                     .iter()
+                    .filter(|_| !user_mode)
                     .zip(struct_names)
                     .map(|(st, (rust_type, fields))| {
                         let bound = rust::struct_keys(set, st)
@@ -217,7 +222,8 @@ pub(crate) fn build(manifest: &Manifest, opts: &Options, file: &str) -> Inspect 
                     .counters
                     .iter()
                     .zip(counter_offsets)
-                    .map(|(c, v1_offset)| {
+                    .zip(um_offsets)
+                    .map(|((c, v1_offset), um_offset)| {
                         let bound = bound_flags
                             .get(usize::from(c.struct_index))
                             .copied()
@@ -233,7 +239,11 @@ pub(crate) fn build(manifest: &Manifest, opts: &Options, file: &str) -> Inspect 
                             size: c.size,
                             struct_index: c.struct_index,
                             field: c.field.clone(),
-                            offset: (!bound).then_some(c.offset),
+                            offset: if user_mode {
+                                Some(um_offset)
+                            } else {
+                                (!bound).then_some(c.offset)
+                            },
                             detail_level: c.detail_level.manifest_name().unwrap_or("").to_owned(),
                             detail_level_value: c.detail_level.raw(),
                             default_scale: c.default_scale,

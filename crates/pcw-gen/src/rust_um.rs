@@ -89,6 +89,28 @@ fn accessor_names(set: &CounterSet) -> Vec<String> {
         .collect()
 }
 
+/// The `PERF_COUNTER_INFO.Offset` of each counter of a user-mode counterset, in counter order:
+/// each value in a slot of its own (8 bytes for a reference counter, which Perflib reads through
+/// a pointer; else the value's size), aligned to the slot. The generated template and `inspect`
+/// both take the layout from here.
+pub(crate) fn counter_offsets(set: &CounterSet) -> Vec<u32> {
+    let mut offset: u32 = 0;
+    set.counters
+        .iter()
+        .map(|c| {
+            let slot = if c.attributes.contains(&CounterAttribute::Reference) {
+                8
+            } else {
+                c.size
+            };
+            offset = offset.next_multiple_of(slot);
+            let at = offset;
+            offset += slot;
+            at
+        })
+        .collect()
+}
+
 #[allow(clippy::too_many_lines, reason = "one quote! of the set's module")]
 fn gen_set(set: &CounterSet, module: &syn::Ident, rt: &syn::Path) -> TokenStream {
     let guid = hex(set.guid.0);
@@ -103,16 +125,14 @@ fn gen_set(set: &CounterSet, module: &syn::Ident, rt: &syn::Path) -> TokenStream
         set.name, set.guid, instances, set.description
     ));
 
-    let mut offset: u32 = 0;
+    let offsets = counter_offsets(set);
     let mut infos = Vec::new();
     let mut ids = Vec::new();
     let mut methods = Vec::new();
-    for (c, acc) in set.counters.iter().zip(&accessors) {
+    for ((c, acc), offset) in set.counters.iter().zip(&accessors).zip(offsets) {
         let id = u32::from(c.id);
         let const_name = ident(&acc.to_uppercase());
         let by_ref = c.attributes.contains(&CounterAttribute::Reference);
-        let slot = if by_ref { 8 } else { c.size };
-        offset = offset.next_multiple_of(slot);
         let (ty, size, detail, scale, attrib) = (
             c.counter_type.raw(),
             c.size,
@@ -131,7 +151,6 @@ fn gen_set(set: &CounterSet, module: &syn::Ident, rt: &syn::Path) -> TokenStream
                 offset: #offset,
             },
         });
-        offset += slot;
         let label = c.name.as_deref().unwrap_or(&c.uri);
         let id_doc = doc(&format!("Counter `{label}` (`{}`).", c.type_name));
         ids.push(quote! { #id_doc pub const #const_name: u32 = #id; });
