@@ -36,13 +36,3 @@ pub type RegistryLock = pcw_core::registry::SpinRwLock;
 /// The lock of the driver's instance registries: a kernel push lock.
 #[cfg(target_os = "windows")]
 pub type RegistryLock = crate::kernel::PushLock;
-
-/// Whether the consumer cancelled the query: `PCW_MASK_INFORMATION.CancelEvent`, when present,
-/// is signalled on cancel (one `KeReadStateEvent`, cheap enough to poll every few instances).
-///
-/// # Safety
-/// `event` is NULL or a valid `KEVENT` (as PCW passes it to the callback).
-pub unsafe fn cancelled(event: *mut KEVENT) -> bool {
-    // SAFETY: per this function's contract.
-    unsafe { event_signalled(event) }
-}

@@ -60,16 +60,4 @@ pub const fn guid_from_u128(value: u128) -> GUID {
     }
 }
 
-/// Whether `event` (a `PCW_MASK_INFORMATION.CancelEvent`) is signalled; `false` for NULL.
-///
-/// # Safety
-/// `event` is NULL or a valid `KEVENT`.
-pub unsafe fn event_signalled(event: *mut KEVENT) -> bool {
-    if event.is_null() {
-        return false;
-    }
-    // SAFETY: non-NULL, so valid per this function's contract.
-    unsafe { wdk_sys::ntddk::KeReadStateEvent(event) != 0 }
-}
-
 unicode_helpers!();
