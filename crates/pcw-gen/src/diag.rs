@@ -182,7 +182,7 @@ impl Sink {
 }
 
 #[cfg(test)]
-mod test {
+mod tests {
     use super::*;
 
     #[test]

@@ -424,7 +424,7 @@ fn rules(manifest: &Manifest, raw: &RawManifest, sink: &mut Sink) {
 }
 
 #[cfg(test)]
-mod test {
+mod tests {
     use super::*;
 
     #[test]

@@ -376,7 +376,7 @@ impl CounterSet {
 }
 
 #[cfg(test)]
-mod test {
+mod tests {
     use super::*;
 
     #[test]

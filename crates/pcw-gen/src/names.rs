@@ -99,7 +99,7 @@ pub fn is_rust_ident(s: &str) -> bool {
 }
 
 #[cfg(test)]
-mod test {
+mod tests {
     use super::*;
 
     #[test]

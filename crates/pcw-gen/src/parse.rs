@@ -445,7 +445,7 @@ fn xml_error_message(e: &roxmltree::Error) -> String {
 }
 
 #[cfg(test)]
-mod test {
+mod tests {
     use super::*;
     use std::path::Path;
 

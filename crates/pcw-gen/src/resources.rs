@@ -199,7 +199,7 @@ pub(crate) fn utf16le_with_bom(text: &str) -> Vec<u8> {
 }
 
 #[cfg(test)]
-mod test {
+mod tests {
     use super::*;
 
     #[test]

@@ -80,7 +80,7 @@ fn end_pos(text: &str) -> Pos {
 }
 
 #[cfg(test)]
-mod test {
+mod tests {
     use super::*;
     use std::path::Path;
 

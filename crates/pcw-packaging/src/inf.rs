@@ -263,7 +263,7 @@ impl Inf {
 }
 
 #[cfg(test)]
-mod test {
+mod tests {
     use super::*;
 
     const SAMPLE: &str = "\u{feff}; header comment\r\n\

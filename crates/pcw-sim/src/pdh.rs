@@ -506,7 +506,7 @@ fn to_f64(v: i128) -> f64 {
 }
 
 #[cfg(test)]
-mod test {
+mod tests {
     use super::*;
     use pcw_core::counter_type::ALL;
 

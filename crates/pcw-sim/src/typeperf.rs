@@ -513,7 +513,7 @@ pub fn parse_row(line: &str) -> Result<Vec<String>, CsvError> {
 }
 
 #[cfg(test)]
-mod test {
+mod tests {
     use super::*;
     use crate::pdh::{RawSample, SampleTimes, cook};
     use pcw_core::counter_type::CounterType;
