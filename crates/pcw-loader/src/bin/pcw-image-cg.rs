@@ -72,6 +72,11 @@ fn main() -> ExitCode {
         eprintln!("error: the image registered no callback");
         return ExitCode::FAILURE;
     };
+    eprintln!(
+        "image base {:#x}, callback {callback:#x} (RVA {:#x})",
+        driver.image().base(),
+        callback - driver.image().base()
+    );
     ntos::count_add_instance_only(true);
     let request = ntos::CollectRequest::everything(1);
     let before = ntos::counted_add_instances();
