@@ -39,6 +39,13 @@
 //! The symbols are exported unmangled only on hosts other than Windows: a Windows binary that
 //! links this crate (the Wine consumer) gets the real ones from kernel32 and advapi32, and two
 //! definitions of `GetLastError` would not link.
+#![cfg_attr(
+    windows,
+    allow(
+        non_snake_case,
+        reason = "the Perflib and kernel32 names, exported unmangled only off Windows"
+    )
+)]
 
 use std::collections::BTreeMap;
 use std::ffi::c_void;
