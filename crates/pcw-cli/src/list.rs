@@ -42,13 +42,14 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use pcw_gen::{Inspect, InspectCounterSet};
-use pcw_sim::kernel::Kernel;
-use pcw_sim::typeperf::wildcard_match;
+use pcw_sim::kernel_pcw::Kernel;
+use pcw_sim::pdh_query::counter_path::wildcard_match;
+use pcw_sim::pdh_query::listing::{instance_warnings, live_instances, set_paths};
+use pcw_sim::pdh_query::{Catalog, MACHINE, SetInfo};
+
 use serde::Serialize;
 
-use crate::typeperf::{
-    Catalog, Error, MACHINE, SetInfo, instance_warnings, live_instances, set_paths, with_driver,
-};
+use crate::typeperf::{Error, with_driver};
 
 /// Arguments of `pcw list`.
 #[derive(Debug, clap::Args)]
@@ -261,7 +262,7 @@ fn read_manifest(path: &Path) -> Result<(Inspect, Catalog), Error> {
 /// `pcw list`.
 ///
 /// # Errors
-/// Manifest, file and simulator errors; [`Error::NoObject`] when nothing matches.
+/// Manifest, file and simulator errors; [`Error::Usage`] when nothing matches.
 pub fn run(args: &Args) -> Result<(), Error> {
     let doc = if let Some(path) = &args.manifest {
         let (inspect, catalog) = read_manifest(path)?;

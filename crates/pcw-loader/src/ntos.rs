@@ -604,7 +604,7 @@ unsafe extern "win64" fn ke_query_performance_counter(frequency: *mut i64) -> i6
     }
     enter("KeQueryPerformanceCounter", false);
     // SAFETY: the caller passes NULL or a writable i64, as the DDI requires.
-    unsafe { pcw_sim::kernel::KeQueryPerformanceCounter(frequency) }
+    unsafe { pcw_sim::kernel_pcw::KeQueryPerformanceCounter(frequency) }
 }
 
 unsafe extern "win64" fn ke_query_system_time_precise(now: *mut i64) {
@@ -615,7 +615,7 @@ unsafe extern "win64" fn ke_query_system_time_precise(now: *mut i64) {
     }
     enter("KeQuerySystemTimePrecise", false);
     // SAFETY: as the DDI: a writable i64.
-    unsafe { pcw_sim::kernel::KeQuerySystemTimePrecise(now) }
+    unsafe { pcw_sim::kernel_pcw::KeQuerySystemTimePrecise(now) }
 }
 
 unsafe extern "win64" fn ke_read_state_event(event: *const KEVENT) -> i32 {
@@ -625,7 +625,7 @@ unsafe extern "win64" fn ke_read_state_event(event: *const KEVENT) -> i32 {
         return 0;
     }
     // SAFETY: the event PCW passed in the callback information.
-    unsafe { pcw_sim::kernel::KeReadStateEvent(event) }
+    unsafe { pcw_sim::kernel_pcw::KeReadStateEvent(event) }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -721,7 +721,7 @@ unsafe extern "win64" fn pcw_register(registration: *mut isize, info: *const u8)
     let mut handle: isize = 0;
     // SAFETY: valid out-pointer and information; the name and descriptors are the image's,
     // readable as the DDI requires.
-    let status = unsafe { pcw_sim::kernel::PcwRegister(&raw mut handle, &raw const sim_info) };
+    let status = unsafe { pcw_sim::kernel_pcw::PcwRegister(&raw mut handle, &raw const sim_info) };
     if status >= 0 {
         with(|s| s.registrations.insert(handle, thunk));
         // SAFETY: checked non-NULL above; the image's out-pointer.
@@ -733,7 +733,7 @@ unsafe extern "win64" fn pcw_register(registration: *mut isize, info: *const u8)
 unsafe extern "win64" fn pcw_unregister(registration: isize) {
     enter("PcwUnregister", false);
     // SAFETY: pcw-sim checks the handle and records a bugcheck for a stale one.
-    unsafe { pcw_sim::kernel::PcwUnregister(registration) };
+    unsafe { pcw_sim::kernel_pcw::PcwUnregister(registration) };
     with(|s| s.registrations.remove(&registration));
 }
 
@@ -786,7 +786,7 @@ unsafe extern "win64" fn pcw_add_instance(
     let name = sim_unicode(&units);
     // SAFETY: the buffer handle the trampoline passed on; a name and blocks alive for the
     // call.
-    unsafe { pcw_sim::kernel::PcwAddInstance(buffer, &raw const name, id, count, blocks.as_ptr()) }
+    unsafe { pcw_sim::kernel_pcw::PcwAddInstance(buffer, &raw const name, id, count, blocks.as_ptr()) }
 }
 
 unsafe extern "win64" fn pcw_create_instance(
@@ -812,7 +812,7 @@ unsafe extern "win64" fn pcw_create_instance(
     // SAFETY: pcw-sim copies the name and the block descriptions; the blocks themselves are
     // the image's, readable until close (contract).
     let status = unsafe {
-        pcw_sim::kernel::PcwCreateInstance(
+        pcw_sim::kernel_pcw::PcwCreateInstance(
             &raw mut handle,
             registration,
             &raw const name,
@@ -830,7 +830,7 @@ unsafe extern "win64" fn pcw_create_instance(
 unsafe extern "win64" fn pcw_close_instance(instance: isize) {
     enter("PcwCloseInstance", false);
     // SAFETY: pcw-sim checks the handle and records a bugcheck for a stale one.
-    unsafe { pcw_sim::kernel::PcwCloseInstance(instance) };
+    unsafe { pcw_sim::kernel_pcw::PcwCloseInstance(instance) };
 }
 
 // ---------------------------------------------------------------------------------------------

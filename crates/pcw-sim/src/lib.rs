@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! pcw-sim: the Windows side of performance counters, played on any host.
 //!
-//! * [`kernel`]: kernel PCW — `PcwRegister`, `PcwAddInstance`, … as `#[no_mangle]` functions
+//! * [`kernel_pcw`]: kernel PCW — `PcwRegister`, `PcwAddInstance`, … as `#[no_mangle]` functions
 //!   a host build of the driver links to, and the consumer side that calls its `PCW_CALLBACK`.
 //! * [`usermode`]: Perflib's user-mode V2 provider side — `PerfStartProviderEx`,
 //!   `PerfSetCounterSetInfo`, `PerfCreateInstance`, the value setters, `PerfSetCounterRefValue`,
@@ -11,14 +11,20 @@
 //!   `RegQueryValueEx(HKEY_PERFORMANCE_DATA)`.
 //! * [`pdh`]: PDH's counter cooking — raw samples to displayed values with the formulas of
 //!   `docs/counter-types.md`, scale, the 100 % cap and PDH's calculation errors.
-//! * [`typeperf`]: typeperf's PDH-CSV output (header, sample rows, value format) and counter-path
-//!   parsing with wildcards (`docs/pcw-semantics.md`, "Counter paths").
+//! * [`pdh_query`]: a PDH query as typeperf makes one — the counter catalog of a manifest,
+//!   counter paths with wildcards, resolution and instance expansion, aggregate instances, the
+//!   sampling loop, `-q`/`-qx` listings, and typeperf's PDH-CSV output.
 
-pub mod kernel;
+pub mod kernel_pcw;
 pub mod pdh;
-pub mod typeperf;
+pub mod pdh_query;
 pub mod usermode;
 pub mod v1_host;
+
+/// The former name of [`kernel_pcw`], kept for callers in other crates until they move to the
+/// new path.
+#[doc(hidden)]
+pub use kernel_pcw as kernel;
 
 /// Multiplies the stress tests' round counts (the driver's, the simulator's and the perf
 /// DLL's): `PCW_STRESS_SCALE`, which `scripts/stress.sh` sets when it runs them in release

@@ -158,6 +158,31 @@ fn guid_u128(g: &GUID) -> u128 {
         | u128::from(u64::from_be_bytes(g.data4))
 }
 
+impl State {
+    /// The live instance `block` of `provider`, the definition of its counter `counter`, and
+    /// the counter's index in its set; `ERROR_INVALID_PARAMETER` for a block that is not the
+    /// provider's live instance, `ERROR_NOT_FOUND` for a counter its set does not have.
+    fn counter_of(
+        &mut self,
+        provider: HANDLE,
+        block: *mut PERF_COUNTERSET_INSTANCE,
+        counter: u32,
+    ) -> Result<(&mut Live, CounterDef, usize), u32> {
+        let live = self
+            .instances
+            .get_mut(&(block as usize))
+            .filter(|i| i.provider == handle_key(provider))
+            .ok_or(ERROR_INVALID_PARAMETER)?;
+        let set = self.sets.get(&live.set).ok_or(ERROR_INVALID_PARAMETER)?;
+        let index = set
+            .counters
+            .iter()
+            .position(|c| c.id == counter)
+            .ok_or(ERROR_NOT_FOUND)?;
+        Ok((live, set.counters[index], index))
+    }
+}
+
 fn handle_key(h: HANDLE) -> usize {
     h as usize
 }
@@ -404,22 +429,10 @@ fn update(
     value: u64,
 ) -> u32 {
     let mut s = state();
-    let State {
-        sets, instances, ..
-    } = &mut *s;
-    let Some(live) = instances
-        .get_mut(&(block as usize))
-        .filter(|i| i.provider == handle_key(provider))
-    else {
-        return ERROR_INVALID_PARAMETER;
+    let (live, def, index) = match s.counter_of(provider, block, counter) {
+        Ok(found) => found,
+        Err(code) => return code,
     };
-    let Some(set) = sets.get(&live.set) else {
-        return ERROR_INVALID_PARAMETER;
-    };
-    let Some(index) = set.counters.iter().position(|c| c.id == counter) else {
-        return ERROR_NOT_FOUND;
-    };
-    let def = set.counters[index];
     if def.size != size || def.by_reference() {
         return ERROR_INVALID_PARAMETER;
     }
@@ -513,22 +526,11 @@ pub extern "system" fn PerfSetCounterRefValue(
     address: *const c_void,
 ) -> u32 {
     let mut s = state();
-    let State {
-        sets, instances, ..
-    } = &mut *s;
-    let Some(live) = instances
-        .get_mut(&(block as usize))
-        .filter(|i| i.provider == handle_key(provider))
-    else {
-        return ERROR_INVALID_PARAMETER;
+    let (live, def, index) = match s.counter_of(provider, block, counter) {
+        Ok(found) => found,
+        Err(code) => return code,
     };
-    let Some(set) = sets.get(&live.set) else {
-        return ERROR_INVALID_PARAMETER;
-    };
-    let Some(index) = set.counters.iter().position(|c| c.id == counter) else {
-        return ERROR_NOT_FOUND;
-    };
-    if address.is_null() || !set.counters[index].by_reference() {
+    if address.is_null() || !def.by_reference() {
         return ERROR_INVALID_PARAMETER;
     }
     live.refs[index] = address as usize;

@@ -7,7 +7,7 @@
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
-use pcw_sim::kernel::{
+use pcw_sim::kernel_pcw::{
     BUILD_SERVER_2019, BUILD_SERVER_2022, Bugcheck, Descriptor, Kernel, Misuse,
     PCW_ANY_INSTANCE_ID, PcwCall, Request,
 };

@@ -1,0 +1,799 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! `pcw typeperf`: typeperf's sampling loop — expand counter paths, prime, collect every
+//! interval, cook with PDH's formulas, print PDH-CSV — over the driver's real countersets
+//! running under pcw-sim's kernel PCW.
+//!
+//! ```text
+//! pcw typeperf PATH… [-cf FILE] [-sc SAMPLES] [-si INTERVAL] [-o FILE [-f CSV|TSV]] [-y] [--raw]
+//! pcw typeperf -q [OBJECT] | -qx [OBJECT]  [--manifest FILE]
+//! (both forms) [--sim-queue NAME]… [--image SYS] [-provider driver|tidal]
+//! ```
+//!
+//! `-cf FILE` adds the paths of a file (one a line, blank lines ignored). `-o FILE` writes the
+//! samples to a file instead of stdout, as CSV or, with `-f TSV`, tab-separated under the
+//! `(PDH-TSV 4.0)` tag; `-y` (typeperf's "overwrite without asking") is accepted, the file is
+//! always overwritten. `--raw` follows every cooked column with three raw ones, headed
+//! `PATH [first value]`, `PATH [second value]` and `PATH [time base]`: the `PDH_RAW_COUNTER`
+//! values the cooked one came from and the counter's time base (blank when its type uses none),
+//! so a wrong type or a missing base shows at a glance.
+//!
+//! `-q [OBJECT]` lists the counter paths of one object (any case) or of all, without
+//! instances: `\Object(*)\Counter`, or `\Object\Counter` for sets whose paths name no instance.
+//! `-qx` lists one path per live instance instead (counters outer, instances inner, `_Total`
+//! last for a `multipleAggregate` set) and warns on stderr about instance names PDH or the
+//! exporters mishandle. With `--manifest FILE` the manifest's sets are listed and, instance
+//! names being run-time values, `-qx` lists `(*)` paths as `-q` does. An unknown object is an
+//! error naming the objects there are. `--sim-queue NAME` creates a dynamic queue of that name
+//! in the simulated driver before anything runs.
+//!
+//! `-provider tidal` samples the example user-mode service (`pcw-tidal`) instead of the
+//! driver: the service runs on a thread against pcw-sim's simulated Perflib (user-mode V2
+//! provider side), and collections read it through [`pcw_sim::pdh_query::UserMode`]; paths,
+//! expansion, cooking
+//! and output are the same code.
+//!
+//! What happens, in typeperf's order:
+//!
+//! 1. Every path (`\\computer\Object(Instance)\Counter`, `docs/pcw-semantics.md`) is parsed with
+//!    [`pcw_sim::pdh_query::CounterPath::parse`] and resolved against the driver's manifest (read with pcw-gen's
+//!    `inspect`): the object must be a counterset, the counter pattern must match a displayed
+//!    counter (counters without a name — bases, time stamps, `noDisplay` helpers — are never
+//!    listed), a single-instance set takes no `(instance)` and a multi-instance set needs one.
+//!    The computer, when given, must be [`MACHINE`], the simulated host's name.
+//! 2. Each sampled counterset is told `PcwCallbackAddCounter` with the mask of the counters
+//!    the query needs (PDH does this when a counter is added), then collected once: the
+//!    *priming* collection. Instance wildcards are expanded against the instances it returned
+//!    (typeperf expands once, at start), in PDH's order: counters outer, instances inner.
+//! 3. `SAMPLES` times: wait `INTERVAL`, collect, cook every column from the previous and this
+//!    collection (pcw-sim's [`pdh_query::sample`](pcw_sim::pdh_query::sample)) and
+//!    print a row. Because of the priming collection the first row already shows rates.
+//!    A value that cannot be computed (instance gone, negative delta, zero interval) is the
+//!    blank cell.
+//! 4. `PcwCallbackRemoveCounter` for every set, even after an error.
+//!
+//! Aggregation: a `globalAggregate` set is shown as one instance (no parentheses) and a
+//! `multipleAggregate` set gains a `_Total` instance; their values are the providers'
+//! instances combined per counter as the manifest's `aggregate` attribute says (`sum`, `avg`,
+//! `min`, `max`; counters without the attribute are summed; `undefined` has no value, a blank
+//! cell). Raw values are combined, then cooked, so a summed rate is the rate of the sum. Time
+//! and frequency counters named by `perfTimeID`/`perfFreqID` are combined with `max`.
+//!
+//! Output, as typeperf prints it: an empty line, the header row (`"(PDH-CSV 4.0)"` then every
+//! full path `\\PCW-SIM\Object(Instance)\Counter`), one row per sample (the simulated system
+//! time, shown in UTC, as `MM/DD/YYYY HH:MM:SS.mmm`, then six-decimal values). typeperf's
+//! closing messages (`Exiting, please wait...`, `The command completed successfully.`) go to
+//! stderr, so stdout is exactly the CSV document.
+//!
+//! Differences from typeperf, on purpose: `-sc` defaults to [`options::DEFAULT_SAMPLES`] instead of
+//! "until Ctrl+C" (a simulated kernel has nothing to watch forever); times are UTC (the host's
+//! time zone is not consulted); the binary log and SQL formats (`-f BIN`, `-f SQL`) and the
+//! remote, configuration-file and sampling-rate options are not accepted.//!
+//! The query itself — catalog, paths, resolution, aggregation, sampling, listing, the CSV
+//! format — is pcw-sim's [`pcw_sim::pdh_query`]; this command parses the arguments
+//! ([`options`]), runs the providers ([`host`]), and prints ([`output`]).
+
+mod host;
+mod options;
+mod output;
+
+use pcw_sim::kernel_pcw::{BUILD_SERVER_2022, Clock, Kernel, Teardown};
+use pcw_sim::pdh_query::UserMode;
+use pcw_sim::pdh_query::csv::{COMPLETED_MESSAGE, EXITING_MESSAGE};
+
+pub use host::with_driver;
+pub use options::Args;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::Failure;
+use host::tidal_catalog;
+use options::{Options, ProviderChoice, counter_file, take_image};
+use output::{Layout, print_listing, sample_from, sample_with};
+use pcw_sim::pdh_query::Catalog;
+
+/// Why `pcw typeperf` failed. Every error exits with status 1.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A bad option or a missing path.
+    #[error("{0}")]
+    Usage(String),
+    /// The query failed: a path that does not resolve, an unknown object, a manifest that does
+    /// not compile, a collection the simulator refused.
+    #[error(transparent)]
+    Query(#[from] pcw_sim::pdh_query::Error),
+    /// A file (`-cf`, `-o`, `--manifest`) could not be read or written.
+    #[error("{what} `{path}`: {source}")]
+    File {
+        /// What the file is for.
+        what: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A `--sim-queue` could not be created.
+    #[error("cannot create the simulated queue `{0}`")]
+    Queue(String),
+    /// The manifest could not be read.
+    #[error("the counter manifest: {0}")]
+    Manifest(#[from] pcw_gen::Error),
+    /// The driver failed to load.
+    #[error("the driver failed to load: NTSTATUS 0x{0:08X}")]
+    Load(u32),
+    /// `--image` names a file that cannot be read or mapped.
+    #[error("--image {path}: {reason}")]
+    Image {
+        /// The path as given.
+        path: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// The image left something behind or broke a kernel rule while it ran.
+    #[error("the image {0}")]
+    ImageCheck(String),
+    /// Writing the output failed.
+    #[error("writing the output: {0}")]
+    Io(#[from] std::io::Error),
+    /// The simulated clock left the years a time stamp can show.
+    #[error("the simulated clock is outside the years 1 to 9999")]
+    ClockRange,
+    /// The example service failed.
+    #[error("the example service: {0}")]
+    Service(#[from] pcw_um::Error),
+    /// The driver left something behind at unload.
+    #[error("the driver did not unload cleanly: {0:?}")]
+    Teardown(Teardown),
+}
+
+impl Failure for Error {
+    fn exit_code(&self) -> u8 {
+        crate::EXIT_FAILURE
+    }
+}
+
+/// `pcw typeperf`: lists (`-q`/`-qx`) or samples the simulated driver's countersets (or lists
+/// a manifest's with `--manifest`).
+///
+/// # Errors
+/// [`Error`].
+pub fn run(args: &Args) -> Result<(), Error> {
+    let (image, rest) = take_image(&args.args)?;
+    let mut options = Options::parse(&rest)?;
+    if options.provider == ProviderChoice::Tidal {
+        return run_tidal(&options);
+    }
+    if let Some(query_args) = &options.query {
+        let mut stdout = std::io::stdout().lock();
+        let warnings = if let Some(file) = &options.manifest {
+            let text = std::fs::read_to_string(file).map_err(|source| Error::File {
+                what: "manifest",
+                path: file.clone(),
+                source,
+            })?;
+            let catalog = Catalog::from_manifest(&file.display().to_string(), &text)?;
+            print_listing(None, &catalog, query_args, &mut stdout)?
+        } else {
+            with_driver(image.as_deref(), &options.sim_queues, |kernel, catalog| {
+                print_listing(Some(kernel), catalog, query_args, &mut stdout)
+            })?
+        };
+        for w in warnings {
+            eprintln!("warning: {w}");
+        }
+        eprintln!("{COMPLETED_MESSAGE}");
+        return Ok(());
+    }
+    if let Some(file) = &options.counter_file {
+        options.paths.extend(counter_file(file)?);
+        if options.paths.is_empty() {
+            return Err(Error::Usage(format!(
+                "the counter file `{}` has no counter path",
+                file.display()
+            )));
+        }
+    }
+    let layout = Layout {
+        format: options.format,
+        raw: options.raw,
+    };
+    let mut file = match &options.output {
+        Some(path) => Some(std::fs::File::create(path).map_err(|source| Error::File {
+            what: "output file",
+            path: path.clone(),
+            source,
+        })?),
+        None => None,
+    };
+    with_driver(image.as_deref(), &options.sim_queues, |kernel, catalog| {
+        let mut stdout = std::io::stdout().lock();
+        let out: &mut dyn Write = match &mut file {
+            Some(f) => f,
+            None => &mut stdout,
+        };
+        sample_with(
+            kernel,
+            catalog,
+            &options.paths,
+            (options.samples, options.interval),
+            layout,
+            &mut std::thread::sleep,
+            out,
+        )
+    })?;
+    eprintln!("{EXITING_MESSAGE}");
+    eprintln!("{COMPLETED_MESSAGE}");
+    Ok(())
+}
+
+/// `pcw typeperf -provider tidal`: boots the simulated kernel (for its clock), starts the
+/// example service (a tick every 100 ms on the real clock), samples it through the simulated
+/// Perflib, and stops it.
+///
+/// # Errors
+/// [`Error`].
+fn run_tidal(options: &Options) -> Result<(), Error> {
+    let catalog = tidal_catalog()?;
+    let kernel = Kernel::boot_with_clock(BUILD_SERVER_2022, Clock::Real);
+    let service = pcw_tidal::Service::start(Duration::from_millis(100))?;
+    let mut stdout = std::io::stdout().lock();
+    let result = sample_from(
+        &kernel,
+        &UserMode,
+        &catalog,
+        &options.paths,
+        (options.samples, options.interval),
+        Layout {
+            format: options.format,
+            raw: options.raw,
+        },
+        &mut std::thread::sleep,
+        &mut stdout,
+    );
+    let stopped = service.stop();
+    let report = kernel.teardown();
+    result?;
+    stopped?;
+    if !report.is_clean() {
+        return Err(Error::Teardown(report));
+    }
+    eprintln!("{EXITING_MESSAGE}");
+    eprintln!("{COMPLETED_MESSAGE}");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use pcw_sim::kernel_pcw::{BOOT_SYSTEM_TIME, PERF_FREQUENCY, Request};
+    use pcw_sim::pdh_query::Error as QueryError;
+    use pcw_sim::pdh_query::csv::CsvTimestamp;
+    use pcw_sim::pdh_query::listing::{live_instances, set_paths};
+    use pcw_sim::pdh_query::{Kind, TOTAL_INSTANCE};
+
+    use super::host::driver_catalog;
+    use super::options::{FileFormat, Query};
+    use super::output::sample;
+    use super::*;
+
+    fn args(s: &[&str]) -> Vec<String> {
+        s.iter().map(|a| (*a).to_owned()).collect()
+    }
+
+    /// Runs typeperf on the manual clock; `between` runs in every sleep, before the clock
+    /// moves by the interval.
+    fn run_manual(
+        kernel: &Kernel,
+        paths: &[&str],
+        samples: u32,
+        interval: Duration,
+        between: &mut dyn FnMut(&Kernel),
+    ) -> Result<Vec<Vec<String>>, Error> {
+        let catalog = driver_catalog().unwrap();
+        let mut out = Vec::new();
+        let mut sleep = |d: Duration| {
+            between(kernel);
+            kernel.advance(i64::try_from(d.as_nanos() / 100).unwrap());
+        };
+        sample(
+            kernel,
+            &catalog,
+            &args(paths),
+            samples,
+            interval,
+            &mut sleep,
+            &mut out,
+        )?;
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.starts_with('\n'), "typeperf starts with an empty line");
+        Ok(text.lines().skip(1).map(parse_csv_line).collect())
+    }
+
+    fn parse_csv_line(line: &str) -> Vec<String> {
+        pcw_sim::pdh_query::csv::parse_row(line).unwrap()
+    }
+
+    fn boot() -> Kernel {
+        let kernel = Kernel::boot_with_clock(BUILD_SERVER_2022, Clock::Manual);
+        // Start away from 0 so the load time is a real time stamp.
+        kernel.advance(5 * 10_000_000);
+        pcw_driver::driver::load().unwrap();
+        kernel
+    }
+
+    fn finish(kernel: Kernel) {
+        pcw_driver::driver::unload();
+        let report = kernel.teardown();
+        assert!(report.is_clean(), "{report:?}");
+    }
+
+    fn num(s: &str) -> f64 {
+        s.parse().unwrap_or_else(|_| panic!("not a number: {s:?}"))
+    }
+
+    /// The example user-mode service under the simulated Perflib, sampled by the same code as
+    /// the driver: every cooked value is what the service published at that tick.
+    #[test]
+    fn tidal_service_values_follow_what_it_set() {
+        let kernel = Kernel::boot_with_clock(BUILD_SERVER_2022, Clock::Manual);
+        kernel.advance(5 * 10_000_000);
+        let catalog = tidal_catalog().unwrap();
+        let provider = pcw_tidal::counters::start().unwrap();
+        let publisher = pcw_tidal::Publisher::new(&provider).unwrap();
+        publisher.publish(0).unwrap();
+        let mut tick = 0;
+        let mut sleep = |d: Duration| {
+            tick += 7;
+            publisher.publish(tick).unwrap();
+            kernel.advance(i64::try_from(d.as_nanos() / 100).unwrap());
+        };
+        let mut out = Vec::new();
+        sample_from(
+            &kernel,
+            &UserMode,
+            &catalog,
+            &args(&[r"\Tidal Harbors(*)\Water Level", r"\Tidal Moon\*"]),
+            (3, Duration::from_secs(1)),
+            Layout::default(),
+            &mut sleep,
+            &mut out,
+        )
+        .unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let rows: Vec<Vec<String>> = text.lines().skip(1).map(parse_csv_line).collect();
+        assert_eq!(
+            rows[0][1..],
+            [
+                r"\\PCW-SIM\Tidal Harbors(North)\Water Level",
+                r"\\PCW-SIM\Tidal Harbors(South)\Water Level",
+                r"\\PCW-SIM\Tidal Harbors(_Total)\Water Level",
+                r"\\PCW-SIM\Tidal Moon\Pull",
+                r"\\PCW-SIM\Tidal Moon\Phase",
+                r"\\PCW-SIM\Tidal Moon\Pull Fraction",
+            ],
+            "the base `Full Pull` (named, `noDisplay`) is not listed"
+        );
+        for (row, n) in rows[1..].iter().zip([7u32, 14, 21]) {
+            let (north, south, _, pull, phase, full) = pcw_tidal::expected(n);
+            let got: Vec<f64> = row[1..].iter().map(|v| num(v)).collect();
+            let want = [
+                f64::from(north),
+                f64::from(south),
+                f64::from(north + south),
+                f64::from(pull),
+                // `defaultScale="1"`: shown ×10.
+                f64::from(phase) * 10.0,
+                // `perf_raw_fraction` over its base (declared before it): 100 N / B.
+                100.0 * f64::from(pull) / f64::from(full),
+            ];
+            assert_eq!(got, want, "tick {n}");
+        }
+        drop(publisher);
+        drop(provider);
+        assert!(kernel.teardown().is_clean());
+    }
+
+    #[test]
+    fn waves_on_the_manual_clock() {
+        let kernel = boot();
+        let rows = run_manual(
+            &kernel,
+            &[
+                r"\Geometric Waves(Small Wave)\*",
+                r"\\pcw-sim\Geometric Waves(*)\Square",
+            ],
+            2,
+            Duration::from_secs(1),
+            &mut |_| {},
+        )
+        .unwrap();
+        finish(kernel);
+        assert_eq!(
+            rows[0],
+            [
+                "(PDH-CSV 4.0)",
+                r"\\PCW-SIM\Geometric Waves(Small Wave)\Triangle",
+                r"\\PCW-SIM\Geometric Waves(Small Wave)\Square",
+                r"\\PCW-SIM\Geometric Waves(Small Wave)\Square",
+                r"\\PCW-SIM\Geometric Waves(Medium Wave)\Square",
+                r"\\PCW-SIM\Geometric Waves(Large Wave)\Square",
+            ]
+        );
+        // Boot at BOOT_SYSTEM_TIME (a midnight, UTC, at the start of a wave period), +5 s
+        // before load, +1 s per sample. At 6 s into the ten-second period the triangle of the
+        // small wave (40 + 20·|5−6|/5) is 44 and every square is low (its minimum); at 7 s the
+        // triangle is 48.
+        let at = |seconds: i64| {
+            CsvTimestamp::from_filetime(BOOT_SYSTEM_TIME + seconds * 10_000_000)
+                .unwrap()
+                .to_string()
+        };
+        assert!(at(6).ends_with(" 00:00:06.000"), "{}", at(6));
+        assert_eq!(
+            rows[1],
+            [
+                at(6).as_str(),
+                "44.000000",
+                "40.000000",
+                "40.000000",
+                "30.000000",
+                "20.000000"
+            ]
+        );
+        assert_eq!(rows[2][0], at(7));
+        assert_eq!(rows[2][1], "48.000000");
+        assert_eq!(rows.len(), 3);
+    }
+
+    #[test]
+    fn statistics_are_cooked() {
+        let kernel = boot();
+        let waves = Request {
+            instance_mask: Some("Small*".to_owned()),
+            ..Request::default()
+        };
+        // Four collections of the waves between samples, each keeping 1 of 3 instances.
+        let rows = run_manual(
+            &kernel,
+            &[r"\PCW Provider Statistics\*"],
+            3,
+            Duration::from_millis(500),
+            &mut |k| {
+                for _ in 0..4 {
+                    k.collect("Geometric Waves", &waves).unwrap();
+                }
+            },
+        )
+        .unwrap();
+        finish(kernel);
+        assert_eq!(
+            rows[0],
+            [
+                "(PDH-CSV 4.0)",
+                r"\\PCW-SIM\PCW Provider Statistics\Collections/sec",
+                r"\\PCW-SIM\PCW Provider Statistics\Instances Returned",
+                r"\\PCW-SIM\PCW Provider Statistics\Avg. Collect Time",
+                r"\\PCW-SIM\PCW Provider Statistics\% Instances Filtered",
+                r"\\PCW-SIM\PCW Provider Statistics\Time Since Load",
+            ]
+        );
+        assert_eq!(rows.len(), 4);
+        for (i, row) in rows[1..].iter().enumerate() {
+            let n = f64::from(u32::try_from(i).unwrap() + 1);
+            // 4 collections in 0.5 s.
+            assert_eq!(row[1], "8.000000", "{row:?}");
+            // One instance returned per collection, cumulative.
+            assert!((num(&row[2]) - 4.0 * n).abs() < 1e-9, "{row:?}");
+            // The manual clock does not move during a callback: every timed collection took
+            // 0 ticks, and the average timer's base moved, so 0 s.
+            assert_eq!(row[3], "0.000000", "{row:?}");
+            // 2 of 3 considered instances filtered out, from load on.
+            assert_eq!(row[4], "66.666667", "{row:?}");
+            // Loaded at 5 s; now 0.5 s per sample later.
+            assert!((num(&row[5]) - 0.5 * n).abs() < 1e-9, "{row:?}");
+        }
+    }
+
+    #[test]
+    fn dynamic_queues_rates() {
+        let kernel = boot();
+        let name: Vec<u16> = "rx0".encode_utf16().collect();
+        let rx = pcw_driver::queues::create(&name).unwrap();
+        let name: Vec<u16> = "tx0".encode_utf16().collect();
+        let tx = pcw_driver::queues::create(&name).unwrap();
+        let mut step = 0u64;
+        let rows = run_manual(
+            &kernel,
+            &[r"\PCW Dynamic Queues(*)\*"],
+            3,
+            Duration::from_secs(2),
+            &mut |_| {
+                step += 1;
+                assert!(pcw_driver::queues::record(rx, 100 * step, 1500 * step, 7));
+                assert!(pcw_driver::queues::record(tx, 10, 64, 0));
+            },
+        )
+        .unwrap();
+        assert!(pcw_driver::queues::close(tx));
+        finish(kernel);
+        assert_eq!(
+            rows[0][1..],
+            [
+                r"\\PCW-SIM\PCW Dynamic Queues(rx0)\Packets/sec",
+                r"\\PCW-SIM\PCW Dynamic Queues(tx0)\Packets/sec",
+                r"\\PCW-SIM\PCW Dynamic Queues(rx0)\Bytes Total",
+                r"\\PCW-SIM\PCW Dynamic Queues(tx0)\Bytes Total",
+                r"\\PCW-SIM\PCW Dynamic Queues(rx0)\Depth",
+                r"\\PCW-SIM\PCW Dynamic Queues(tx0)\Depth",
+            ]
+        );
+        // rx: 100, 200, 300 packets per 2 s; tx: 10 per 2 s.
+        let expected = [
+            [
+                "50.000000",
+                "5.000000",
+                "1500.000000",
+                "64.000000",
+                "7.000000",
+                "0.000000",
+            ],
+            [
+                "100.000000",
+                "5.000000",
+                "4500.000000",
+                "128.000000",
+                "7.000000",
+                "0.000000",
+            ],
+            [
+                "150.000000",
+                "5.000000",
+                "9000.000000",
+                "192.000000",
+                "7.000000",
+                "0.000000",
+            ],
+        ];
+        for (row, want) in rows[1..].iter().zip(expected) {
+            assert_eq!(row[1..], want);
+        }
+    }
+
+    #[test]
+    fn a_closed_instance_prints_blank_cells() {
+        let kernel = boot();
+        let name: Vec<u16> = "gone".encode_utf16().collect();
+        let id = pcw_driver::queues::create(&name).unwrap();
+        let mut first = true;
+        let rows = run_manual(
+            &kernel,
+            &[r"\PCW Dynamic Queues(gone)\Depth"],
+            2,
+            Duration::from_secs(1),
+            &mut |_| {
+                if !first {
+                    assert!(pcw_driver::queues::close(id));
+                }
+                first = false;
+            },
+        )
+        .unwrap();
+        finish(kernel);
+        assert_eq!(rows[1][1], "0.000000");
+        assert_eq!(rows[2][1], " ");
+    }
+
+    #[test]
+    fn resolution_errors() {
+        let kernel = boot();
+        let run = |path: &str| {
+            run_manual(&kernel, &[path], 1, Duration::from_secs(1), &mut |_| {}).unwrap_err()
+        };
+        assert!(matches!(
+            run(r"\Nope\*"),
+            Error::Query(QueryError::UnknownObject { .. })
+        ));
+        assert!(matches!(
+            run(r"\Geometric Waves(*)\Sine"),
+            Error::Query(QueryError::UnknownCounter { .. })
+        ));
+        // Helper counters are not counters one can name.
+        assert!(matches!(
+            run(r"\PCW Provider Statistics\Now"),
+            Error::Query(QueryError::UnknownCounter { .. })
+        ));
+        assert!(matches!(
+            run(r"Geometric Waves\x"),
+            Error::Query(QueryError::Path { .. })
+        ));
+        assert!(matches!(
+            run(r"\\OTHER\Geometric Waves(*)\*"),
+            Error::Query(QueryError::UnknownComputer { .. })
+        ));
+        assert!(matches!(
+            run(r"\PCW Provider Statistics(x)\*"),
+            Error::Query(QueryError::UnexpectedInstance { .. })
+        ));
+        assert!(matches!(
+            run(r"\Geometric Waves\Square"),
+            Error::Query(QueryError::MissingInstance { .. })
+        ));
+        assert!(matches!(
+            run(r"\Geometric Waves(Tiny*)\Square"),
+            Error::Query(QueryError::NoInstance { .. })
+        ));
+        assert!(matches!(
+            run(r"\Geometric Waves(Small Wave#1)\Square"),
+            Error::Query(QueryError::NoInstance { .. })
+        ));
+        // An empty dynamic set has nothing to expand to.
+        assert!(matches!(
+            run(r"\PCW Dynamic Queues(*)\*"),
+            Error::Query(QueryError::NoInstance { .. })
+        ));
+        finish(kernel);
+    }
+
+    fn query_text(
+        kernel: Option<&Kernel>,
+        catalog: &Catalog,
+        q: &Query,
+    ) -> (Vec<String>, Vec<String>) {
+        let mut out = Vec::new();
+        let warnings = print_listing(kernel, catalog, q, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        (text.lines().map(str::to_owned).collect(), warnings)
+    }
+
+    #[test]
+    fn qx_lists_the_three_sets_with_their_instances() {
+        let kernel = boot();
+        let name: Vec<u16> = "eth0 rx#1".encode_utf16().collect();
+        let queue = pcw_driver::queues::create(&name).unwrap();
+        let catalog = driver_catalog().unwrap();
+        let all = Query {
+            object: None,
+            instances: true,
+        };
+        let (lines, warnings) = query_text(Some(&kernel), &catalog, &all);
+        let (listed, _) = query_text(
+            Some(&kernel),
+            &catalog,
+            &Query {
+                object: Some("pcw dynamic queues".to_owned()),
+                instances: false,
+            },
+        );
+        assert!(pcw_driver::queues::close(queue));
+        finish(kernel);
+        let mut expected: Vec<String> = Vec::new();
+        for counter in ["Triangle", "Square"] {
+            for (wave, _) in pcw_driver::waves::WAVES {
+                expected.push(format!(r"\Geometric Waves({wave})\{counter}"));
+            }
+        }
+        for counter in [
+            "Collections/sec",
+            "Instances Returned",
+            "Avg. Collect Time",
+            "% Instances Filtered",
+            "Time Since Load",
+        ] {
+            expected.push(format!(r"\PCW Provider Statistics\{counter}"));
+        }
+        for counter in ["Packets/sec", "Bytes Total", "Depth"] {
+            expected.push(format!(r"\PCW Dynamic Queues(eth0 rx#1)\{counter}"));
+        }
+        assert_eq!(lines, expected);
+        assert_eq!(
+            warnings,
+            [
+                "instance `eth0 rx#1` of `PCW Dynamic Queues`: `#` in the name: PDH reads `#n` as a duplicate-instance index"
+            ]
+        );
+        assert_eq!(
+            listed,
+            [
+                r"\PCW Dynamic Queues(*)\Packets/sec",
+                r"\PCW Dynamic Queues(*)\Bytes Total",
+                r"\PCW Dynamic Queues(*)\Depth",
+            ]
+        );
+    }
+
+    #[test]
+    fn raw_columns_follow_the_cooked_ones() {
+        let kernel = boot();
+        let catalog = driver_catalog().unwrap();
+        let mut out = Vec::new();
+        let mut sleep = |d: Duration| {
+            kernel
+                .collect("Geometric Waves", &Request::default())
+                .unwrap();
+            kernel.advance(i64::try_from(d.as_nanos() / 100).unwrap());
+        };
+        sample_with(
+            &kernel,
+            &catalog,
+            &args(&[
+                r"\PCW Provider Statistics\Avg. Collect Time",
+                r"\Geometric Waves(Small Wave)\Triangle",
+            ]),
+            (2, Duration::from_secs(1)),
+            Layout {
+                format: FileFormat::Tsv,
+                raw: true,
+            },
+            &mut sleep,
+            &mut out,
+        )
+        .unwrap();
+        finish(kernel);
+        let text = String::from_utf8(out).unwrap();
+        let rows: Vec<Vec<String>> = text
+            .lines()
+            .skip(1)
+            .map(|l| {
+                l.split('\t')
+                    .map(|c| c.trim_matches('"').to_owned())
+                    .collect()
+            })
+            .collect();
+        let avg = r"\\PCW-SIM\PCW Provider Statistics\Avg. Collect Time";
+        let tri = r"\\PCW-SIM\Geometric Waves(Small Wave)\Triangle";
+        assert_eq!(
+            rows[0],
+            [
+                "(PDH-TSV 4.0)".to_owned(),
+                avg.to_owned(),
+                format!("{avg} [first value]"),
+                format!("{avg} [second value]"),
+                format!("{avg} [time base]"),
+                tri.to_owned(),
+                format!("{tri} [first value]"),
+                format!("{tri} [second value]"),
+                format!("{tri} [time base]"),
+            ]
+        );
+        for row in &rows[1..] {
+            assert_eq!(row.len(), 9, "{row:?}");
+            // The average timer: ticks (0 on the manual clock), the count of timed
+            // collections as its base, and the performance counter's frequency.
+            assert_eq!(row[2], "0");
+            assert!(row[3].parse::<u64>().unwrap() >= 1, "{row:?}");
+            assert_eq!(row[4], PERF_FREQUENCY.to_string());
+            // A raw count: the value itself, no second value, no time base.
+            assert_eq!(format!("{}.000000", row[6]), row[5], "{row:?}");
+            assert_eq!((row[7].as_str(), row[8].as_str()), ("0", ""));
+        }
+        assert_eq!(rows.len(), 3);
+    }
+
+    #[test]
+    fn a_multiple_aggregate_set_lists_its_total() {
+        // The driver's queue set seen as `multipleAggregate`: the provider's instances, then
+        // `_Total`, as PDH enumerates an aggregate set.
+        let kernel = boot();
+        let name: Vec<u16> = "q1".encode_utf16().collect();
+        let queue = pcw_driver::queues::create(&name).unwrap();
+        let mut set = driver_catalog().unwrap().sets.remove(2);
+        set.kind = Kind::MultipleAggregate;
+        let live = live_instances(&kernel, &set).unwrap();
+        set.kind = Kind::GlobalAggregate;
+        let global = live_instances(&kernel, &set).unwrap();
+        assert!(pcw_driver::queues::close(queue));
+        finish(kernel);
+        assert_eq!(live, ["q1", TOTAL_INSTANCE]);
+        assert!(global.is_empty(), "a global aggregate names no instance");
+        set.kind = Kind::MultipleAggregate;
+        assert_eq!(
+            set_paths(&set, Some(&live))[..2],
+            [
+                r"\PCW Dynamic Queues(q1)\Packets/sec",
+                r"\PCW Dynamic Queues(_Total)\Packets/sec"
+            ]
+        );
+    }
+}

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! What `pcw typeperf` prints: the samples of a [`Sampler`] as typeperf's PDH-CSV (or TSV, with
+//! `--raw` columns), and `-q`/`-qx` listings one path a line.
+
+use std::io::Write;
+use std::time::Duration;
+
+use pcw_sim::kernel_pcw::Kernel;
+use pcw_sim::pdh_query::csv::{
+    CsvTimestamp, RAW_PARTS, format_value, header_row, quote_field, sample_row,
+};
+use pcw_sim::pdh_query::listing;
+use pcw_sim::pdh_query::{Catalog, Row, Sampler, Source};
+
+use super::Error;
+use super::options::{FileFormat, Query};
+
+/// The line terminator of the host (typeperf's `\r\n` on Windows).
+pub const EOL: &str = if cfg!(windows) { "\r\n" } else { "\n" };
+
+/// How samples are written: [`FileFormat`] and whether raw values follow each cooked one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Layout {
+    /// CSV or TSV.
+    pub format: FileFormat,
+    /// `--raw`.
+    pub raw: bool,
+}
+
+impl Layout {
+    fn plain(self) -> bool {
+        self.format == FileFormat::Csv && !self.raw
+    }
+
+    fn cells(self, cells: &[String]) -> String {
+        let mut row = String::new();
+        for (i, cell) in cells.iter().enumerate() {
+            if i > 0 {
+                row.push(self.format.separator());
+            }
+            row.push_str(&quote_field(cell));
+        }
+        row
+    }
+
+    fn header(self, paths: &[&str]) -> String {
+        if self.plain() {
+            return header_row(paths);
+        }
+        let mut cells = vec![self.format.tag().to_owned()];
+        for path in paths {
+            cells.push((*path).to_owned());
+            if self.raw {
+                for part in RAW_PARTS {
+                    cells.push(format!("{path} {part}"));
+                }
+            }
+        }
+        self.cells(&cells)
+    }
+
+    fn row(self, time: &CsvTimestamp, row: &Row) -> String {
+        if self.plain() {
+            return sample_row(time, &row.values);
+        }
+        let mut cells = vec![time.to_string()];
+        for (value, raw) in row.values.iter().zip(&row.raw) {
+            cells.push(format_value(*value));
+            if self.raw {
+                match raw {
+                    None => cells.extend([String::new(), String::new(), String::new()]),
+                    Some(raw) => cells.extend([
+                        raw.first.to_string(),
+                        raw.second.to_string(),
+                        raw.time_base.map_or_else(String::new, |t| t.to_string()),
+                    ]),
+                }
+            }
+        }
+        self.cells(&cells)
+    }
+}
+
+/// typeperf's whole run on a booted kernel with the driver loaded, as CSV on `out`:
+/// [`sample_with`] and the default [`Layout`].
+///
+/// # Errors
+/// As [`sample_with`].
+#[cfg(test)]
+pub fn sample(
+    kernel: &Kernel,
+    catalog: &Catalog,
+    paths: &[String],
+    samples: u32,
+    interval: Duration,
+    sleep: &mut dyn FnMut(Duration),
+    out: &mut dyn Write,
+) -> Result<(), Error> {
+    sample_with(
+        kernel,
+        catalog,
+        paths,
+        (samples, interval),
+        Layout::default(),
+        sleep,
+        out,
+    )
+}
+
+/// typeperf's whole run on a booted kernel with the driver loaded: start a [`Sampler`] (resolve,
+/// `AddCounter`, prime, expand), print the header, then `samples` times `sleep(interval)`,
+/// sample and print a row; stop the sampler (`RemoveCounter`) at the end, also after an error.
+/// `sleep` really sleeps on the real clock; tests advance the manual clock in it (and may drive
+/// the driver between samples).
+///
+/// # Errors
+/// Every query error of resolution and expansion (before anything is printed), and write or
+/// collection errors.
+pub fn sample_with(
+    kernel: &Kernel,
+    catalog: &Catalog,
+    paths: &[String],
+    (samples, interval): (u32, Duration),
+    layout: Layout,
+    sleep: &mut dyn FnMut(Duration),
+    out: &mut dyn Write,
+) -> Result<(), Error> {
+    sample_from(
+        kernel,
+        kernel,
+        catalog,
+        paths,
+        (samples, interval),
+        layout,
+        sleep,
+        out,
+    )
+}
+
+/// [`sample_with`] with collections from `source` (the kernel still keeps the clock).
+///
+/// # Errors
+/// As [`sample_with`].
+#[allow(
+    clippy::too_many_arguments,
+    reason = "`sample_with`'s arguments plus the source"
+)]
+pub fn sample_from(
+    kernel: &Kernel,
+    source: &dyn Source,
+    catalog: &Catalog,
+    paths: &[String],
+    (samples, interval): (u32, Duration),
+    layout: Layout,
+    sleep: &mut dyn FnMut(Duration),
+    out: &mut dyn Write,
+) -> Result<(), Error> {
+    let mut sampler = Sampler::start(kernel, source, catalog, paths)?;
+    let printed = print_samples(&mut sampler, (samples, interval), layout, sleep, out);
+    let stopped = sampler.stop();
+    printed?;
+    Ok(stopped?)
+}
+
+/// The header and `samples` rows of a started sampler.
+fn print_samples(
+    sampler: &mut Sampler<'_>,
+    (samples, interval): (u32, Duration),
+    layout: Layout,
+    sleep: &mut dyn FnMut(Duration),
+    out: &mut dyn Write,
+) -> Result<(), Error> {
+    let paths: Vec<&str> = sampler.columns().iter().map(|c| c.path.as_str()).collect();
+    write!(out, "{EOL}{}{EOL}", layout.header(&paths))?;
+    out.flush()?;
+    for _ in 0..samples {
+        sleep(interval);
+        let row = sampler.sample()?;
+        let time = CsvTimestamp::from_filetime(row.system_time).ok_or(Error::ClockRange)?;
+        write!(out, "{}{EOL}", layout.row(&time, &row))?;
+        out.flush()?;
+    }
+    Ok(())
+}
+
+/// `-q`/`-qx`: the counter paths of the selected sets, one a line ([`listing::list`]).
+/// Returns the instance-name warnings to print.
+///
+/// # Errors
+/// The listing's query errors and write errors.
+pub fn print_listing(
+    kernel: Option<&Kernel>,
+    catalog: &Catalog,
+    query: &Query,
+    out: &mut dyn Write,
+) -> Result<Vec<String>, Error> {
+    let mut warnings = Vec::new();
+    for set in listing::list(kernel, catalog, query.object.as_deref(), query.instances)? {
+        let set = set?;
+        warnings.extend(set.warnings);
+        for path in set.paths {
+            write!(out, "{path}{EOL}")?;
+        }
+    }
+    out.flush()?;
+    Ok(warnings)
+}

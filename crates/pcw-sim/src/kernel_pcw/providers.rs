@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! What the simulated kernel tracks about providers: the registered countersets and their
+//! descriptors, the instances made with `PcwCreateInstance`, injected faults, and what a real
+//! kernel would have bugchecked on or a provider should not have done; and, per thread, whether
+//! provider code (as opposed to the simulator's own) is running.
+
+use std::collections::BTreeMap;
+use std::ffi::c_void;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use windows_sys::Wdk::System::SystemServices::{PCW_CALLBACK_INFORMATION, PCW_COUNTER_DESCRIPTOR};
+use windows_sys::Win32::Foundation::NTSTATUS;
+
+use super::BUILD_SERVER_2022;
+
+/// The real callback type (windows-sys types `PPCW_CALLBACK` as a zero-argument pointer).
+pub(super) type RealCallback =
+    unsafe extern "system" fn(i32, *const PCW_CALLBACK_INFORMATION, *const c_void) -> NTSTATUS;
+
+/// The PCW calls that can be made to fail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PcwCall {
+    /// `PcwRegister`.
+    Register,
+    /// `PcwAddInstance`.
+    AddInstance,
+    /// `PcwCreateInstance`.
+    CreateInstance,
+}
+
+/// Something real PCW would have crashed the machine for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Bugcheck {
+    /// `PcwUnregister(NULL)`.
+    UnregisterNull,
+    /// `PcwUnregister` of a handle that is not (or no longer) registered.
+    UnregisterStale(isize),
+    /// `PcwCloseInstance` of NULL or of an instance that is not open.
+    CloseStale(isize),
+    /// `PcwCreateInstance` on a registration that is not open.
+    CreateOnStale(isize),
+}
+
+/// A contract breach PCW tolerates but a provider should not commit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Misuse {
+    /// `PcwAddInstance` with a NULL, empty-for-multi or odd-length name.
+    BadInstanceName,
+    /// An instance id of `0xFFFFFFFE` or above (reserved: ids should stay below it).
+    ReservedInstanceId(u32),
+    /// Two instances with the same name (compared case-insensitively) in one collection.
+    DuplicateName(String),
+    /// `PcwAddInstance` called with a buffer handle that is not a live collection.
+    StaleBuffer,
+}
+
+/// A `PCW_COUNTER_DESCRIPTOR` as registered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Descriptor {
+    /// Counter id (its bit in `CounterMask` when below 64).
+    pub id: u16,
+    /// Which `PCW_DATA` block the value is in.
+    pub struct_index: u16,
+    /// Byte offset of the value in that block.
+    pub offset: u16,
+    /// Byte size of the value.
+    pub size: u16,
+}
+
+impl From<PCW_COUNTER_DESCRIPTOR> for Descriptor {
+    fn from(d: PCW_COUNTER_DESCRIPTOR) -> Self {
+        Self {
+            id: d.Id,
+            struct_index: d.StructIndex,
+            offset: d.Offset,
+            size: d.Size,
+        }
+    }
+}
+
+/// One registered counterset.
+#[derive(Clone, Debug)]
+pub(super) struct Registration {
+    pub(super) name: Vec<u16>,
+    pub(super) version: u32,
+    pub(super) flags: i32,
+    pub(super) descriptors: Vec<Descriptor>,
+    pub(super) callback: Option<RealCallback>,
+    pub(super) context: usize,
+}
+
+/// One instance made with `PcwCreateInstance`.
+#[derive(Clone, Debug)]
+pub(super) struct Created {
+    pub(super) registration: isize,
+    pub(super) name: Vec<u16>,
+    pub(super) id: u32,
+    pub(super) blocks: Vec<(usize, u32)>,
+}
+
+#[derive(Debug, Default)]
+pub(super) struct State {
+    pub(super) build: u32,
+    pub(super) next_handle: isize,
+    pub(super) registrations: BTreeMap<isize, Registration>,
+    pub(super) created: BTreeMap<isize, Created>,
+    pub(super) calls: BTreeMap<PcwCall, usize>,
+    pub(super) faults: BTreeMap<PcwCall, (usize, NTSTATUS)>,
+    pub(super) bugchecks: Vec<Bugcheck>,
+    pub(super) misuse: Vec<Misuse>,
+    pub(super) next_instance_id: u32,
+}
+
+static STATE: Mutex<State> = Mutex::new(State {
+    build: BUILD_SERVER_2022,
+    next_handle: FIRST_HANDLE,
+    registrations: BTreeMap::new(),
+    created: BTreeMap::new(),
+    calls: BTreeMap::new(),
+    faults: BTreeMap::new(),
+    bugchecks: Vec::new(),
+    misuse: Vec::new(),
+    next_instance_id: 0,
+});
+
+std::thread_local! {
+    /// (a provider callback is running on this thread, simulator DDIs entered from it).
+    static PROVIDER: std::cell::Cell<(bool, u32)> = const { std::cell::Cell::new((false, 0)) };
+}
+
+/// Whether the current thread is running provider code: inside a `PCW_CALLBACK` the simulator
+/// called, and not inside one of the simulator's own DDIs. A counting allocator in a test
+/// binary uses this to prove the provider's callback allocates nothing (the simulator's own
+/// bookkeeping allocates, and is excluded).
+pub fn in_provider_code() -> bool {
+    PROVIDER.with(|p| {
+        let (callback, ddi) = p.get();
+        callback && ddi == 0
+    })
+}
+
+/// Runs `f` as provider code outside any callback, as `DriverEntry`, `DriverUnload` or an IRP
+/// dispatch routine runs: [`in_provider_code`] is true for its duration except inside the
+/// simulator's own DDIs. A fault-injecting allocator in a test binary uses this to fail the
+/// driver's allocations in turn, never the simulator's.
+pub fn as_provider<R>(f: impl FnOnce() -> R) -> R {
+    /// Restores the caller's state even if `f` unwinds.
+    struct Restore((bool, u32));
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            PROVIDER.with(|p| p.set(self.0));
+        }
+    }
+    let _restore = Restore(PROVIDER.with(|p| {
+        let saved = p.get();
+        p.set((true, 0));
+        saved
+    }));
+    f()
+}
+
+/// Marks the simulator's own code while alive (see [`in_provider_code`]).
+pub(super) struct InDdi;
+
+impl InDdi {
+    pub(super) fn enter() -> Self {
+        PROVIDER.with(|p| {
+            let (c, d) = p.get();
+            p.set((c, d + 1));
+        });
+        Self
+    }
+}
+
+impl Drop for InDdi {
+    fn drop(&mut self) {
+        PROVIDER.with(|p| {
+            let (c, d) = p.get();
+            p.set((c, d.saturating_sub(1)));
+        });
+    }
+}
+
+/// Calls a provider callback with [`in_provider_code`] true for its duration.
+///
+/// # Safety
+/// As calling `f` directly.
+pub(super) unsafe fn call_provider(
+    f: RealCallback,
+    kind: i32,
+    info: *const PCW_CALLBACK_INFORMATION,
+    context: *const c_void,
+) -> NTSTATUS {
+    let outer = PROVIDER.with(|p| {
+        let saved = p.get();
+        p.set((true, 0));
+        saved
+    });
+    // SAFETY: per this function's contract.
+    let status = unsafe { f(kind, info, context) };
+    PROVIDER.with(|p| p.set(outer));
+    status
+}
+
+/// The kernel's provider state, locked.
+pub(super) fn state() -> MutexGuard<'static, State> {
+    STATE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The first handle a booted kernel hands out; handles step by 0x10.
+const FIRST_HANDLE: isize = 0x1000;
+
+impl State {
+    /// The state of a freshly booted kernel of Windows build `build`.
+    pub(super) fn booted(build: u32) -> Self {
+        Self {
+            build,
+            next_handle: FIRST_HANDLE,
+            ..Self::default()
+        }
+    }
+
+    /// A new registration or instance handle.
+    pub(super) fn new_handle(&mut self) -> isize {
+        let handle = self.next_handle;
+        self.next_handle += 0x10;
+        handle
+    }
+
+    /// Counts a call of `call` and returns the status it was made to fail with, if this is
+    /// the call [`crate::kernel_pcw::Kernel::fail`] chose.
+    pub(super) fn take_fault(&mut self, call: PcwCall) -> Option<NTSTATUS> {
+        let n = self.calls.entry(call).or_insert(0);
+        let index = *n;
+        *n += 1;
+        match self.faults.get(&call) {
+            Some(&(at, status)) if at == index => Some(status),
+            _ => None,
+        }
+    }
+}
