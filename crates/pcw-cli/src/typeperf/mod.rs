@@ -90,7 +90,7 @@ use std::time::Duration;
 use crate::Failure;
 use host::tidal_catalog;
 use options::{Options, ProviderChoice, counter_file, take_image};
-use output::{Layout, print_listing, sample_from, sample_with};
+use output::{Layout, print_listing, sample};
 use pcw_sim::pdh_query::Catalog;
 
 /// Why `pcw typeperf` failed. Every error exits with status 1.
@@ -212,7 +212,8 @@ pub fn run(args: &Args) -> Result<(), Error> {
             Some(f) => f,
             None => &mut stdout,
         };
-        sample_with(
+        sample(
+            kernel,
             kernel,
             catalog,
             &options.paths,
@@ -238,7 +239,7 @@ fn run_tidal(options: &Options) -> Result<(), Error> {
     let kernel = Kernel::boot_with_clock(BUILD_SERVER_2022, Clock::Real);
     let service = pcw_tidal::Service::start(Duration::from_millis(100))?;
     let mut stdout = std::io::stdout().lock();
-    let result = sample_from(
+    let result = sample(
         &kernel,
         &UserMode,
         &catalog,
@@ -268,14 +269,12 @@ mod tests {
     use std::time::Duration;
 
     use pcw_sim::kernel_pcw::{BOOT_SYSTEM_TIME, PERF_FREQUENCY, Request};
-    use pcw_sim::pdh_query::Error as QueryError;
     use pcw_sim::pdh_query::csv::CsvTimestamp;
     use pcw_sim::pdh_query::listing::{live_instances, set_paths};
     use pcw_sim::pdh_query::{Kind, TOTAL_INSTANCE};
 
     use super::host::driver_catalog;
     use super::options::{FileFormat, Query};
-    use super::output::sample;
     use super::*;
 
     fn args(s: &[&str]) -> Vec<String> {
@@ -299,10 +298,11 @@ mod tests {
         };
         sample(
             kernel,
+            kernel,
             &catalog,
             &args(paths),
-            samples,
-            interval,
+            (samples, interval),
+            Layout::default(),
             &mut sleep,
             &mut out,
         )?;
@@ -350,7 +350,7 @@ mod tests {
             kernel.advance(i64::try_from(d.as_nanos() / 100).unwrap());
         };
         let mut out = Vec::new();
-        sample_from(
+        sample(
             &kernel,
             &UserMode,
             &catalog,
@@ -591,48 +591,26 @@ mod tests {
         let run = |path: &str| {
             run_manual(&kernel, &[path], 1, Duration::from_secs(1), &mut |_| {}).unwrap_err()
         };
-        assert!(matches!(
-            run(r"\Nope\*"),
-            Error::Query(QueryError::UnknownObject { .. })
-        ));
-        assert!(matches!(
-            run(r"\Geometric Waves(*)\Sine"),
-            Error::Query(QueryError::UnknownCounter { .. })
-        ));
-        // Helper counters are not counters one can name.
-        assert!(matches!(
-            run(r"\PCW Provider Statistics\Now"),
-            Error::Query(QueryError::UnknownCounter { .. })
-        ));
-        assert!(matches!(
-            run(r"Geometric Waves\x"),
-            Error::Query(QueryError::Path { .. })
-        ));
-        assert!(matches!(
-            run(r"\\OTHER\Geometric Waves(*)\*"),
-            Error::Query(QueryError::UnknownComputer { .. })
-        ));
-        assert!(matches!(
-            run(r"\PCW Provider Statistics(x)\*"),
-            Error::Query(QueryError::UnexpectedInstance { .. })
-        ));
-        assert!(matches!(
-            run(r"\Geometric Waves\Square"),
-            Error::Query(QueryError::MissingInstance { .. })
-        ));
-        assert!(matches!(
-            run(r"\Geometric Waves(Tiny*)\Square"),
-            Error::Query(QueryError::NoInstance { .. })
-        ));
-        assert!(matches!(
-            run(r"\Geometric Waves(Small Wave#1)\Square"),
-            Error::Query(QueryError::NoInstance { .. })
-        ));
-        // An empty dynamic set has nothing to expand to.
-        assert!(matches!(
-            run(r"\PCW Dynamic Queues(*)\*"),
-            Error::Query(QueryError::NoInstance { .. })
-        ));
+        for (path, want) in [
+            (r"\Nope\*", "UnknownObject"),
+            (r"\Geometric Waves(*)\Sine", "UnknownCounter"),
+            // Helper counters are not counters one can name.
+            (r"\PCW Provider Statistics\Now", "UnknownCounter"),
+            (r"Geometric Waves\x", "Path"),
+            (r"\\OTHER\Geometric Waves(*)\*", "UnknownComputer"),
+            (r"\PCW Provider Statistics(x)\*", "UnexpectedInstance"),
+            (r"\Geometric Waves\Square", "MissingInstance"),
+            (r"\Geometric Waves(Tiny*)\Square", "NoInstance"),
+            (r"\Geometric Waves(Small Wave#1)\Square", "NoInstance"),
+            // An empty dynamic set has nothing to expand to.
+            (r"\PCW Dynamic Queues(*)\*", "NoInstance"),
+        ] {
+            let Error::Query(e) = run(path) else {
+                panic!("{path}: not a query error");
+            };
+            let got = format!("{e:?}");
+            assert!(got.starts_with(&format!("{want} {{")), "{path}: {got}");
+        }
         finish(kernel);
     }
 
@@ -714,7 +692,8 @@ mod tests {
                 .unwrap();
             kernel.advance(i64::try_from(d.as_nanos() / 100).unwrap());
         };
-        sample_with(
+        sample(
+            &kernel,
             &kernel,
             &catalog,
             &args(&[

@@ -81,71 +81,21 @@ impl Layout {
     }
 }
 
-/// typeperf's whole run on a booted kernel with the driver loaded, as CSV on `out`:
-/// [`sample_with`] and the default [`Layout`].
-///
-/// # Errors
-/// As [`sample_with`].
-#[cfg(test)]
-pub fn sample(
-    kernel: &Kernel,
-    catalog: &Catalog,
-    paths: &[String],
-    samples: u32,
-    interval: Duration,
-    sleep: &mut dyn FnMut(Duration),
-    out: &mut dyn Write,
-) -> Result<(), Error> {
-    sample_with(
-        kernel,
-        catalog,
-        paths,
-        (samples, interval),
-        Layout::default(),
-        sleep,
-        out,
-    )
-}
-
-/// typeperf's whole run on a booted kernel with the driver loaded: start a [`Sampler`] (resolve,
-/// `AddCounter`, prime, expand), print the header, then `samples` times `sleep(interval)`,
-/// sample and print a row; stop the sampler (`RemoveCounter`) at the end, also after an error.
-/// `sleep` really sleeps on the real clock; tests advance the manual clock in it (and may drive
-/// the driver between samples).
+/// typeperf's whole run on a booted kernel: start a [`Sampler`] over `source` (resolve,
+/// `AddCounter`, prime, expand; the kernel keeps the clock, and is the source for the driver's
+/// countersets), print the header, then `samples` times `sleep(interval)`, sample and print a
+/// row; stop the sampler (`RemoveCounter`) at the end, also after an error. `sleep` really
+/// sleeps on the real clock; tests advance the manual clock in it (and may drive the driver
+/// between samples).
 ///
 /// # Errors
 /// Every query error of resolution and expansion (before anything is printed), and write or
 /// collection errors.
-pub fn sample_with(
-    kernel: &Kernel,
-    catalog: &Catalog,
-    paths: &[String],
-    (samples, interval): (u32, Duration),
-    layout: Layout,
-    sleep: &mut dyn FnMut(Duration),
-    out: &mut dyn Write,
-) -> Result<(), Error> {
-    sample_from(
-        kernel,
-        kernel,
-        catalog,
-        paths,
-        (samples, interval),
-        layout,
-        sleep,
-        out,
-    )
-}
-
-/// [`sample_with`] with collections from `source` (the kernel still keeps the clock).
-///
-/// # Errors
-/// As [`sample_with`].
 #[allow(
     clippy::too_many_arguments,
-    reason = "`sample_with`'s arguments plus the source"
+    reason = "what to sample, from where, how often, and how to print it"
 )]
-pub fn sample_from(
+pub fn sample(
     kernel: &Kernel,
     source: &dyn Source,
     catalog: &Catalog,

@@ -69,6 +69,22 @@ unsafe fn read_unicode(s: *const UNICODE_STRING) -> Option<Vec<u16>> {
     Some(units.to_vec())
 }
 
+/// The (address, size) of each of the `count` `PCW_DATA` blocks at `data`; none for a count of
+/// 0 or a NULL `data`.
+///
+/// # Safety
+/// `data` is NULL or holds `count` readable `PCW_DATA` entries.
+unsafe fn read_blocks(data: *const PCW_DATA, count: u32) -> Vec<(usize, u32)> {
+    if count == 0 || data.is_null() {
+        return Vec::new();
+    }
+    // SAFETY: checked non-NULL; `data` holds `count` entries (caller).
+    unsafe { std::slice::from_raw_parts(data, count as usize) }
+        .iter()
+        .map(|d| (d.Data as usize, d.Size))
+        .collect()
+}
+
 /// Reads the values of `descriptors` out of provider blocks, `None` if a block is missing or too
 /// short.
 ///
@@ -163,21 +179,16 @@ pub unsafe extern "system" fn PcwRegister(
         // stores there is a `PCW_CALLBACK`, the signature called here.
         unsafe { std::mem::transmute::<unsafe extern "system" fn() -> NTSTATUS, RealCallback>(f) }
     });
-    let handle = st.new_handle();
-    st.registrations.insert(
-        handle,
-        Registration {
-            name,
-            version: info.Version,
-            flags: info.Flags,
-            descriptors,
-            callback,
-            context: info.CallbackContext as usize,
-        },
-    );
-    // SAFETY: checked non-NULL above; the caller provides a writable handle slot.
-    unsafe { registration.write(handle) };
-    STATUS_SUCCESS
+    let registered = Registration {
+        name,
+        version: info.Version,
+        flags: info.Flags,
+        descriptors,
+        callback,
+        context: info.CallbackContext as usize,
+    };
+    // SAFETY: `registration` was checked non-NULL above; the caller provides a writable slot.
+    unsafe { st.hand_out(registration, |s| &mut s.registrations, registered) }
 }
 
 /// `PcwUnregister`. Instances still open on the registration are closed with it.
@@ -234,15 +245,8 @@ pub unsafe extern "system" fn PcwAddInstance(
     let values = if buf.enumerate && count == 0 {
         BTreeMap::new()
     } else {
-        let blocks: Vec<(usize, u32)> = if count == 0 || data.is_null() {
-            Vec::new()
-        } else {
-            // SAFETY: `data` holds `count` PCW_DATA entries (DDI contract), checked non-NULL.
-            unsafe { std::slice::from_raw_parts(data, count as usize) }
-                .iter()
-                .map(|d| (d.Data as usize, d.Size))
-                .collect()
-        };
+        // SAFETY: `data` is NULL or holds `count` PCW_DATA entries (DDI contract).
+        let blocks = unsafe { read_blocks(data, count) };
         // SAFETY: each block is readable for its stated size (DDI contract).
         match unsafe { read_values(&buf.descriptors, &blocks, u64::MAX) } {
             Some(v) => v,
@@ -282,34 +286,22 @@ pub unsafe extern "system" fn PcwCreateInstance(
     if instance.is_null() || (count > 0 && data.is_null()) {
         return windows_sys::Win32::Foundation::STATUS_INVALID_PARAMETER;
     }
-    let blocks: Vec<(usize, u32)> = if count == 0 {
-        Vec::new()
-    } else {
-        // SAFETY: `data` holds `count` entries (DDI contract), checked non-NULL.
-        unsafe { std::slice::from_raw_parts(data, count as usize) }
-            .iter()
-            .map(|d| (d.Data as usize, d.Size))
-            .collect()
-    };
+    // SAFETY: `data` holds `count` entries (DDI contract), checked non-NULL when `count > 0`.
+    let blocks = unsafe { read_blocks(data, count) };
     // SAFETY: the blocks are readable (DDI contract); only their sizes are checked here.
     if unsafe { read_values(&reg.descriptors, &blocks, 0) }.is_none() {
         return STATUS_INVALID_BUFFER_SIZE;
     }
     let id = st.next_instance_id;
     st.next_instance_id += 1;
-    let handle = st.new_handle();
-    st.created.insert(
-        handle,
-        Created {
-            registration,
-            name,
-            id,
-            blocks,
-        },
-    );
-    // SAFETY: checked non-NULL; the caller provides a writable handle slot.
-    unsafe { instance.write(handle) };
-    STATUS_SUCCESS
+    let created = Created {
+        registration,
+        name,
+        id,
+        blocks,
+    };
+    // SAFETY: `instance` was checked non-NULL above; the caller provides a writable slot.
+    unsafe { st.hand_out(instance, |s| &mut s.created, created) }
 }
 
 /// `PcwCloseInstance`.

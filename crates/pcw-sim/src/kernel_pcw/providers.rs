@@ -9,7 +9,7 @@ use std::ffi::c_void;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use windows_sys::Wdk::System::SystemServices::{PCW_CALLBACK_INFORMATION, PCW_COUNTER_DESCRIPTOR};
-use windows_sys::Win32::Foundation::NTSTATUS;
+use windows_sys::Win32::Foundation::{NTSTATUS, STATUS_SUCCESS};
 
 use super::BUILD_SERVER_2022;
 
@@ -220,11 +220,23 @@ impl State {
         }
     }
 
-    /// A new registration or instance handle.
-    pub(super) fn new_handle(&mut self) -> isize {
+    /// Stores `value` under a new handle in the table `table` picks (registrations or created
+    /// instances), writes the handle to the DDI's out-parameter `slot`, and succeeds.
+    ///
+    /// # Safety
+    /// `slot` is non-NULL and writable.
+    pub(super) unsafe fn hand_out<T>(
+        &mut self,
+        slot: *mut isize,
+        table: fn(&mut Self) -> &mut BTreeMap<isize, T>,
+        value: T,
+    ) -> NTSTATUS {
         let handle = self.next_handle;
         self.next_handle += 0x10;
-        handle
+        table(self).insert(handle, value);
+        // SAFETY: the caller guarantees a non-NULL, writable slot.
+        unsafe { slot.write(handle) };
+        STATUS_SUCCESS
     }
 
     /// Counts a call of `call` and returns the status it was made to fail with, if this is
