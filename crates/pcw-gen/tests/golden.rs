@@ -77,6 +77,11 @@ fn generate(config: &Config, manifest: &str, golden_stem: &str) {
         &format!("{golden_stem}.inspect.json"),
         &generated.inspect.to_json(),
     );
+    let v1 = match config.v1_tables(Path::new(manifest), &bytes) {
+        Ok(t) => t,
+        Err(e) => panic!("{e}"),
+    };
+    check(&format!("{golden_stem}.v1.rs"), &v1);
     let warnings: String = generated
         .warnings
         .iter()
