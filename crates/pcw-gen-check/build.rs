@@ -4,7 +4,6 @@
 //! against.
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use pcw_gen::Config;
 
@@ -54,12 +53,8 @@ fn run() -> Result<(), pcw_gen::Error> {
     Ok(())
 }
 
-fn main() -> ExitCode {
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("{e}");
-            ExitCode::FAILURE
-        }
-    }
+// pcw-gen's `Error` prints its rendered diagnostics for `Debug` too, so the build script can
+// return it.
+fn main() -> Result<(), pcw_gen::Error> {
+    run()
 }

@@ -179,19 +179,11 @@ pub const INSTANCE_LABEL: &str = "perf_instance";
 
 /// The counter path a metric reads, `(*)` standing for the instances.
 fn doc_path(set: &CounterSet, counter: &str) -> String {
-    if has_instances(set) {
+    if set.instances.has_instances() {
         format!("\\{}(*)\\{counter}", set.name)
     } else {
         format!("\\{}\\{counter}", set.name)
     }
-}
-
-/// Whether counter paths of this set name an instance.
-fn has_instances(set: &CounterSet) -> bool {
-    matches!(
-        set.instances,
-        Instances::Multiple | Instances::MultipleAggregate
-    )
 }
 
 /// The `instances` list for a set, as a YAML flow sequence; `None` for sets without instances.
@@ -243,7 +235,7 @@ pub fn windows_exporter(manifest: &Manifest, file: &str) -> String {
         String::from("\nMetrics (Prometheus name, type, labels; the counter path read; help):\n");
     let mut objects = String::new();
     for set in &manifest.provider.countersets {
-        let label = if has_instances(set) {
+        let label = if set.instances.has_instances() {
             format!("{{{INSTANCE_LABEL}}}")
         } else {
             "-".to_owned()
@@ -324,7 +316,7 @@ pub fn otel(manifest: &Manifest, file: &str, interval: &str) -> String {
         if counters.is_empty() {
             continue;
         }
-        let attrs = if has_instances(set) {
+        let attrs = if set.instances.has_instances() {
             "{instance}"
         } else {
             "-"

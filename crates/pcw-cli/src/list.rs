@@ -41,12 +41,11 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use pcw_gen::{Inspect, InspectCounterSet};
+use pcw_gen::{Aggregate, Inspect, InspectCounterSet, Instances};
 use pcw_sim::kernel_pcw::Kernel;
 use pcw_sim::pdh_query::counter_path::wildcard_match;
 use pcw_sim::pdh_query::listing::{instance_warnings, live_instances, set_paths};
 use pcw_sim::pdh_query::{Catalog, MACHINE, SetInfo};
-
 use serde::Serialize;
 
 use crate::typeperf::{Error, with_driver};
@@ -91,7 +90,7 @@ pub struct ListSet {
     /// `SingleInstance` or `MultiInstance`: whether paths name an instance.
     pub counter_set_type: &'static str,
     /// The manifest's `instances` value.
-    pub instance_kind: String,
+    pub instance_kind: Instances,
     /// The counterset's description.
     pub description: String,
     /// The counterset GUID.
@@ -127,7 +126,7 @@ pub struct ListCounter {
     /// `defaultScale`.
     pub default_scale: i32,
     /// `aggregate`, when given.
-    pub aggregate: Option<String>,
+    pub aggregate: Option<Aggregate>,
 }
 
 fn describe(set: &InspectCounterSet, info: &SetInfo, instances: Option<Vec<String>>) -> ListSet {
@@ -135,7 +134,7 @@ fn describe(set: &InspectCounterSet, info: &SetInfo, instances: Option<Vec<Strin
         .as_deref()
         .map(|live| instance_warnings(info, live))
         .unwrap_or_default();
-    let has_instances = set_paths(info, None).iter().any(|p| p.contains("(*)"));
+    let has_instances = set.instances.has_instances();
     ListSet {
         name: set.name.clone(),
         counter_set_type: if has_instances {
@@ -143,7 +142,7 @@ fn describe(set: &InspectCounterSet, info: &SetInfo, instances: Option<Vec<Strin
         } else {
             "SingleInstance"
         },
-        instance_kind: set.instances.clone(),
+        instance_kind: set.instances,
         description: set.description.clone(),
         guid: set.guid.clone(),
         counters: set
@@ -158,7 +157,7 @@ fn describe(set: &InspectCounterSet, info: &SetInfo, instances: Option<Vec<Strin
                     help: c.description.clone().unwrap_or_default(),
                     detail_level: c.detail_level.clone(),
                     default_scale: c.default_scale,
-                    aggregate: c.aggregate.clone(),
+                    aggregate: c.aggregate,
                 })
             })
             .collect(),

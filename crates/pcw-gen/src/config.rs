@@ -344,6 +344,29 @@ impl Config {
         })
     }
 
+    /// The V1 tables a perf DLL serves the manifest's countersets from (crate docs, "V1
+    /// tables"), without touching the file system. `SERVICE` is [`Config::driver_name`] (default:
+    /// the file stem).
+    ///
+    /// # Errors
+    ///
+    /// As [`Config::generate`], and [`Error::Manifest`] with an error per counter a V1 object
+    /// cannot express: a base counter that cannot follow the counter naming it (a base shared
+    /// by two counters), or counters naming different `perfTimeID`s or `perfFreqID`s.
+    pub fn v1_tables(&self, file: &Path, bytes: &[u8]) -> Result<String, Error> {
+        let (manifest, warnings) = self.check(file, bytes)?;
+        let opts = self.options(&manifest, file)?;
+        let errors = crate::v1::check(&manifest, file);
+        if !errors.is_empty() {
+            let mut diagnostics = warnings;
+            diagnostics.extend(errors);
+            diagnostics.sort_by(|a, b| a.pos.cmp(&b.pos).then(b.severity.cmp(&a.severity)));
+            return Err(Error::Manifest { diagnostics });
+        }
+        let service = self.driver_name.clone().unwrap_or_else(|| Self::stem(file));
+        Ok(crate::v1::generate(&manifest, &opts.source_name, &service))
+    }
+
     /// Reads `manifest` and runs [`Config::generate`] on it (for `pcw gen`).
     ///
     /// # Errors

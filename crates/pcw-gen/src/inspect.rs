@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ir::Manifest;
+use crate::ir::{Aggregate, Instances, Manifest, ProviderType, SchemaVersion};
 use crate::resources;
 use crate::rust::{self, Options};
 
@@ -24,7 +24,7 @@ pub struct Inspect {
     /// The manifest as given to the tool.
     pub file: String,
     /// `"1.1"` or `"2.0"`.
-    pub schema_version: String,
+    pub schema_version: SchemaVersion,
     /// The provider.
     pub provider: InspectProvider,
     /// The countersets, in manifest order.
@@ -39,7 +39,7 @@ pub struct InspectProvider {
     /// `providerGuid`, lowercase braced.
     pub guid: String,
     /// `"kernelMode"` or `"userMode"`.
-    pub provider_type: String,
+    pub provider_type: ProviderType,
     /// `applicationIdentity`.
     pub application_identity: String,
     /// `"custom"` or `"default"`.
@@ -62,8 +62,9 @@ pub struct InspectCounterSet {
     /// `uri`.
     pub uri: String,
     /// `instances`: `single`, `multiple`, `globalAggregate`, `multipleAggregate` or
-    /// `globalAggregateHistory`.
-    pub instances: String,
+    /// `globalAggregateHistory`. Whether consumers see named instances is
+    /// [`Instances::has_instances`].
+    pub instances: Instances,
     /// Resource id of the name.
     pub name_id: u32,
     /// `description`.
@@ -145,7 +146,7 @@ pub struct InspectCounter {
     /// `defaultScale`.
     pub default_scale: i32,
     /// `aggregate`.
-    pub aggregate: Option<String>,
+    pub aggregate: Option<Aggregate>,
     /// `baseID`.
     pub base_id: Option<u16>,
     /// `perfTimeID`.
@@ -176,7 +177,7 @@ pub(crate) fn build(manifest: &Manifest, opts: &Options, file: &str) -> Inspect 
     let p = &manifest.provider;
     // A user-mode provider has no value structs: its layout is the `PERF_COUNTER_INFO` offsets
     // the generated template registers.
-    let user_mode = p.provider_type == crate::ir::ProviderType::UserMode;
+    let user_mode = p.provider_type == ProviderType::UserMode;
     let names = rust::rust_names(manifest, opts);
     let offsets = resources::v1_offsets(manifest);
     let countersets = p
@@ -247,7 +248,7 @@ pub(crate) fn build(manifest: &Manifest, opts: &Options, file: &str) -> Inspect 
                             detail_level: c.detail_level.manifest_name().unwrap_or("").to_owned(),
                             detail_level_value: c.detail_level.raw(),
                             default_scale: c.default_scale,
-                            aggregate: c.aggregate.map(|a| a.as_str().to_owned()),
+                            aggregate: c.aggregate,
                             base_id: c.base_id,
                             perf_time_id: c.perf_time_id,
                             perf_freq_id: c.perf_freq_id,
@@ -269,7 +270,7 @@ pub(crate) fn build(manifest: &Manifest, opts: &Options, file: &str) -> Inspect 
                     symbol: set.symbol.clone(),
                     guid: set.guid.to_string(),
                     uri: set.uri.clone(),
-                    instances: set.instances.as_str().to_owned(),
+                    instances: set.instances,
                     name_id: set.name_id,
                     description: set.description.clone(),
                     description_id: set.description_id,
@@ -285,11 +286,11 @@ pub(crate) fn build(manifest: &Manifest, opts: &Options, file: &str) -> Inspect 
         format: INSPECT_FORMAT.to_owned(),
         version: INSPECT_VERSION,
         file: file.to_owned(),
-        schema_version: manifest.schema_version.as_str().to_owned(),
+        schema_version: manifest.schema_version,
         provider: InspectProvider {
             name: p.name.clone(),
             guid: p.guid.to_string(),
-            provider_type: p.provider_type.as_str().to_owned(),
+            provider_type: p.provider_type,
             application_identity: p.application_identity.clone(),
             callback: if p.custom_callback {
                 "custom"

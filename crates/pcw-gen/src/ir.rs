@@ -5,6 +5,9 @@
 //! inconsistency the validator reports as an error.
 
 use std::fmt;
+use std::ops::Deref;
+
+use serde::{Deserialize, Serialize};
 
 use pcw_core::counter_type::{CounterType, DetailLevel};
 
@@ -76,12 +79,15 @@ impl fmt::Display for Guid {
     }
 }
 
-/// `<counters schemaVersion>`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// `<counters schemaVersion>`. Serialised (as in the `inspect` document) as the attribute
+/// value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum SchemaVersion {
     /// `1.1`: names inline, `resourceBase` assigns resource ids.
+    #[serde(rename = "1.1")]
     V1_1,
     /// `2.0`: `nameID`/`descriptionID` give resource ids.
+    #[serde(rename = "2.0")]
     V2_0,
 }
 
@@ -95,8 +101,9 @@ impl SchemaVersion {
     }
 }
 
-/// `<provider providerType>`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// `<provider providerType>`. Serialised as the attribute value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum ProviderType {
     /// A user-mode (perflib V2) provider.
     UserMode,
@@ -114,8 +121,9 @@ impl ProviderType {
     }
 }
 
-/// `<counterSet instances>`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// `<counterSet instances>`. Serialised as the attribute value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum Instances {
     /// `single`.
     Single,
@@ -150,9 +158,21 @@ impl Instances {
         }
     }
 
-    /// Whether consumers see more than one instance (everything but `single`).
+    /// Whether the *provider* publishes more than one instance (everything but `single`):
+    /// PCW and Perflib combine the instances of the aggregate kinds before a consumer sees
+    /// them. For what consumers see, ask [`Instances::has_instances`].
     pub fn is_multi(self) -> bool {
         self != Self::Single
+    }
+
+    /// Whether *consumers* see named instances: V1 objects with instance definitions, counter
+    /// paths that name an instance (`\Set(name)\Counter`). True for `multiple` and
+    /// `multipleAggregate` (the provider's instances, plus `_Total` for the latter); false for
+    /// `single` and the global aggregates, which a consumer sees as one unnamed instance. The
+    /// one place that decides it: the perf DLL's tables, `pcw list`, `pcw export` and
+    /// `pcw typeperf` all ask here.
+    pub fn has_instances(self) -> bool {
+        matches!(self, Self::Multiple | Self::MultipleAggregate)
     }
 
     /// Whether counters of this set are aggregated (the `aggregate` attribute applies).
@@ -164,8 +184,9 @@ impl Instances {
     }
 }
 
-/// `<counter aggregate>`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// `<counter aggregate>`. Serialised as the attribute value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Aggregate {
     /// `sum`.
     Sum,
@@ -195,8 +216,9 @@ impl Aggregate {
     }
 }
 
-/// `<counterAttribute name>`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// `<counterAttribute name>`. Serialised as the attribute value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum CounterAttribute {
     /// `reference`.
     Reference,
@@ -229,6 +251,44 @@ impl CounterAttribute {
             Self::DisplayAsHex => "displayAsHex",
             Self::DisplayAsReal => "displayAsReal",
         }
+    }
+}
+
+macro_rules! display_as_str {
+    ($($ty:ty),*) => {$(
+        impl fmt::Display for $ty {
+            /// The manifest spelling.
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    )*};
+}
+
+display_as_str!(
+    SchemaVersion,
+    ProviderType,
+    Instances,
+    Aggregate,
+    CounterAttribute
+);
+
+/// Reads as its manifest spelling, for code that still compares the `inspect` document's
+/// former string field (`Kind::from_manifest(&set.instances)`); new code matches the enum.
+impl Deref for Instances {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+/// Reads as its manifest spelling (see [`Instances`]'s `Deref`).
+impl Deref for Aggregate {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.as_str()
     }
 }
 
@@ -378,6 +438,39 @@ impl CounterSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// serde's spelling (the `inspect` document) is the manifest's, for every value.
+    #[test]
+    fn serde_spells_enums_as_the_manifest_does() {
+        fn check<T>(values: &[T])
+        where
+            T: Serialize + for<'de> Deserialize<'de> + fmt::Display + PartialEq + fmt::Debug,
+        {
+            for v in values {
+                let json = serde_json::to_string(v).unwrap();
+                assert_eq!(json, format!("\"{v}\""));
+                assert_eq!(&serde_json::from_str::<T>(&json).unwrap(), v);
+            }
+        }
+        check(&[SchemaVersion::V1_1, SchemaVersion::V2_0]);
+        check(&[ProviderType::UserMode, ProviderType::KernelMode]);
+        check(&Instances::ALL);
+        check(&Aggregate::ALL);
+        check(&CounterAttribute::ALL);
+        assert!(serde_json::from_str::<Instances>("\"multi\"").is_err());
+    }
+
+    #[test]
+    fn only_multiple_kinds_show_consumers_instances() {
+        let shown: Vec<_> = Instances::ALL
+            .into_iter()
+            .filter(|i| i.has_instances())
+            .collect();
+        assert_eq!(shown, [Instances::Multiple, Instances::MultipleAggregate]);
+        assert!(
+            Instances::GlobalAggregate.is_multi() && !Instances::GlobalAggregate.has_instances()
+        );
+    }
 
     #[test]
     fn guid_round_trip() {

@@ -192,6 +192,19 @@
 //! that is the one case V1 consumers would misread, and it is a warning. The lodctr `.h`/`.ini`
 //! give base counters no entry, so their order does not depend on where bases are.
 //!
+//! # V1 tables
+//!
+//! [`Config::v1_tables`] gives what a V1 perf DLL needs to serve the countersets as
+//! `PERF_OBJECT_TYPE`s: self-contained Rust to `include!`, with `ObjectTable` and
+//! `CounterTable`, `SERVICE` (the lodctr `drivername=`) and `OBJECTS`, one per counterset in
+//! manifest order, counters in V1 order. Each carries lodctr symbol offsets (the `.h` values;
+//! none for base counters), the V1 counter type, size, detail level and scale, whether the
+//! object has instances ([`Instances::has_instances`]), its detail level (the lowest of its
+//! counters'), `DefaultCounter` (−1 when the first counter is a base) and the positions of the
+//! counters holding its `PerfTime`/`PerfFreq`. What V1 cannot express is an error here, not a
+//! misread later: a base counter shared by two counters (a warning for every other output),
+//! and counters naming different time or frequency counters.
+//!
 //! # Resource ids and lodctr files
 //!
 //! Schema 2.0 takes `nameID`/`descriptionID` as written. For schema 1.1 pcw-gen numbers the
@@ -211,6 +224,7 @@ mod resources;
 mod rust;
 mod rust_um;
 mod source;
+mod v1;
 mod validate;
 
 pub use config::{Config, Error, Generated, Written, compile, lint_files, write_if_changed};

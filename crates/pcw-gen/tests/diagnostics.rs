@@ -344,3 +344,79 @@ fn base_before_its_fraction_is_valid_and_v1_order_moves_it() {
         .collect();
     assert_eq!(fields, ["B", "A", "C"]);
 }
+
+/// The errors of the perf DLL's V1 tables (`Config::v1_tables`): what a V1 object cannot
+/// express, at the counter, while the other outputs only warn.
+fn v1_errors(text: &str) -> Vec<pcw_gen::Diagnostic> {
+    let err = pcw_gen::Config::new()
+        .v1_tables(Path::new("t.man"), text.as_bytes())
+        .unwrap_err();
+    let pcw_gen::Error::Manifest { diagnostics } = err else {
+        panic!("expected manifest diagnostics, got {err}");
+    };
+    diagnostics.into_iter().filter(|d| d.is_error()).collect()
+}
+
+#[test]
+fn v1_tables_refuse_a_shared_base() {
+    // Counter 3 names counter 2, which V1 order already placed after counter 1.
+    let shared = c3(r#"field="C" type="perf_average_timer" baseID="2" detailLevel="advanced""#);
+    assert!(
+        pcw_gen::Config::new()
+            .generate(Path::new("t.man"), shared.as_bytes())
+            .is_ok()
+    );
+    let errors = v1_errors(&shared);
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert_eq!((errors[0].pos.line, errors[0].pos.column), (11, 6));
+    assert_eq!(
+        errors[0].message,
+        "counter `3`'s base counter `2` cannot follow it in v1 order (nothing follows it): \
+         a v1 consumer reads the base from the next counter definition"
+    );
+    assert_eq!(
+        errors[0].hint.as_deref(),
+        Some("give each fraction counter its own base counter")
+    );
+    // The base-less manifest generates tables whose base follows its fraction.
+    let tables = pcw_gen::Config::new()
+        .v1_tables(Path::new("t.man"), BASE.as_bytes())
+        .unwrap();
+    let ids: Vec<&str> = tables
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("id: "))
+        .collect();
+    assert_eq!(ids, ["1,", "2,", "3,"]);
+}
+
+#[test]
+fn v1_tables_refuse_two_object_times() {
+    let times = with(
+        C3,
+        &[
+            (3, "C", "perf_counter_large_rawcount", ""),
+            (4, "D", "perf_counter_large_rawcount", ""),
+            (5, "E", "perf_counter_large_rawcount", ""),
+            (6, "F", "perf_elapsed_time", r#"perfTimeID="3" perfFreqID="5""#),
+            (7, "G", "perf_elapsed_time", r#"perfTimeID="4" perfFreqID="5""#),
+        ]
+        .iter()
+        .map(|(id, f, ty, refs)| {
+            format!(
+                r#"<counter id="{id}" uri="T.{f}" field="{f}" name="{f}" nameID="{}" description="{f}" descriptionID="{}" type="{ty}" {refs} detailLevel="standard"/>"#,
+                id * 4,
+                id * 4 + 2
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n     "),
+    );
+    let errors = v1_errors(&times);
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    assert_eq!((errors[0].pos.line, errors[0].pos.column), (15, 6));
+    assert_eq!(
+        errors[0].message,
+        "counter `7` names `perfTimeID` `4`, but counter `6` of the same counterset names `3`: \
+         a v1 object has one `PerfTime`"
+    );
+}

@@ -77,6 +77,11 @@ fn generate(config: &Config, manifest: &str, golden_stem: &str) {
         &format!("{golden_stem}.inspect.json"),
         &generated.inspect.to_json(),
     );
+    let v1 = match config.v1_tables(Path::new(manifest), &bytes) {
+        Ok(t) => t,
+        Err(e) => panic!("{e}"),
+    };
+    check(&format!("{golden_stem}.v1.rs"), &v1);
     let warnings: String = generated
         .warnings
         .iter()
@@ -164,7 +169,10 @@ fn user_mode_struct_layout_is_refused_naming_struct() {
             .is_empty()
     );
     let inspect = Config::new().inspect(&path, text.as_bytes()).unwrap();
-    assert_eq!(inspect.provider.provider_type, "userMode");
+    assert_eq!(
+        inspect.provider.provider_type,
+        pcw_gen::ProviderType::UserMode
+    );
 }
 
 #[test]
@@ -250,17 +258,11 @@ fn golden_manifests_cover_every_instance_kind() {
     for m in ["fabrikam_v2.man", "contoso_v11.man"] {
         let bytes = fs::read(dir("manifests").join(m)).unwrap();
         let inspect = Config::new().inspect(Path::new(m), &bytes).unwrap();
-        seen.extend(inspect.countersets.iter().map(|s| s.instances.clone()));
+        seen.extend(inspect.countersets.iter().map(|s| s.instances));
     }
     assert_eq!(
         seen.into_iter().collect::<Vec<_>>(),
-        [
-            "globalAggregate",
-            "globalAggregateHistory",
-            "multiple",
-            "multipleAggregate",
-            "single"
-        ]
+        pcw_gen::Instances::ALL
     );
 }
 

@@ -55,7 +55,7 @@ pub fn check(catalog: &[CatalogObject], snapshot: &Snapshot<'_>) -> Result<(), M
         let Some(entry) = catalog.get(usize::from(set.index())) else {
             continue;
         };
-        if set.multi() != entry.table.multi {
+        if set.multi() != entry.table.has_instances {
             return Err(Mismatch::Kind(set.index()));
         }
     }
@@ -83,7 +83,7 @@ pub fn object<'a>(
         perf_freq: counter_value(entry.table.perf_freq_counter).unwrap_or(header.perf_freq),
         ..entry.header
     };
-    let kind = if entry.table.multi {
+    let kind = if entry.table.has_instances {
         InstanceKind::Multi
     } else {
         InstanceKind::Single

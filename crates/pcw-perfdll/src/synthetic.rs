@@ -167,9 +167,9 @@ impl Synthetic {
             let counters = table.counters.len();
             let counter_count = u16::try_from(counters).map_err(|_| too_many)?;
             let names = self.names(table);
-            let instances = if table.multi { names.len() } else { 1 };
+            let instances = if table.has_instances { names.len() } else { 1 };
             let count = u32::try_from(instances).map_err(|_| too_many)?;
-            w.begin_set(index, table.multi, counter_count, count)?;
+            w.begin_set(index, table.has_instances, counter_count, count)?;
             let mut values = [0u64; MAX_COUNTERS];
             let values = values.get_mut(..counters).ok_or(too_many)?;
             for i in 0..instances {

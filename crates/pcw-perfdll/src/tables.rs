@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! The DLL's object and counter tables, generated at build time from the
+//! The DLL's object and counter tables, generated at build time by pcw-gen from the
 //! driver's manifest, and the [`Catalog`] Open builds from them: `PERF_OBJECT_TYPE` and
 //! `PERF_COUNTER_DEFINITION` fields with title indexes = First Counter / First Help + the
 //! lodctr symbol offset (`docs/v1-format.md`, "Installation"), base counters at name index 0
@@ -11,50 +11,8 @@ use pcw_core::v1::writer::{CounterSpec, ObjectHeader, WriteError, assign_offsets
 
 use crate::nopanic;
 
-/// One counterset as the manifest declares it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ObjectTable {
-    /// The counterset's `symbol`.
-    pub symbol: &'static str,
-    /// The counterset's name.
-    pub name: &'static str,
-    /// lodctr symbol offset of the object.
-    pub v1_offset: u32,
-    /// Multi-instance (`instances="multiple"` and the multi aggregates).
-    pub multi: bool,
-    /// The object's detail level: the minimum over its counters.
-    pub detail_level: u32,
-    /// `DefaultCounter` (0 = the first counter, −1 = none).
-    pub default_counter: i32,
-    /// Position of the counter holding the object's `PerfTime` (`perfTimeID` of an
-    /// object-timer counter), if any.
-    pub perf_time_counter: Option<usize>,
-    /// Position of the counter holding the object's `PerfFreq` (`perfFreqID`), if any.
-    pub perf_freq_counter: Option<usize>,
-    /// Counters in pcw-gen's V1 order, each base right after its counter (= the descriptor
-    /// order, which is the order of the driver's values).
-    pub counters: &'static [CounterTable],
-}
-
-/// One counter as the manifest declares it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CounterTable {
-    /// The counter's `id`.
-    pub id: u16,
-    /// The manifest `field`.
-    pub field: &'static str,
-    /// lodctr symbol offset; `None` for a base counter.
-    pub v1_offset: Option<u32>,
-    /// V1 `CounterType`.
-    pub counter_type: u32,
-    /// `CounterSize`.
-    pub size: u32,
-    /// `DetailLevel`.
-    pub detail_level: u32,
-    /// `DefaultScale`.
-    pub default_scale: i32,
-}
-
+// `ObjectTable`, `CounterTable`, `SERVICE` and `OBJECTS`: pcw-gen's V1 tables for the driver's
+// manifest (`build.rs`).
 include!(concat!(env!("OUT_DIR"), "/tables.rs"));
 
 /// Number of objects the DLL serves.

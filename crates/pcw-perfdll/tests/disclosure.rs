@@ -299,7 +299,7 @@ fn check_synthetic_values(r: &Reply, query: Option<&str>, twin: &Synthetic, cata
         let instances: Vec<_> = object.instances().collect();
         assert_eq!(instances.len(), names.len().max(1), "{query:?} {index}");
         for (i, instance) in instances.iter().enumerate() {
-            if table.multi {
+            if table.has_instances {
                 let name = String::from_utf16(&instance.name_utf16().collect::<Vec<_>>()).unwrap();
                 assert_eq!(name, names[i], "{query:?}");
                 assert_eq!(

@@ -268,10 +268,11 @@ fn run_tidal(options: &Options) -> Result<(), Error> {
 mod tests {
     use std::time::Duration;
 
+    use pcw_gen::Instances;
     use pcw_sim::kernel_pcw::{BOOT_SYSTEM_TIME, PERF_FREQUENCY, Request};
+    use pcw_sim::pdh_query::TOTAL_INSTANCE;
     use pcw_sim::pdh_query::csv::CsvTimestamp;
     use pcw_sim::pdh_query::listing::{live_instances, set_paths};
-    use pcw_sim::pdh_query::{Kind, TOTAL_INSTANCE};
 
     use super::host::driver_catalog;
     use super::options::{FileFormat, Query};
@@ -758,15 +759,15 @@ mod tests {
         let name: Vec<u16> = "q1".encode_utf16().collect();
         let queue = pcw_driver::queues::create(&name).unwrap();
         let mut set = driver_catalog().unwrap().sets.remove(2);
-        set.kind = Kind::MultipleAggregate;
+        set.instances = Instances::MultipleAggregate;
         let live = live_instances(&kernel, &set).unwrap();
-        set.kind = Kind::GlobalAggregate;
+        set.instances = Instances::GlobalAggregate;
         let global = live_instances(&kernel, &set).unwrap();
         assert!(pcw_driver::queues::close(queue));
         finish(kernel);
         assert_eq!(live, ["q1", TOTAL_INSTANCE]);
         assert!(global.is_empty(), "a global aggregate names no instance");
-        set.kind = Kind::MultipleAggregate;
+        set.instances = Instances::MultipleAggregate;
         assert_eq!(
             set_paths(&set, Some(&live))[..2],
             [

@@ -7,60 +7,34 @@
 //! cooked, so a summed rate is the rate of the sum. Time and frequency counters named by
 //! `perfTimeID`/`perfFreqID` are combined with `max`.
 
+use pcw_gen::{Aggregate, Instances};
+
 use crate::kernel_pcw::Instance;
 
 use super::TOTAL_INSTANCE;
-use super::catalog::{Kind, SetInfo};
+use super::catalog::SetInfo;
 
-/// How an aggregate instance combines a counter's raw values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Aggregate {
-    /// Sum (also for counters without an `aggregate` attribute).
-    Sum,
-    /// Arithmetic mean, rounded down.
-    Avg,
-    /// Smallest.
-    Min,
-    /// Largest.
-    Max,
-    /// `undefined`: no aggregate value.
-    Undefined,
-}
-
-impl Aggregate {
-    /// The manifest's `aggregate` attribute; a missing or unknown one sums.
-    pub(super) fn from_manifest(aggregate: Option<&str>) -> Self {
-        match aggregate {
-            Some("avg") => Self::Avg,
-            Some("min") => Self::Min,
-            Some("max") => Self::Max,
-            Some("undefined") => Self::Undefined,
-            _ => Self::Sum,
-        }
+/// Combines the instances' raw values of one counter as `aggregate` says; `None` for no values
+/// or `undefined`. Sums wrap as the counters do; the mean is rounded down.
+pub fn combine(aggregate: Aggregate, values: &[u64]) -> Option<u64> {
+    if values.is_empty() {
+        return None;
     }
-
-    /// Combines the instances' raw values of one counter; `None` for no values or
-    /// `undefined`. Sums wrap as the counters do.
-    pub fn combine(self, values: &[u64]) -> Option<u64> {
-        if values.is_empty() {
-            return None;
+    match aggregate {
+        Aggregate::Sum => Some(values.iter().fold(0u64, |a, v| a.wrapping_add(*v))),
+        Aggregate::Avg => {
+            let sum: u128 = values.iter().map(|v| u128::from(*v)).sum();
+            u64::try_from(sum / values.len() as u128).ok()
         }
-        match self {
-            Self::Sum => Some(values.iter().fold(0u64, |a, v| a.wrapping_add(*v))),
-            Self::Avg => {
-                let sum: u128 = values.iter().map(|v| u128::from(*v)).sum();
-                u64::try_from(sum / values.len() as u128).ok()
-            }
-            Self::Min => values.iter().copied().min(),
-            Self::Max => values.iter().copied().max(),
-            Self::Undefined => None,
-        }
+        Aggregate::Min => values.iter().copied().min(),
+        Aggregate::Max => values.iter().copied().max(),
+        Aggregate::Undefined => None,
     }
 }
 
 impl SetInfo {
     /// How an aggregate combines counter `id`: `max` for the time and frequency helpers,
-    /// otherwise the counter's own attribute.
+    /// otherwise the counter's own attribute, `sum` when it has none.
     pub fn aggregate_of(&self, id: u16) -> Aggregate {
         let is_clock = self
             .counters
@@ -69,17 +43,21 @@ impl SetInfo {
         if is_clock {
             return Aggregate::Max;
         }
-        self.counter(id).map_or(Aggregate::Sum, |c| c.aggregate)
+        self.counter(id)
+            .and_then(|c| c.aggregate)
+            .unwrap_or(Aggregate::Sum)
     }
 
     /// The instances a consumer sees in a collection of this set: the provider's as they are
     /// for `single` and `multiple` sets, the one combined instance (named `""`) for a global
     /// aggregate, the provider's plus [`TOTAL_INSTANCE`] for a multiple aggregate.
     pub fn consumer_view(&self, mut instances: Vec<Instance>) -> Vec<Instance> {
-        match self.kind {
-            Kind::Single | Kind::Multiple => instances,
-            Kind::GlobalAggregate => vec![self.combined("", &instances)],
-            Kind::MultipleAggregate => {
+        match self.instances {
+            Instances::Single | Instances::Multiple => instances,
+            Instances::GlobalAggregate | Instances::GlobalAggregateHistory => {
+                vec![self.combined("", &instances)]
+            }
+            Instances::MultipleAggregate => {
                 let total = self.combined(TOTAL_INSTANCE, &instances);
                 instances.push(total);
                 instances
@@ -102,7 +80,7 @@ impl SetInfo {
                     .iter()
                     .filter_map(|i| i.values.get(&id).copied())
                     .collect();
-                self.aggregate_of(id).combine(&raw).map(|v| (id, v))
+                combine(self.aggregate_of(id), &raw).map(|v| (id, v))
             })
             .collect();
         Instance {
@@ -132,16 +110,16 @@ pub(super) mod tests {
     #[test]
     fn combine_each_way() {
         let v = [7, 2, 9];
-        assert_eq!(Aggregate::Sum.combine(&v), Some(18));
-        assert_eq!(Aggregate::Avg.combine(&v), Some(6));
-        assert_eq!(Aggregate::Min.combine(&v), Some(2));
-        assert_eq!(Aggregate::Max.combine(&v), Some(9));
-        assert_eq!(Aggregate::Undefined.combine(&v), None);
-        assert_eq!(Aggregate::Sum.combine(&[]), None);
+        assert_eq!(combine(Aggregate::Sum, &v), Some(18));
+        assert_eq!(combine(Aggregate::Avg, &v), Some(6));
+        assert_eq!(combine(Aggregate::Min, &v), Some(2));
+        assert_eq!(combine(Aggregate::Max, &v), Some(9));
+        assert_eq!(combine(Aggregate::Undefined, &v), None);
+        assert_eq!(combine(Aggregate::Sum, &[]), None);
         // Sums wrap like the counters; the mean does not overflow.
-        assert_eq!(Aggregate::Sum.combine(&[u64::MAX, 2]), Some(1));
+        assert_eq!(combine(Aggregate::Sum, &[u64::MAX, 2]), Some(1));
         assert_eq!(
-            Aggregate::Avg.combine(&[u64::MAX, u64::MAX]),
+            combine(Aggregate::Avg, &[u64::MAX, u64::MAX]),
             Some(u64::MAX)
         );
     }
@@ -150,7 +128,7 @@ pub(super) mod tests {
     fn aggregation_follows_the_manifest() {
         let catalog = contoso("globalAggregate");
         let info = &catalog.sets[catalog.find("Contoso Timers").unwrap()];
-        assert_eq!(info.kind, Kind::GlobalAggregate);
+        assert_eq!(info.instances, Instances::GlobalAggregate);
         // id 1 avg, 2 max, 3 min, 4 undefined, 5 sum with perfTime 7 / perfFreq 8 (max).
         let a = instance(
             "a",

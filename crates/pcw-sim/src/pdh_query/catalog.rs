@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! The counter catalog: the countersets a consumer can name, read from a counter manifest with
-//! pcw-gen's `inspect` — per set its name, GUID, how its instances are presented ([`Kind`]) and
+//! pcw-gen's `inspect` — per set its name, GUID, how its instances are presented and
 //! its counters with the facts cooking needs (type, scale, base and time helpers, how an
-//! aggregate combines them).
+//! aggregate combines them), with pcw-gen's typed [`Instances`] and [`Aggregate`].
 //!
 //! Counters without a display name — bases, time stamps and `noDisplay` helpers — stay in the
 //! catalog (cooking reads them) but have no [`CounterInfo::name`], so no path names them and no
@@ -12,38 +12,9 @@ use std::path::Path;
 
 use pcw_core::counter_type::CounterType;
 
+use pcw_gen::{Aggregate, Instances};
+
 use super::Error;
-use super::aggregate::Aggregate;
-
-/// How a counterset's instances are presented (`<counterSet instances>`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    /// `single`: one unnamed instance.
-    Single,
-    /// `multiple`: the provider's instances.
-    Multiple,
-    /// `globalAggregate` (and `globalAggregateHistory`): one instance combining the
-    /// provider's.
-    GlobalAggregate,
-    /// `multipleAggregate`: the provider's instances plus [`super::TOTAL_INSTANCE`].
-    MultipleAggregate,
-}
-
-impl Kind {
-    fn from_manifest(instances: &str) -> Self {
-        match instances {
-            "single" => Self::Single,
-            "globalAggregate" | "globalAggregateHistory" => Self::GlobalAggregate,
-            "multipleAggregate" => Self::MultipleAggregate,
-            _ => Self::Multiple,
-        }
-    }
-
-    /// Whether paths name an instance.
-    pub fn has_instances(self) -> bool {
-        matches!(self, Self::Multiple | Self::MultipleAggregate)
-    }
-}
 
 /// One counter as the manifest declares it.
 #[derive(Clone, Debug, PartialEq)]
@@ -64,8 +35,9 @@ pub struct CounterInfo {
     pub perf_freq_id: Option<u16>,
     /// `multiCounterID`.
     pub multi_id: Option<u16>,
-    /// How an aggregate instance combines it.
-    pub aggregate: Aggregate,
+    /// The manifest's `aggregate` attribute: how an aggregate instance combines it (summed
+    /// when absent, see [`SetInfo::aggregate_of`]).
+    pub aggregate: Option<Aggregate>,
 }
 
 impl CounterInfo {
@@ -90,8 +62,9 @@ pub struct SetInfo {
     pub name: String,
     /// The counterset GUID (big-endian), which identifies a user-mode set.
     pub guid: u128,
-    /// How instances are presented.
-    pub kind: Kind,
+    /// How instances are presented; whether paths name one is
+    /// [`Instances::has_instances`].
+    pub instances: Instances,
     /// Counters in manifest order.
     pub counters: Vec<CounterInfo>,
 }
@@ -122,7 +95,7 @@ impl Catalog {
             .into_iter()
             .map(|set| SetInfo {
                 guid: pcw_gen::Guid::parse_braced(&set.guid).map_or(0, |g| g.0),
-                kind: Kind::from_manifest(&set.instances),
+                instances: set.instances,
                 name: set.name,
                 counters: set
                     .counters
@@ -141,7 +114,7 @@ impl Catalog {
                         perf_time_id: c.perf_time_id,
                         perf_freq_id: c.perf_freq_id,
                         multi_id: c.multi_counter_id,
-                        aggregate: Aggregate::from_manifest(c.aggregate.as_deref()),
+                        aggregate: c.aggregate,
                     })
                     .collect(),
             })
@@ -202,8 +175,8 @@ pub(super) mod tests {
     fn helpers_have_no_name_and_kinds_follow_the_manifest() {
         let catalog = contoso("multipleAggregate");
         let timers = &catalog.sets[catalog.find("contoso TIMERS").unwrap()];
-        assert_eq!(timers.kind, Kind::MultipleAggregate);
-        assert!(timers.kind.has_instances());
+        assert_eq!(timers.instances, Instances::MultipleAggregate);
+        assert!(timers.instances.has_instances());
         // `% Object Busy` (id 5) reads its object time and frequency from ids 7 and 8, which
         // are time-stamp helpers without a display name.
         let busy = timers.counter(5).unwrap();
@@ -211,8 +184,8 @@ pub(super) mod tests {
         assert_eq!(timers.counter(7).unwrap().name, None);
         let global = contoso("globalAggregate");
         let timers = &global.sets[global.find("Contoso Timers").unwrap()];
-        assert_eq!(timers.kind, Kind::GlobalAggregate);
-        assert!(!timers.kind.has_instances());
+        assert_eq!(timers.instances, Instances::GlobalAggregate);
+        assert!(!timers.instances.has_instances());
     }
 
     #[test]

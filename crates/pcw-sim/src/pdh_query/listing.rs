@@ -7,7 +7,9 @@
 
 use crate::kernel_pcw::{Kernel, Request};
 
-use super::catalog::{Catalog, Kind, SetInfo};
+use pcw_gen::Instances;
+
+use super::catalog::{Catalog, SetInfo};
 use super::counter_path::CounterPath;
 use super::{Error, TOTAL_INSTANCE};
 
@@ -18,7 +20,7 @@ use super::{Error, TOTAL_INSTANCE};
 /// # Errors
 /// [`Error::Sim`] when the set is not registered.
 pub fn live_instances(kernel: &Kernel, set: &SetInfo) -> Result<Vec<String>, Error> {
-    if !set.kind.has_instances() {
+    if !set.instances.has_instances() {
         return Ok(Vec::new());
     }
     let mut names: Vec<String> = kernel
@@ -26,7 +28,7 @@ pub fn live_instances(kernel: &Kernel, set: &SetInfo) -> Result<Vec<String>, Err
         .into_iter()
         .map(|(name, _)| name)
         .collect();
-    if set.kind == Kind::MultipleAggregate {
+    if set.instances == Instances::MultipleAggregate {
         names.push(TOTAL_INSTANCE.to_owned());
     }
     Ok(names)
@@ -37,7 +39,7 @@ pub fn live_instances(kernel: &Kernel, set: &SetInfo) -> Result<Vec<String>, Err
 pub fn set_paths(set: &SetInfo, instances: Option<&[String]>) -> Vec<String> {
     let mut paths = Vec::new();
     for name in set.counters.iter().filter_map(|c| c.name.as_deref()) {
-        match (set.kind.has_instances(), instances) {
+        match (set.instances.has_instances(), instances) {
             (false, _) => paths.push(CounterPath::listed(&set.name, None, name)),
             (true, None) => paths.push(CounterPath::listed(&set.name, Some("*"), name)),
             (true, Some(list)) => {

@@ -15,12 +15,13 @@
 //! * [`csv`]: typeperf's PDH-CSV (and TSV) output.
 //!
 //! ```
-//! use pcw_sim::pdh_query::{Catalog, Kind, listing, resolve};
+//! use pcw_gen::Instances;
+//! use pcw_sim::pdh_query::{Catalog, listing, resolve};
 //!
 //! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../pcw-gen/tests/manifests/contoso_v11.man");
 //! let catalog = Catalog::from_manifest(path, &std::fs::read_to_string(path)?)?;
 //! let timers = &catalog.sets[catalog.find("contoso timers").unwrap()];
-//! assert_eq!(timers.kind, Kind::GlobalAggregate);
+//! assert_eq!(timers.instances, Instances::GlobalAggregate);
 //! // A global aggregate is one instance: its paths name none.
 //! let selectors = resolve::resolve(&catalog, &[r"\Contoso Timers\% Busy*".to_owned()])?;
 //! assert_eq!(selectors[0].counters.len(), 2);
@@ -36,7 +37,7 @@ pub mod listing;
 pub mod resolve;
 pub mod sample;
 
-pub use catalog::{Catalog, CounterInfo, Kind, SetInfo};
+pub use catalog::{Catalog, CounterInfo, SetInfo};
 pub use counter_path::{CounterPath, PathError};
 pub use sample::{Row, Sampler, Source, UserMode};
 

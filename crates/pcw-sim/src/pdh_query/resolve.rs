@@ -99,7 +99,7 @@ fn resolve_one(catalog: &Catalog, path: &str) -> Result<Selector, Error> {
             counter: parsed.counter.clone(),
         });
     }
-    match (&parsed.instance, info.kind.has_instances()) {
+    match (&parsed.instance, info.instances.has_instances()) {
         (Some(_), false) => {
             return Err(Error::UnexpectedInstance {
                 path: path.to_owned(),

@@ -17,7 +17,9 @@ use std::collections::BTreeMap;
 use crate::kernel_pcw::{BOOT_SYSTEM_TIME, Collection, Instance, Kernel, PERF_FREQUENCY, Request};
 use crate::pdh::{RawSample, SampleTimes, cook, timebase};
 
-use super::catalog::{CounterInfo, Kind, SetInfo};
+use pcw_gen::Instances;
+
+use super::catalog::{CounterInfo, SetInfo};
 use super::csv::FORMAT_FLAGS;
 use super::resolve::{Column, Target, expand, masks, resolve};
 use super::{Catalog, Error};
@@ -241,7 +243,7 @@ pub fn collect_frame(
         system_time.get_or_insert(time_100ns);
         let request = Request {
             counter_mask: mask,
-            collect_multiple: info.kind != Kind::Single,
+            collect_multiple: info.instances != Instances::Single,
             ..Request::default()
         };
         let collection = source.collect(info, &request)?;
