@@ -5,6 +5,8 @@
 #
 #   pcw_driver.sys          the driver (root package), x86_64-pc-windows-msvc, no_std,
 #                           build-std core+alloc, linked by lld-link as a native-subsystem driver
+#   checksum_driver.sys     the example driver that gained counters (examples/checksum-driver),
+#                           built and linked the same way in the same cargo invocation
 #   pcw_perfdll.dll         the V1 perf DLL (crates/pcw-perfdll), x86_64-pc-windows-gnu via mingw
 #   pcw_wine_consumer.exe   the V1 consumer scripts/wine-test.sh runs under Wine
 #   tidal_wine_check.exe    the example user-mode service's Perflib calls, run under Wine
@@ -42,16 +44,18 @@ debian_cargo() {
     PATH="/usr/bin:$PATH" RUSTC_BOOTSTRAP=1 /usr/bin/cargo "$@"
 }
 
-echo "== cross-build: pcw_driver.sys (x86_64-pc-windows-msvc, lld-link /DRIVER)"
+echo "== cross-build: pcw_driver.sys, checksum_driver.sys (x86_64-pc-windows-msvc, lld-link /DRIVER)"
 echo "   $(/usr/bin/rustc --version) / $(/usr/bin/cargo --version)"
 # RUSTFLAGS replaces the [target.'cfg(windows)'] rustflags of .cargo/config.toml, so
 # -C panic=abort is repeated here.
 RUSTFLAGS="-C linker=lld-link -C panic=abort -C link-arg=/DRIVER -C link-arg=/SUBSYSTEM:NATIVE -C link-arg=/ENTRY:DriverEntry -C link-arg=/NODEFAULTLIB -C link-arg=/INTEGRITYCHECK" \
   CARGO_TARGET_DIR="$root/target/xwin-msvc" \
-  debian_cargo build --locked -p pcw-driver --lib --release \
+  debian_cargo build --locked -p pcw-driver -p checksum-driver --lib --release \
   --target x86_64-pc-windows-msvc \
   -Zbuild-std=core,alloc,compiler_builtins -Zbuild-std-features=compiler-builtins-mem
-cp "$root/target/xwin-msvc/x86_64-pc-windows-msvc/release/pcw_driver.dll" "$out/pcw_driver.sys"
+for driver in pcw_driver checksum_driver; do
+  cp "$root/target/xwin-msvc/x86_64-pc-windows-msvc/release/$driver.dll" "$out/$driver.sys"
+done
 
 # The DLL, the consumer and the example service in one cargo invocation: one resolution and one
 # build of std for all.
@@ -67,6 +71,6 @@ cp "$gnu_out/pcw-wine-consumer.exe" "$out/pcw_wine_consumer.exe"
 cp "$gnu_out/tidal-wine-check.exe" "$out/tidal_wine_check.exe"
 
 echo "== built:"
-for f in pcw_driver.sys pcw_perfdll.dll pcw_wine_consumer.exe tidal_wine_check.exe; do
+for f in pcw_driver.sys checksum_driver.sys pcw_perfdll.dll pcw_wine_consumer.exe tidal_wine_check.exe; do
   printf '   target/windows/%-22s %8d bytes\n' "$f" "$(stat -c %s "$out/$f")"
 done

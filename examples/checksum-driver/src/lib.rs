@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! checksum-driver: an example WDM driver that is not about counters. It creates a control
+//! device (`\\.\PcwRsChecksum`) whose two `METHOD_BUFFERED` IOCTLs return the CRC-32 or the
+//! Adler-32 of the input buffer, and counts the requests, bytes and refusals per algorithm.
+//!
+//! Those statistics are published as the PCW counterset `Checksum Driver Algorithms` (one
+//! instance per algorithm), added the way `docs/adding-counters.md` walks through: a manifest
+//! (`checksum_driver.man`), one line in `build.rs`, the `pcw-rt` dependency and [`counters`].
+//!
+//! On a Windows target the crate is `no_std` and the kernel side ([`kernel`]: `DriverEntry`,
+//! `DriverUnload`, the dispatch routines) is compiled over windows-sys, or wdk-sys with the
+//! `wdk` feature; elsewhere only the plain-Rust parts are built, for the host tests. Kernel
+//! paths never panic and never allocate (the crate has no allocator).
+#![cfg_attr(target_os = "windows", no_std)]
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
+
+pub mod checksum;
+pub mod control;
+pub mod counters;
+#[cfg(target_os = "windows")]
+pub mod kernel;
+#[cfg(target_pointer_width = "64")]
+pub mod wdm;
