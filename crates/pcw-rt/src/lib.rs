@@ -9,6 +9,12 @@
 //! WDK headers, as windows-drivers-rs generates it; handles are pointers, enums are modules of
 //! constants, the flags enum is `PCW_REGISTRATION_FLAGS` without an underscore). Everything a
 //! driver or generated code names is at the crate root.
+//!
+//! On top of the contract, the safe `PCW_CALLBACK` ([`Publish`], [`Visitor`], [`callback`]): a
+//! driver implements [`Publish`] for a counterset and registers it with the generated
+//! `register_publisher`; the library answers PCW's queries — `InstanceId`, `InstanceMask`,
+//! `CounterMask`, enumeration, cancellation, the first `PcwAddInstance` failure — without the
+//! driver writing `unsafe`.
 #![no_std]
 
 #[cfg(not(any(feature = "windows-sys", feature = "wdk-sys")))]
@@ -59,6 +65,11 @@ pub use windows_sys_binding::*;
 mod wdk_sys_binding;
 #[cfg(all(feature = "wdk-sys", windows))]
 pub use wdk_sys_binding::*;
+
+#[cfg(any(feature = "windows-sys", all(feature = "wdk-sys", windows)))]
+mod publish;
+#[cfg(any(feature = "windows-sys", all(feature = "wdk-sys", windows)))]
+pub use publish::{CounterMask, Counterset, Publish, Summary, Visitor, callback, respond};
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]
