@@ -61,6 +61,9 @@ PCW_WINDOWS_ARTIFACTS=target/windows \
 step "the shipped .sys executed: DriverEntry, callbacks, IOCTLs and DriverUnload of target/windows/pcw_driver.sys in the loader (crates/pcw-loader)"
 PCW_DRIVER_IMAGE=target/windows/pcw_driver.sys cargo test -p pcw-loader --locked -- --nocapture
 
+step "the example driver that gained counters, executed: target/windows/checksum_driver.sys's DriverEntry, IOCTLs, filtered collections and DriverUnload in the loader (crates/pcw-loader/tests/example.rs)"
+PCW_EXAMPLE_IMAGE=target/windows/checksum_driver.sys cargo test -p pcw-loader --test example --locked -- --nocapture
+
 step "no panic: nothing in the .sys, nor the DLL's Collect/Close, reaches Rust's panic machinery; a missing root fails (pcw-pecheck no-panic)"
 cargo run -q -p pcw-pecheck --bin pcw-pecheck --locked -- no-panic \
   --driver target/windows/pcw_driver.sys target/xwin-msvc/x86_64-pc-windows-msvc/release/pcw_driver.pdb \
@@ -70,14 +73,15 @@ step "kernel constraints: stack frames <= 1 KiB from every entry point, no x87/M
 cargo run -q -p pcw-pecheck --bin pcw-pecheck --locked -- kernel-constraints \
   target/windows/pcw_driver.sys target/xwin-msvc/x86_64-pc-windows-msvc/release/pcw_driver.pdb
 
-step "the WDK flavour built on Linux: --features wdk from wdk-sys's own generated bindings into target/windows/wdk/pcw_driver.sys (scripts/wdk-build.sh)"
+step "the WDK flavour built on Linux: --features wdk from wdk-sys's own generated bindings into target/windows/wdk/{pcw_driver,checksum_driver}.sys (scripts/wdk-build.sh)"
 bash scripts/wdk-build.sh
 
-step "the WDK image checked like the windows-sys one: PE facts, the loader scenarios, no panic, kernel constraints"
+step "the WDK images checked like the windows-sys ones: PE facts, the loader scenarios (both drivers), no panic, kernel constraints"
 wdk_pdb=target/xwin-wdk/x86_64-pc-windows-msvc/release/pcw_driver.pdb
 # Only the driver's artifact tests: target/windows/wdk holds no perf DLL.
 PCW_WINDOWS_ARTIFACTS=target/windows/wdk cargo test -p pcw-pecheck --test artifacts --locked driver_artifact
 PCW_DRIVER_IMAGE=target/windows/wdk/pcw_driver.sys cargo test -p pcw-loader --locked -- --nocapture
+PCW_EXAMPLE_IMAGE=target/windows/wdk/checksum_driver.sys cargo test -p pcw-loader --test example --locked -- --nocapture
 cargo run -q -p pcw-pecheck --bin pcw-pecheck --locked -- no-panic \
   --driver target/windows/wdk/pcw_driver.sys "$wdk_pdb"
 cargo run -q -p pcw-pecheck --bin pcw-pecheck --locked -- kernel-constraints \

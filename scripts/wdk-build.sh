@@ -6,7 +6,7 @@
 #                         over wdk-sys)
 #   checksum_driver.sys   the example driver (examples/checksum-driver), `--features wdk`
 #                         (wdk-sys, wdk-panic, pcw-rt over wdk-sys)
-# Both in one cargo invocation, so wdk-sys generates its bindings once.
+# One cargo invocation each, in one target directory (wdk-sys's bindings are generated once).
 #
 # wdk-sys's bindings are generated the way a Windows user's `cargo make` generates them: by the
 # wdk-sys version in Cargo.lock, through its own build script and windows-drivers-rs's bindgen
@@ -266,16 +266,21 @@ fi
 # arguments are those of cross-windows.sh (wdk-build's WDM set, less /KERNEL and /IGNORE, which
 # are MSVC link.exe's), plus the import libraries' directory; +crt-static is what wdk-build checks
 # for a kernel driver.
-RUSTFLAGS="-C target-feature=+crt-static -C linker=lld-link -C panic=abort -L native=$lib -C link-arg=/DRIVER -C link-arg=/SUBSYSTEM:NATIVE -C link-arg=/ENTRY:DriverEntry -C link-arg=/NODEFAULTLIB -C link-arg=/INTEGRITYCHECK" \
-  WDKContentRoot="$wdk" \
-  LIBCLANG_PATH="$libclang_dir" \
-  BINDGEN_EXTRA_CLANG_ARGS_x86_64_pc_windows_msvc="-D__GNUC__=4 -D__GNUC_MINOR__=9 -isystem $resource_dir/include" \
-  PCW_WDK_CROSS_STAGE=1 \
-  CARGO_TARGET_DIR="$target_dir" \
-  debian_cargo build --locked "${patch_args[@]}" -p pcw-driver -p checksum-driver --lib --release \
-  --features pcw-driver/wdk,checksum-driver/wdk \
-  --target x86_64-pc-windows-msvc \
-  -Zbuild-std=core,alloc,compiler_builtins -Zbuild-std-features=compiler-builtins-mem
+wdk_cargo_build() {
+  RUSTFLAGS="-C target-feature=+crt-static -C linker=lld-link -C panic=abort -L native=$lib -C link-arg=/DRIVER -C link-arg=/SUBSYSTEM:NATIVE -C link-arg=/ENTRY:DriverEntry -C link-arg=/NODEFAULTLIB -C link-arg=/INTEGRITYCHECK" \
+    WDKContentRoot="$wdk" \
+    LIBCLANG_PATH="$libclang_dir" \
+    BINDGEN_EXTRA_CLANG_ARGS_x86_64_pc_windows_msvc="-D__GNUC__=4 -D__GNUC_MINOR__=9 -isystem $resource_dir/include" \
+    PCW_WDK_CROSS_STAGE=1 \
+    CARGO_TARGET_DIR="$target_dir" \
+    debian_cargo build --locked "${patch_args[@]}" --lib --release --features wdk \
+    --target x86_64-pc-windows-msvc \
+    -Zbuild-std=core,alloc,compiler_builtins -Zbuild-std-features=compiler-builtins-mem "$@"
+}
+wdk_cargo_build -p pcw-driver
+# The example in a cargo invocation of its own, so that cargo does not unify pcw-core's features
+# with the driver's (the example has no allocator; pcw-core's `alloc` would need one).
+wdk_cargo_build -p checksum-driver
 for driver in pcw_driver checksum_driver; do
   cp "$target_dir/x86_64-pc-windows-msvc/release/$driver.dll" "$out/$driver.sys"
   printf '== built: target/windows/wdk/%s.sys %d bytes\n' "$driver" "$(stat -c %s "$out/$driver.sys")"

@@ -6,25 +6,10 @@
 use core::ffi::c_void;
 
 use crate::control::{self, DEVICE_NAME, STATUS_INVALID_PARAMETER, STATUS_SUCCESS, SYMBOLIC_LINK};
+use crate::utf16;
 use crate::wdm::{
     DeviceObject, DriverObject, IRP_MJ_CLOSE, IRP_MJ_CREATE, IRP_MJ_DEVICE_CONTROL, Irp, NtStatus,
 };
-
-/// An ASCII string as UTF-16, at compile time.
-#[allow(
-    clippy::indexing_slicing,
-    reason = "evaluated at compile time only; `i` < N bounds both indexes"
-)]
-const fn utf16<const N: usize>(s: &str) -> [u16; N] {
-    let bytes = s.as_bytes();
-    let mut out = [0u16; N];
-    let mut i = 0;
-    while i < N {
-        out[i] = bytes[i] as u16;
-        i += 1;
-    }
-    out
-}
 
 static DEVICE_NAME_UTF16: [u16; DEVICE_NAME.len()] = utf16(DEVICE_NAME);
 static SYMBOLIC_LINK_UTF16: [u16; SYMBOLIC_LINK.len()] = utf16(SYMBOLIC_LINK);

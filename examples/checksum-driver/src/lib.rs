@@ -29,3 +29,19 @@ pub mod counters;
 pub mod kernel;
 #[cfg(target_pointer_width = "64")]
 pub mod wdm;
+
+/// An ASCII string as UTF-16, at compile time.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "evaluated at compile time only; `i` < N bounds both indexes"
+)]
+pub(crate) const fn utf16<const N: usize>(s: &str) -> [u16; N] {
+    let bytes = s.as_bytes();
+    let mut out = [0u16; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = bytes[i] as u16;
+        i += 1;
+    }
+    out
+}
