@@ -81,7 +81,7 @@ fn bytes(len: usize, seed: u64) -> Vec<u8> {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            (x >> 24) as u8
+            x.to_le_bytes()[3]
         })
         .collect()
 }
@@ -277,7 +277,7 @@ fn example_ioctls_answer_and_counters_count_them() {
         for (i, instance) in c.instances.iter().enumerate() {
             assert_eq!(
                 (instance.name.as_str(), instance.id),
-                (INSTANCES[i], i as u32)
+                (INSTANCES[i], u32::try_from(i).unwrap())
             );
             let got: Vec<(u16, u64)> = instance.values.iter().map(|(&k, &v)| (k, v)).collect();
             assert_eq!(got, values(expected[i]), "{}", instance.name);
