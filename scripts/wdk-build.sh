@@ -6,7 +6,7 @@
 #                         over wdk-sys)
 #   checksum_driver.sys   the example driver (examples/checksum-driver), `--features wdk`
 #                         (wdk-sys, wdk-panic, pcw-rt over wdk-sys)
-# One cargo invocation each, in one target directory (wdk-sys's bindings are generated once).
+# One cargo invocation each, in one target directory: wdk-sys's build script (bindgen) runs once.
 #
 # wdk-sys's bindings are generated the way a Windows user's `cargo make` generates them: by the
 # wdk-sys version in Cargo.lock, through its own build script and windows-drivers-rs's bindgen
