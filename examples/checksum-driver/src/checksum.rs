@@ -84,7 +84,9 @@ mod tests {
         assert_eq!(adler32(b""), 1);
         // Long inputs take the modulus once per block and must still agree with the
         // definition (the sums taken modulo 65521 after every byte).
-        let data: Vec<u8> = (0..20_000u32).map(|i| (i * 7 + 3).to_le_bytes()[0]).collect();
+        let data: Vec<u8> = (0..20_000u32)
+            .map(|i| (i * 7 + 3).to_le_bytes()[0])
+            .collect();
         let (mut a, mut b) = (1u32, 0u32);
         for &byte in &data {
             a = (a + u32::from(byte)) % ADLER_MODULUS;
