@@ -16,6 +16,16 @@
 //! `CounterMask`, enumeration, cancellation, the first `PcwAddInstance` failure — without the
 //! driver writing `unsafe`.
 #![no_std]
+// Kernel-side code: the callback path never panics.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
 
 #[cfg(not(any(feature = "windows-sys", feature = "wdk-sys")))]
 compile_error!(
