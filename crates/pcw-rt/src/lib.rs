@@ -79,7 +79,9 @@ pub use wdk_sys_binding::*;
 #[cfg(any(feature = "windows-sys", all(feature = "wdk-sys", windows)))]
 mod publish;
 #[cfg(any(feature = "windows-sys", all(feature = "wdk-sys", windows)))]
-pub use publish::{CounterMask, Counterset, Publish, Summary, Visitor, callback, respond};
+pub use publish::{
+    CounterMask, Counterset, Publish, Summary, ValuesOf, Visitor, callback, respond,
+};
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]
