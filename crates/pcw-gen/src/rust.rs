@@ -814,6 +814,12 @@ fn gen_publisher(set: &CounterSet, n: &SetNames, rt: &syn::Path) -> TokenStream 
             }
         }
 
+        impl #rt::ValuesOf<Set> for #values_ty {
+            fn values(&self) -> &Self {
+                self
+            }
+        }
+
         /// Registers the counterset (as [`register`]) with the runtime's safe callback:
         /// PCW's queries are answered from `publisher`'s instances — `InstanceId`,
         /// `InstanceMask`, `CounterMask`, enumeration, the cancel event and the first

@@ -16,6 +16,16 @@
 //! `CounterMask`, enumeration, cancellation, the first `PcwAddInstance` failure — without the
 //! driver writing `unsafe`.
 #![no_std]
+// Kernel-side code: the callback path never panics.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
 
 #[cfg(not(any(feature = "windows-sys", feature = "wdk-sys")))]
 compile_error!(
@@ -69,7 +79,9 @@ pub use wdk_sys_binding::*;
 #[cfg(any(feature = "windows-sys", all(feature = "wdk-sys", windows)))]
 mod publish;
 #[cfg(any(feature = "windows-sys", all(feature = "wdk-sys", windows)))]
-pub use publish::{CounterMask, Counterset, Publish, Summary, Visitor, callback, respond};
+pub use publish::{
+    CounterMask, Counterset, Publish, Summary, ValuesOf, Visitor, callback, respond,
+};
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

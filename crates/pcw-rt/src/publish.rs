@@ -51,6 +51,20 @@ pub trait Counterset: 'static {
     ) -> NTSTATUS;
 }
 
+/// The value block (or blocks) of counterset `S`: what [`Visitor::instance`]'s values closure
+/// returns. Generated code implements it for each set's `Values` type, and only for that set,
+/// so values of another counterset are refused at compile time with this trait's message.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not the values of the counterset `{S}`",
+    label = "the values closure returns `{Self}`",
+    note = "`Visitor<{S}>::instance` takes the values of its own counterset \
+            (`<{S} as pcw_rt::Counterset>::Values`); was this publisher meant for another set?"
+)]
+pub trait ValuesOf<S: Counterset> {
+    /// The values as the counterset's `Values` type.
+    fn values(&self) -> &S::Values;
+}
+
 /// A driver's instances of counterset `S`, visited on each collection.
 ///
 /// Register with the generated `my_set::register_publisher(&PUBLISHER)`: PCW then calls
@@ -58,7 +72,7 @@ pub trait Counterset: 'static {
 ///
 /// ```
 /// use core::ops::ControlFlow;
-/// use pcw_rt::{Counterset, CounterMask, Publish, Visitor};
+/// use pcw_rt::{Counterset, CounterMask, Publish, ValuesOf, Visitor};
 ///
 /// // What pcw-gen generates for a counterset with one counter `Value` (id 0).
 /// pub struct Set;
@@ -81,6 +95,11 @@ pub trait Counterset: 'static {
 ///         }];
 ///         // SAFETY: `buffer` is the running callback's (this function's contract).
 ///         unsafe { pcw_rt::PcwAddInstance(buffer, name, id, 1, data.as_mut_ptr()) }
+///     }
+/// }
+/// impl ValuesOf<Set> for Values {
+///     fn values(&self) -> &Values {
+///         self
 ///     }
 /// }
 ///
@@ -191,12 +210,15 @@ impl<S: Counterset> Visitor<'_, S> {
     /// collects data. Returns `Break` once the visit is over (cancelled, or `PcwAddInstance`
     /// failed): stop offering then.
     #[inline]
-    pub fn instance(
+    pub fn instance<V>(
         &mut self,
         name: &[u16],
         id: u32,
-        values: impl FnOnce(CounterMask) -> S::Values,
-    ) -> ControlFlow<()> {
+        values: impl FnOnce(CounterMask) -> V,
+    ) -> ControlFlow<()>
+    where
+        V: ValuesOf<S>,
+    {
         if self.status < 0 {
             return ControlFlow::Break(());
         }
@@ -217,7 +239,7 @@ impl<S: Counterset> Visitor<'_, S> {
             // SAFETY: `buffer` is the running callback's (only `respond` makes a visitor, from
             // the information block PCW passed); the name and values live across the call, in
             // which PCW copies them.
-            unsafe { S::add(self.buffer, &name, id, &values) }
+            unsafe { S::add(self.buffer, &name, id, values.values()) }
         } else {
             // SAFETY: as above; no data is what EnumerateInstances expects.
             unsafe { PcwAddInstance(self.buffer, &raw const name, id, 0, core::ptr::null_mut()) }

@@ -497,6 +497,11 @@ pub mod contoso_v11 {
                 unsafe { add(buffer, name, id, &values.0, &values.1) }
             }
         }
+        impl ::pcw_rt::ValuesOf<Set> for (ContosoTimerData, ContosoCountData) {
+            fn values(&self) -> &Self {
+                self
+            }
+        }
         /// Registers the counterset (as [`register`]) with the runtime's safe callback:
         /// PCW's queries are answered from `publisher`'s instances — `InstanceId`,
         /// `InstanceMask`, `CounterMask`, enumeration, the cancel event and the first
@@ -903,6 +908,11 @@ pub mod contoso_v11 {
                 unsafe { add(buffer, name, id, values) }
             }
         }
+        impl ::pcw_rt::ValuesOf<Set> for ContosoPreciseData {
+            fn values(&self) -> &Self {
+                self
+            }
+        }
         /// Registers the counterset (as [`register`]) with the runtime's safe callback:
         /// PCW's queries are answered from `publisher`'s instances — `InstanceId`,
         /// `InstanceMask`, `CounterMask`, enumeration, the cancel event and the first
@@ -1161,6 +1171,11 @@ pub mod contoso_v11 {
             ) -> ::pcw_rt::NTSTATUS {
                 // SAFETY: the buffer contract is the trait's, the same as `add`'s.
                 unsafe { add(buffer, name, id, values) }
+            }
+        }
+        impl ::pcw_rt::ValuesOf<Set> for Values {
+            fn values(&self) -> &Self {
+                self
             }
         }
         /// Registers the counterset (as [`register`]) with the runtime's safe callback:

@@ -403,6 +403,11 @@ pub mod fabrikam_v2 {
                 unsafe { add(buffer, name, id, values) }
             }
         }
+        impl ::pcw_rt::ValuesOf<Set> for FabrikamQueueData {
+            fn values(&self) -> &Self {
+                self
+            }
+        }
         /// Registers the counterset (as [`register`]) with the runtime's safe callback:
         /// PCW's queries are answered from `publisher`'s instances — `InstanceId`,
         /// `InstanceMask`, `CounterMask`, enumeration, the cancel event and the first
@@ -662,6 +667,11 @@ pub mod fabrikam_v2 {
             ) -> ::pcw_rt::NTSTATUS {
                 // SAFETY: the buffer contract is the trait's, the same as `add`'s.
                 unsafe { add(buffer, name, id, values) }
+            }
+        }
+        impl ::pcw_rt::ValuesOf<Set> for Values {
+            fn values(&self) -> &Self {
+                self
             }
         }
         /// Registers the counterset (as [`register`]) with the runtime's safe callback:

@@ -460,6 +460,11 @@ pub mod fabrikam_bound {
                 unsafe { add(buffer, name, id, values) }
             }
         }
+        impl ::pcw_runtime::ValuesOf<Set> for crate::stats::QueueStats {
+            fn values(&self) -> &Self {
+                self
+            }
+        }
         /// Registers the counterset (as [`register`]) with the runtime's safe callback:
         /// PCW's queries are answered from `publisher`'s instances — `InstanceId`,
         /// `InstanceMask`, `CounterMask`, enumeration, the cancel event and the first
@@ -727,6 +732,11 @@ pub mod fabrikam_bound {
             ) -> ::pcw_runtime::NTSTATUS {
                 // SAFETY: the buffer contract is the trait's, the same as `add`'s.
                 unsafe { add(buffer, name, id, values) }
+            }
+        }
+        impl ::pcw_runtime::ValuesOf<Set> for crate::stats::DriverStats {
+            fn values(&self) -> &Self {
+                self
             }
         }
         /// Registers the counterset (as [`register`]) with the runtime's safe callback:
