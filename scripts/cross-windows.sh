@@ -5,6 +5,8 @@
 #
 #   pcw_driver.sys          the driver (root package), x86_64-pc-windows-msvc, no_std,
 #                           build-std core+alloc, linked by lld-link as a native-subsystem driver
+#   checksum_driver.sys     the example driver that gained counters (examples/checksum-driver),
+#                           built and linked the same way
 #   pcw_perfdll.dll         the V1 perf DLL (crates/pcw-perfdll), x86_64-pc-windows-gnu via mingw
 #   pcw_wine_consumer.exe   the V1 consumer scripts/wine-test.sh runs under Wine
 #   tidal_wine_check.exe    the example user-mode service's Perflib calls, run under Wine
@@ -42,7 +44,7 @@ debian_cargo() {
     PATH="/usr/bin:$PATH" RUSTC_BOOTSTRAP=1 /usr/bin/cargo "$@"
 }
 
-echo "== cross-build: pcw_driver.sys (x86_64-pc-windows-msvc, lld-link /DRIVER)"
+echo "== cross-build: pcw_driver.sys, checksum_driver.sys (x86_64-pc-windows-msvc, lld-link /DRIVER)"
 echo "   $(/usr/bin/rustc --version) / $(/usr/bin/cargo --version)"
 # RUSTFLAGS replaces the [target.'cfg(windows)'] rustflags of .cargo/config.toml, so
 # -C panic=abort is repeated here.
@@ -51,7 +53,73 @@ RUSTFLAGS="-C linker=lld-link -C panic=abort -C link-arg=/DRIVER -C link-arg=/SU
   debian_cargo build --locked -p pcw-driver --lib --release \
   --target x86_64-pc-windows-msvc \
   -Zbuild-std=core,alloc,compiler_builtins -Zbuild-std-features=compiler-builtins-mem
-cp "$root/target/xwin-msvc/x86_64-pc-windows-msvc/release/pcw_driver.dll" "$out/pcw_driver.sys"
+# The example in a cargo invocation of its own: in one with the driver, cargo would unify
+# pcw-core's features and give the example (which has no allocator) pcw-core's `alloc`.
+RUSTFLAGS="-C linker=lld-link -C panic=abort -C link-arg=/DRIVER -C link-arg=/SUBSYSTEM:NATIVE -C link-arg=/ENTRY:DriverEntry -C link-arg=/NODEFAULTLIB -C link-arg=/INTEGRITYCHECK" \
+  CARGO_TARGET_DIR="$root/target/xwin-msvc" \
+  debian_cargo build --locked -p checksum-driver --lib --release \
+  --target x86_64-pc-windows-msvc \
+  -Zbuild-std=core,alloc,compiler_builtins -Zbuild-std-features=compiler-builtins-mem
+for driver in pcw_driver checksum_driver; do
+  cp "$root/target/xwin-msvc/x86_64-pc-windows-msvc/release/$driver.dll" "$out/$driver.sys"
+done
+
+# A fresh crate per manifest, outside this workspace: one manifest, pcw-gen as its only
+# build-dependency (build.rs is one call), pcw-rt as its only dependency, and a lib.rs that only
+# includes the generated module (every non-generic item of it is compiled into the rlib), with no
+# FFI of its own. Both must compile for the driver target: the driver's own manifest, and a manifest in
+# the style of a public driver's (XDP's per-queue sets, multipleAggregate). They resolve against
+# a copy of this workspace's Cargo.lock, offline (every crate they use is already fetched), so
+# they build exactly the versions the drivers do.
+echo "== fresh crates: one manifest + pcw-gen + pcw-rt each, x86_64-pc-windows-msvc, no hand-written FFI"
+fresh=$root/target/fresh-crates
+rm -rf "$fresh"
+mkdir -p "$fresh"
+cat >"$fresh/Cargo.toml" <<'TOML'
+[workspace]
+resolver = "3"
+members = ["driver-manifest", "xdp-like-manifest"]
+TOML
+cp Cargo.lock "$fresh/Cargo.lock"
+for crate in driver-manifest:manifest/pcw_driver.man xdp-like-manifest:crates/pcw-cli/tests/fixtures/xdp_like.man; do
+  name=${crate%%:*}
+  manifest=${crate#*:}
+  stem=$(basename "$manifest" .man)
+  mkdir -p "$fresh/$name/src"
+  cp "$manifest" "$fresh/$name/$stem.man"
+  cat >"$fresh/$name/Cargo.toml" <<TOML
+[package]
+name = "$name"
+version = "0.1.0"
+edition = "2024"
+publish = false
+
+[dependencies]
+pcw-rt = { path = "$root/crates/pcw-rt", features = ["windows-sys"] }
+
+[build-dependencies]
+pcw-gen = { path = "$root/crates/pcw-gen" }
+TOML
+  cat >"$fresh/$name/build.rs" <<RS
+fn main() {
+    pcw_gen::compile("$stem.man").unwrap();
+}
+RS
+  cat >"$fresh/$name/src/lib.rs" <<RS
+#![no_std]
+//! Counters of \`$stem.man\`, with no hand-written FFI.
+
+include!(concat!(env!("OUT_DIR"), "/$stem.rs"));
+RS
+done
+# The drivers' flags and target directory (the fresh workspace has its own release profile, so
+# its crates and the standard library are compiled once for it: about 2 min of CPU from cold,
+# seconds when warm).
+RUSTFLAGS="-C linker=lld-link -C panic=abort -C link-arg=/DRIVER -C link-arg=/SUBSYSTEM:NATIVE -C link-arg=/ENTRY:DriverEntry -C link-arg=/NODEFAULTLIB -C link-arg=/INTEGRITYCHECK" \
+  CARGO_TARGET_DIR="$root/target/xwin-msvc" \
+  debian_cargo build --offline --release --manifest-path "$fresh/Cargo.toml" --workspace --lib \
+  --target x86_64-pc-windows-msvc \
+  -Zbuild-std=core,alloc,compiler_builtins -Zbuild-std-features=compiler-builtins-mem
 
 # The DLL, the consumer and the example service in one cargo invocation: one resolution and one
 # build of std for all.
@@ -67,6 +135,6 @@ cp "$gnu_out/pcw-wine-consumer.exe" "$out/pcw_wine_consumer.exe"
 cp "$gnu_out/tidal-wine-check.exe" "$out/tidal_wine_check.exe"
 
 echo "== built:"
-for f in pcw_driver.sys pcw_perfdll.dll pcw_wine_consumer.exe tidal_wine_check.exe; do
+for f in pcw_driver.sys checksum_driver.sys pcw_perfdll.dll pcw_wine_consumer.exe tidal_wine_check.exe; do
   printf '   target/windows/%-22s %8d bytes\n' "$f" "$(stat -c %s "$out/$f")"
 done

@@ -61,6 +61,17 @@ PCW_WINDOWS_ARTIFACTS=target/windows \
 step "the shipped .sys executed: DriverEntry, callbacks, IOCTLs and DriverUnload of target/windows/pcw_driver.sys in the loader (crates/pcw-loader)"
 PCW_DRIVER_IMAGE=target/windows/pcw_driver.sys cargo test -p pcw-loader --locked -- --nocapture
 
+step "the example driver that gained counters: target/windows/checksum_driver.sys's DriverEntry, IOCTLs, filtered collections and DriverUnload in the loader (crates/pcw-loader/tests/example.rs), then no panic and kernel constraints (pcw-pecheck --root)"
+PCW_EXAMPLE_IMAGE=target/windows/checksum_driver.sys cargo test -p pcw-loader --test example --locked -- --nocapture
+# The example's entry points for the code analyses: DriverEntry (from which the analyses also
+# follow every routine it installs) and its Publish impl, which the PCW callback calls.
+example_roots=(--root DriverEntry=DriverEntry --root 'the Publish impl (Algorithms::visit)=10Algorithms')
+example_pdb=target/xwin-msvc/x86_64-pc-windows-msvc/release/checksum_driver.pdb
+cargo run -q -p pcw-pecheck --bin pcw-pecheck --locked -- no-panic \
+  --driver target/windows/checksum_driver.sys "$example_pdb" "${example_roots[@]}"
+cargo run -q -p pcw-pecheck --bin pcw-pecheck --locked -- kernel-constraints \
+  target/windows/checksum_driver.sys "$example_pdb" "${example_roots[@]}"
+
 step "no panic: nothing in the .sys, nor the DLL's Collect/Close, reaches Rust's panic machinery; a missing root fails (pcw-pecheck no-panic)"
 cargo run -q -p pcw-pecheck --bin pcw-pecheck --locked -- no-panic \
   --driver target/windows/pcw_driver.sys target/xwin-msvc/x86_64-pc-windows-msvc/release/pcw_driver.pdb \
@@ -70,14 +81,20 @@ step "kernel constraints: stack frames <= 1 KiB from every entry point, no x87/M
 cargo run -q -p pcw-pecheck --bin pcw-pecheck --locked -- kernel-constraints \
   target/windows/pcw_driver.sys target/xwin-msvc/x86_64-pc-windows-msvc/release/pcw_driver.pdb
 
-step "the WDK flavour built on Linux: --features wdk from wdk-sys's own generated bindings into target/windows/wdk/pcw_driver.sys (scripts/wdk-build.sh)"
+step "the WDK flavour built on Linux: --features wdk from wdk-sys's own generated bindings into target/windows/wdk/{pcw_driver,checksum_driver}.sys (scripts/wdk-build.sh)"
 bash scripts/wdk-build.sh
 
-step "the WDK image checked like the windows-sys one: PE facts, the loader scenarios, no panic, kernel constraints"
+step "the WDK images checked like the windows-sys ones: PE facts, the loader scenarios (both drivers), no panic, kernel constraints"
 wdk_pdb=target/xwin-wdk/x86_64-pc-windows-msvc/release/pcw_driver.pdb
 # Only the driver's artifact tests: target/windows/wdk holds no perf DLL.
 PCW_WINDOWS_ARTIFACTS=target/windows/wdk cargo test -p pcw-pecheck --test artifacts --locked driver_artifact
 PCW_DRIVER_IMAGE=target/windows/wdk/pcw_driver.sys cargo test -p pcw-loader --locked -- --nocapture
+PCW_EXAMPLE_IMAGE=target/windows/wdk/checksum_driver.sys cargo test -p pcw-loader --test example --locked -- --nocapture
+example_wdk_pdb=target/xwin-wdk/x86_64-pc-windows-msvc/release/checksum_driver.pdb
+cargo run -q -p pcw-pecheck --bin pcw-pecheck --locked -- no-panic \
+  --driver target/windows/wdk/checksum_driver.sys "$example_wdk_pdb" "${example_roots[@]}"
+cargo run -q -p pcw-pecheck --bin pcw-pecheck --locked -- kernel-constraints \
+  target/windows/wdk/checksum_driver.sys "$example_wdk_pdb" "${example_roots[@]}"
 cargo run -q -p pcw-pecheck --bin pcw-pecheck --locked -- no-panic \
   --driver target/windows/wdk/pcw_driver.sys "$wdk_pdb"
 cargo run -q -p pcw-pecheck --bin pcw-pecheck --locked -- kernel-constraints \

@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT OR Apache-2.0
-# Builds the driver's WDK flavour on Linux: `--features wdk` (wdk, wdk-sys, wdk-alloc, wdk-panic,
-# pcw-rt over wdk-sys) for x86_64-pc-windows-msvc, linked by lld-link into
-# target/windows/wdk/pcw_driver.sys.
+# Builds the WDK flavour of the repository's drivers on Linux, for x86_64-pc-windows-msvc, linked
+# by lld-link into target/windows/wdk/:
+#   pcw_driver.sys        the driver, `--features wdk` (wdk, wdk-sys, wdk-alloc, wdk-panic, pcw-rt
+#                         over wdk-sys)
+#   checksum_driver.sys   the example driver (examples/checksum-driver), `--features wdk`
+#                         (wdk-sys, wdk-panic, pcw-rt over wdk-sys)
+# One cargo invocation each, in one target directory: wdk-sys's build script (bindgen) runs once.
 #
 # wdk-sys's bindings are generated the way a Windows user's `cargo make` generates them: by the
 # wdk-sys version in Cargo.lock, through its own build script and windows-drivers-rs's bindgen
 # configuration. Only the headers differ: a WDK-shaped tree (target/wdk-stage/wdk) assembled here
 # from Debian's mingw-w64 DDK headers, whose wdm.h is followed by scripts/wdk/pcw_supplement.h
 # (what mingw-w64 lacks, written from the DDI documentation, with its x64 layouts asserted). So any
-# name or type the driver's FFI facade (src/ffi/wdk_sys.rs) or pcw-rt's wdk-sys binding uses that
+# name or type the driver's FFI facade (src/ffi/wdk_sys.rs), the example's kernel module
+# (examples/checksum-driver/src/kernel.rs) or pcw-rt's wdk-sys binding uses that
 # the generated bindings do not have fails this script with rustc's message.
 #
 # What is set up, all under target/ (never committed):
@@ -104,7 +109,7 @@ done
 # Import libraries. wdk-sys links ntoskrnl, hal, wmilib and BufferOverflowFastFailK from
 # Lib/<ver>/km/x64; mingw-w64's libntoskrnl.a lacks the Pcw* exports (and the other routines the
 # supplement declares), so the import libraries are generated from module-definition files
-# listing the routines the driver imports, with the module each one comes from in the WDK.
+# listing the routines the drivers import, with the module each one comes from in the WDK.
 # wmilib and BufferOverflowFastFailK provide nothing this driver calls: empty archives.
 write_if_changed "$stage/ntoskrnl.def" <<'EOF'
 LIBRARY ntoskrnl.exe
@@ -261,14 +266,22 @@ fi
 # arguments are those of cross-windows.sh (wdk-build's WDM set, less /KERNEL and /IGNORE, which
 # are MSVC link.exe's), plus the import libraries' directory; +crt-static is what wdk-build checks
 # for a kernel driver.
-RUSTFLAGS="-C target-feature=+crt-static -C linker=lld-link -C panic=abort -L native=$lib -C link-arg=/DRIVER -C link-arg=/SUBSYSTEM:NATIVE -C link-arg=/ENTRY:DriverEntry -C link-arg=/NODEFAULTLIB -C link-arg=/INTEGRITYCHECK" \
-  WDKContentRoot="$wdk" \
-  LIBCLANG_PATH="$libclang_dir" \
-  BINDGEN_EXTRA_CLANG_ARGS_x86_64_pc_windows_msvc="-D__GNUC__=4 -D__GNUC_MINOR__=9 -isystem $resource_dir/include" \
-  PCW_WDK_CROSS_STAGE=1 \
-  CARGO_TARGET_DIR="$target_dir" \
-  debian_cargo build --locked "${patch_args[@]}" -p pcw-driver --lib --release --features wdk \
-  --target x86_64-pc-windows-msvc \
-  -Zbuild-std=core,alloc,compiler_builtins -Zbuild-std-features=compiler-builtins-mem
-cp "$target_dir/x86_64-pc-windows-msvc/release/pcw_driver.dll" "$out/pcw_driver.sys"
-printf '== built: target/windows/wdk/pcw_driver.sys %d bytes\n' "$(stat -c %s "$out/pcw_driver.sys")"
+wdk_cargo_build() {
+  RUSTFLAGS="-C target-feature=+crt-static -C linker=lld-link -C panic=abort -L native=$lib -C link-arg=/DRIVER -C link-arg=/SUBSYSTEM:NATIVE -C link-arg=/ENTRY:DriverEntry -C link-arg=/NODEFAULTLIB -C link-arg=/INTEGRITYCHECK" \
+    WDKContentRoot="$wdk" \
+    LIBCLANG_PATH="$libclang_dir" \
+    BINDGEN_EXTRA_CLANG_ARGS_x86_64_pc_windows_msvc="-D__GNUC__=4 -D__GNUC_MINOR__=9 -isystem $resource_dir/include" \
+    PCW_WDK_CROSS_STAGE=1 \
+    CARGO_TARGET_DIR="$target_dir" \
+    debian_cargo build --locked "${patch_args[@]}" --lib --release --features wdk \
+    --target x86_64-pc-windows-msvc \
+    -Zbuild-std=core,alloc,compiler_builtins -Zbuild-std-features=compiler-builtins-mem "$@"
+}
+wdk_cargo_build -p pcw-driver
+# The example in a cargo invocation of its own, so that cargo does not unify pcw-core's features
+# with the driver's (the example has no allocator; pcw-core's `alloc` would need one).
+wdk_cargo_build -p checksum-driver
+for driver in pcw_driver checksum_driver; do
+  cp "$target_dir/x86_64-pc-windows-msvc/release/$driver.dll" "$out/$driver.sys"
+  printf '== built: target/windows/wdk/%s.sys %d bytes\n' "$driver" "$(stat -c %s "$out/$driver.sys")"
+done

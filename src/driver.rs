@@ -60,12 +60,8 @@ pub fn load() -> Result<(), NTSTATUS> {
 /// Registers the three sets in order; on failure the ones already registered are dropped
 /// (unregistered) as this function returns.
 fn register_all() -> Result<Loaded, NTSTATUS> {
-    // SAFETY: the callbacks are this crate's PCW_CALLBACKs, which ignore their context; they
-    // stay valid for as long as the driver image is loaded, longer than the registrations.
-    let waves = unsafe { geometric_waves::register(Some(waves::callback), core::ptr::null_mut()) }?;
-    // SAFETY: as above.
-    let statistics =
-        unsafe { provider_statistics::register(Some(stats::callback), core::ptr::null_mut()) }?;
+    let waves = geometric_waves::register_publisher(&waves::PUBLISHER)?;
+    let statistics = provider_statistics::register_publisher(&stats::STATS)?;
     // SAFETY: no callback: the set's instances are made with PcwCreateInstance.
     let queues = unsafe { dynamic_queues::register(None, core::ptr::null_mut()) }?;
     Ok(Loaded {

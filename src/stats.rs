@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! The "PCW Provider Statistics" counterset: how often and how fast the driver answers PCW
 //! (single instance). Timing is only taken while a consumer has these counters added
-//! (`PcwCallbackAddCounter`/`RemoveCounter`), so an unwatched driver reads no clock. The
-//! lock-free counters and their promises (gating, whole pairs, bounded counts) are
-//! `pcw_core::stats`, model-checked with loom there.
+//! (`PcwCallbackAddCounter`/`RemoveCounter`, pcw-rt's `Publish` hooks), so an unwatched driver
+//! reads no clock. The lock-free counters and their promises (gating, whole pairs, bounded
+//! counts) are [`collect`], model-checked with loom there.
 
-use pcw_core::stats::CollectStats;
-pub use pcw_core::stats::Collected;
+pub mod collect;
+
+use core::ops::ControlFlow;
+
+use collect::CollectStats;
+pub use collect::Summary;
 
 use crate::countersets::pcw_driver::provider_statistics as set;
-use crate::ffi::{self, NTSTATUS, PCW_CALLBACK_INFORMATION, PCW_CALLBACK_TYPE, STATUS_SUCCESS};
+use crate::ffi::{self, CounterMask, Counterset, Publish, Visitor};
 
-/// The statistics, updated lock-free by the callbacks.
+/// The statistics, updated lock-free by the callbacks; the counterset's publisher.
 #[derive(Debug)]
 pub struct Stats(CollectStats);
 
@@ -35,7 +39,7 @@ impl Stats {
     }
 
     /// Records one collection that started at `started` (from [`Stats::start`]).
-    pub fn record(&self, started: Option<i64>, c: Collected) {
+    pub fn record(&self, started: Option<i64>, c: Summary) {
         let elapsed = started.map(|t0| ffi::perf_counter().0.saturating_sub(t0));
         self.0.record(elapsed, c);
     }
@@ -58,41 +62,33 @@ impl Stats {
     }
 }
 
-/// The counterset's `PCW_CALLBACK`.
-///
-/// # Safety
-/// Called by PCW with a valid information block for `kind`.
-pub unsafe extern "system" fn callback(
-    kind: PCW_CALLBACK_TYPE,
-    info: *const PCW_CALLBACK_INFORMATION,
-    _context: *const core::ffi::c_void,
-) -> NTSTATUS {
-    // SAFETY: PCW passes a valid information block (contract).
-    let Some(info) = (unsafe { info.as_ref() }) else {
-        return STATUS_SUCCESS;
-    };
-    let name = ffi::unicode(&[]);
-    match kind {
-        ffi::PcwCallbackAddCounter => {
-            STATS.0.add_watcher();
-            STATUS_SUCCESS
-        }
-        ffi::PcwCallbackRemoveCounter => {
-            // An unmatched RemoveCounter changes nothing (the count never wraps).
-            let _ = STATS.0.remove_watcher();
-            STATUS_SUCCESS
-        }
-        ffi::PcwCallbackEnumerateInstances => {
-            // SAFETY: the EnumerateInstances member is the active one for this kind; the buffer
-            // is PCW's and the blank name (a single-instance set) lives across the call.
-            unsafe { set::enumerate(info.EnumerateInstances.Buffer, &name, 0) }
-        }
-        ffi::PcwCallbackCollectData => {
-            let values = STATS.snapshot();
-            // SAFETY: the CollectData member is the active one for this kind; PCW copies the
-            // name and the block during the call.
-            unsafe { set::add(info.CollectData.Buffer, &name, 0, &values) }
-        }
-        _ => STATUS_SUCCESS,
+/// Runs one visit of another counterset's publisher, `visit`, and records it in [`STATS`] when
+/// it collects data (timed only while watched).
+pub fn timed<S: Counterset>(
+    visitor: &mut Visitor<'_, S>,
+    visit: impl FnOnce(&mut Visitor<'_, S>) -> ControlFlow<()>,
+) -> ControlFlow<()> {
+    if !visitor.collecting() {
+        return visit(visitor);
+    }
+    let started = STATS.start();
+    let flow = visit(visitor);
+    STATS.record(started, visitor.summary());
+    flow
+}
+
+/// The single instance (blank name, id 0), and the watcher count that gates timing.
+impl Publish<set::Set> for Stats {
+    fn visit(&self, visitor: &mut Visitor<'_, set::Set>) -> ControlFlow<()> {
+        visitor.instance(&[], 0, |_| self.snapshot())
+    }
+
+    fn counter_added(&self, _counters: CounterMask, _instance_mask: Option<&[u16]>) {
+        self.0.add_watcher();
+    }
+
+    fn counter_removed(&self, _counters: CounterMask, _instance_mask: Option<&[u16]>) {
+        // An unmatched RemoveCounter changes nothing (the count never wraps).
+        let _ = self.0.remove_watcher();
     }
 }

@@ -2,17 +2,20 @@
 //! The "Geometric Waves" counterset: the example of Microsoft's `PCW_CALLBACK` reference page
 //! (the KCS sample's), done right. Three
 //! waves, each an instance with a distinct id that stays the same for as long as the driver is
-//! loaded; the `PCW_CALLBACK` honours `InstanceId` (O(1) lookup), `InstanceMask` (linear-time
-//! wildcards), `CounterMask` and the consumer's `CancelEvent`, never allocates and never panics.
+//! loaded, published through pcw-rt's safe callback ([`Waves`]), which honours `InstanceId`
+//! (O(1) lookup here), `InstanceMask` (linear-time wildcards), `CounterMask` and the consumer's
+//! `CancelEvent`, never allocates and never panics.
+
+use core::ops::ControlFlow;
 
 use crate::countersets::pcw_driver::geometric_waves as set;
 use crate::ffi::{
-    self, NTSTATUS, PCW_CALLBACK_INFORMATION, PCW_CALLBACK_TYPE, PCW_MASK_INFORMATION,
-    STATUS_INSUFFICIENT_RESOURCES, STATUS_OBJECT_NAME_COLLISION, STATUS_SUCCESS,
+    self, NTSTATUS, PCW_CALLBACK_INFORMATION, PCW_CALLBACK_TYPE, Publish,
+    STATUS_INSUFFICIENT_RESOURCES, STATUS_OBJECT_NAME_COLLISION, Visitor,
 };
-use crate::stats::{Collected, STATS};
-use pcw_core::filter::{InstanceFilter, counter_wanted};
-use pcw_core::registry::{Registry, RegistryError};
+use crate::stats::timed;
+use pcw_core::filter::counter_wanted;
+use pcw_core::registry::{Entry, Registry, RegistryError};
 
 /// One wave: its lowest value and its amplitude.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -103,77 +106,54 @@ pub fn values(wave: Wave, time: i64, counter_mask: u64) -> set::GeometricWaveVal
     v
 }
 
-/// Adds every wave of `registry` the query selects to PCW's buffer; returns the first failure of
-/// `PcwAddInstance`, or success.
-fn answer(
-    registry: &Registry<ffi::RegistryLock, Wave>,
-    mask: &PCW_MASK_INFORMATION,
-    collect: bool,
-) -> NTSTATUS {
-    // SAFETY: PCW passes a NULL or valid instance mask that lives across the callback.
-    let name_mask = unsafe { ffi::units(mask.InstanceMask) };
-    let filter = InstanceFilter::new(mask.InstanceId, name_mask);
-    let started = if collect { STATS.start() } else { None };
-    let now = if collect { ffi::system_time() } else { 0 };
-    let mut counted = Collected::default();
-    let status = registry.read(|view| {
-        let mut add = |entry: &pcw_core::registry::Entry<Wave>| -> NTSTATUS {
-            // Poll the cancel event before the first instance and every 16th after it.
-            // SAFETY: PCW passes NULL or a valid event that lives across the callback.
-            if counted.considered % 16 == 0 && unsafe { ffi::cancelled(mask.CancelEvent) } {
-                return ffi::STATUS_CANCELLED;
-            }
-            counted.considered = counted.considered.saturating_add(1);
-            if !filter.selects(entry.name(), entry.id()) {
-                return STATUS_SUCCESS;
-            }
-            let name = ffi::unicode(entry.name());
-            let status = if collect {
-                let values = values(*entry.value(), now, mask.CounterMask);
-                // SAFETY: `mask.Buffer` is this callback's PCW buffer; the name and the block
-                // live across the call, in which PCW copies them.
-                unsafe { set::add(mask.Buffer, &name, entry.id(), &values) }
-            } else {
-                // SAFETY: as above, without values (EnumerateInstances).
-                unsafe { set::enumerate(mask.Buffer, &name, entry.id()) }
-            };
-            if status >= 0 {
-                counted.returned = counted.returned.saturating_add(1);
-            }
-            status
-        };
-        match filter.single_id() {
-            // One id asked for: look it up instead of walking every instance.
-            Some(id) => view.get(id).map_or(STATUS_SUCCESS, &mut add),
-            None => view
-                .iter()
-                .map(&mut add)
-                .find(|s| *s < 0)
-                .unwrap_or(STATUS_SUCCESS),
-        }
-    });
-    if collect {
-        STATS.record(started, counted);
+/// The waves of a registry as the counterset's publisher: pcw-rt's safe callback filters,
+/// adds and polls the cancel event; this only offers the waves (all of them, or the one an
+/// `InstanceId` names, found in O(1)) and computes the values of the ones selected.
+pub struct Waves<'r>(pub &'r Registry<ffi::RegistryLock, Wave>);
+
+/// The driver's publisher, over [`REGISTRY`] (registered with `register_publisher`).
+pub static PUBLISHER: Waves<'static> = Waves(&REGISTRY);
+
+/// Offers one wave, its values computed at `now` if the query selects it.
+fn offer(visitor: &mut Visitor<'_, set::Set>, entry: &Entry<Wave>, now: i64) -> ControlFlow<()> {
+    let wave = *entry.value();
+    visitor.instance(entry.name(), entry.id(), |counters| {
+        values(wave, now, counters.bits())
+    })
+}
+
+/// The time the values are computed at: read once per collection, not for an enumeration.
+fn now(visitor: &Visitor<'_, set::Set>) -> i64 {
+    if visitor.collecting() {
+        ffi::system_time()
+    } else {
+        0
     }
-    status
 }
 
-/// The counterset's `PCW_CALLBACK`: [`respond`] over [`REGISTRY`].
-///
-/// # Safety
-/// Called by PCW with a valid information block for `kind`.
-pub unsafe extern "system" fn callback(
-    kind: PCW_CALLBACK_TYPE,
-    info: *const PCW_CALLBACK_INFORMATION,
-    _context: *const core::ffi::c_void,
-) -> NTSTATUS {
-    // SAFETY: forwarded from PCW under this function's contract.
-    unsafe { respond(&REGISTRY, kind, info) }
+impl Publish<set::Set> for Waves<'_> {
+    fn visit(&self, visitor: &mut Visitor<'_, set::Set>) -> ControlFlow<()> {
+        timed(visitor, |visitor| {
+            let now = now(visitor);
+            self.0
+                .read(|view| view.iter().try_for_each(|e| offer(visitor, e, now)))
+        })
+    }
+
+    fn visit_id(&self, id: u32, visitor: &mut Visitor<'_, set::Set>) -> ControlFlow<()> {
+        timed(visitor, |visitor| {
+            let now = now(visitor);
+            self.0.read(|view| {
+                view.get(id)
+                    .map_or(ControlFlow::Continue(()), |e| offer(visitor, e, now))
+            })
+        })
+    }
 }
 
-/// What [`callback`] does, over any registry of waves. The driver has one, [`REGISTRY`], limited
-/// to 64 waves; the benchmarks (crates/pcw-bench) run this same code over registries of up to
-/// 100 000 instances.
+/// What the registered callback does, over any registry of waves (pcw-rt's `respond` with a
+/// [`Waves`] publisher). The driver has one registry, [`REGISTRY`], limited to 64 waves; the
+/// benchmarks (crates/pcw-bench) run this same code over registries of up to 100 000 instances.
 ///
 /// # Safety
 /// `info` is NULL or a valid information block for `kind`, as PCW passes it to a callback.
@@ -182,19 +162,6 @@ pub unsafe fn respond(
     kind: PCW_CALLBACK_TYPE,
     info: *const PCW_CALLBACK_INFORMATION,
 ) -> NTSTATUS {
-    // SAFETY: NULL or a valid information block (contract).
-    let Some(info) = (unsafe { info.as_ref() }) else {
-        return STATUS_SUCCESS;
-    };
-    match kind {
-        ffi::PcwCallbackEnumerateInstances => {
-            // SAFETY: the EnumerateInstances member is the active one for this kind.
-            answer(registry, unsafe { &info.EnumerateInstances }, false)
-        }
-        ffi::PcwCallbackCollectData => {
-            // SAFETY: the CollectData member is the active one for this kind.
-            answer(registry, unsafe { &info.CollectData }, true)
-        }
-        _ => STATUS_SUCCESS,
-    }
+    // SAFETY: forwarded under this function's contract.
+    unsafe { ffi::respond::<set::Set, _>(&Waves(registry), kind, info) }
 }

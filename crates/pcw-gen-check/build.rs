@@ -25,6 +25,7 @@ fn run() -> Result<(), pcw_gen::Error> {
     let mut wdk_style = Config::new();
     wdk_style
         .runtime_path("crate::wdk_style_rt")
+        .publisher(false)
         .module_name("fabrikam_wdk")
         .silo_neutral(true)
         .out_dir(out.join("wdk"));

@@ -67,12 +67,16 @@ pub fn driver_cases() -> Vec<Case> {
         "callback/driver/3/host".to_owned(),
         3,
         move || {
-            // SAFETY: a valid CollectData block, as PCW passes it; the no-op PCW ignores the buffer.
+            // SAFETY: a valid CollectData block, as PCW passes it (the no-op PCW ignores the
+            // buffer), and the context the driver registers: its static publisher.
             status(unsafe {
-                pcw_driver::waves::callback(
+                pcw_driver::ffi::callback::<
+                    pcw_driver::countersets::pcw_driver::geometric_waves::Set,
+                    pcw_driver::waves::Waves<'static>,
+                >(
                     pcw_driver::ffi::PcwCallbackCollectData,
                     call.info(),
-                    core::ptr::null(),
+                    core::ptr::from_ref(&pcw_driver::waves::PUBLISHER).cast(),
                 )
             })
         },

@@ -39,7 +39,6 @@ pub mod filter;
 #[cfg(any(feature = "alloc", test))]
 pub mod registry;
 pub mod snapshot;
-pub mod stats;
 pub mod v1;
 pub mod wildcard;
 

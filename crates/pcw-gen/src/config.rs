@@ -121,6 +121,7 @@ pub struct Config {
     driver_name: Option<String>,
     cargo_protocol: bool,
     user_runtime_path: String,
+    publisher: bool,
 }
 
 impl Default for Config {
@@ -142,6 +143,7 @@ impl Config {
             driver_name: None,
             cargo_protocol: true,
             user_runtime_path: "::pcw_um".to_owned(),
+            publisher: true,
         }
     }
 
@@ -159,6 +161,17 @@ impl Config {
     /// providers").
     pub fn user_mode_runtime_path(&mut self, path: impl Into<String>) -> &mut Self {
         self.user_runtime_path = path.into();
+        self
+    }
+
+    /// Whether each counterset module gets the safe callback (default: yes): a `Set` marker
+    /// implementing the runtime's `Counterset` and `register_publisher(&'static P)` for a `P`
+    /// implementing the runtime's `Publish<Set>`, answered by the runtime's generic `callback`.
+    /// pcw-rt provides those three items; a runtime of its own that does not (it would have to
+    /// re-export pcw-rt's with pcw-rt's types) turns this off and keeps `register(callback,
+    /// context)`.
+    pub fn publisher(&mut self, yes: bool) -> &mut Self {
+        self.publisher = yes;
         self
     }
 
@@ -250,6 +263,7 @@ impl Config {
         Ok(Options {
             runtime_path,
             silo_neutral: self.silo_neutral,
+            publisher: self.publisher,
             module_name,
             bindings,
             source_name: file.file_name().map_or_else(

@@ -54,6 +54,14 @@
 //!   `enumerate(buffer, name, id)` (no data, for `PcwCallbackEnumerateInstances`), and
 //!   `create(&registration, name, *const block…) -> Result<Instance, NTSTATUS>`
 //!   (`PcwCreateInstance` model; `Instance` closes on drop, never with NULL).
+//! * the safe callback (unless [`Config::publisher`] turns it off): a marker type `Set`
+//!   implementing the runtime's `Counterset` (`type Values` = the set's value block, or a tuple
+//!   of its blocks in `StructIndex` order; it implements the runtime's `ValuesOf<Set>`) and
+//!   `register_publisher(&'static P)` for any
+//!   `P: Publish<Set> + Sync`, which registers the runtime's generic `callback::<Set, P>` with
+//!   the publisher as its context. Implementing `Publish` for another set's marker is a
+//!   compile error naming both types; returning another set's values from the visitor's
+//!   closure is a type mismatch.
 //!
 //! A `userMode` provider gets a different module: see "User-mode providers" below.
 //!
@@ -88,6 +96,7 @@
 //! | `PcwCallback` | type | the real callback function-pointer type (not an `Option`) |
 //! | `pcw_callback` | `fn(Option<PcwCallback>) -> <type of Callback>` | windows-sys: transmute to its zero-argument `PPCW_CALLBACK`; wdk-sys: identity |
 //! | `guid_from_u128` | `const fn(u128) -> GUID` | big-endian value, as `GUID::from_u128` in windows-sys |
+//! | `Counterset`, `ValuesOf`, `Publish`, `callback` | traits, and an `unsafe extern "system" fn` generic over `<S: Counterset, P: Publish<S>>` | only with [`Config::publisher`] (the default): pcw-rt's, over the same binding types as the rest of the module |
 //!
 //! The `pcw-gen-check` crate compiles generated code against pcw-rt's windows-sys contract and
 //! against the same contract met by bindings in wdk-sys's bindgen shapes (`src/wdk_style_rt.rs`:

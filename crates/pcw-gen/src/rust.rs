@@ -16,6 +16,8 @@ use crate::names;
 pub(crate) struct Options {
     pub(crate) runtime_path: syn::Path,
     pub(crate) silo_neutral: bool,
+    /// Whether to generate the `Set` marker and `register_publisher` (the safe callback).
+    pub(crate) publisher: bool,
     pub(crate) module_name: String,
     /// Struct key (see [`crate::Config::bind_struct`]) → user type path.
     pub(crate) bindings: BTreeMap<String, syn::Path>,
@@ -66,7 +68,7 @@ fn set_names(set: &CounterSet, opts: &Options, used_modules: &mut HashSet<String
     while !used_modules.insert(module.clone()) {
         module.push('_');
     }
-    let mut used_types: HashSet<String> = ["Registration", "Instance"]
+    let mut used_types: HashSet<String> = ["Registration", "Instance", "Set"]
         .iter()
         .map(|s| (*s).to_owned())
         .collect();
@@ -600,6 +602,11 @@ fn gen_set(set: &CounterSet, n: &SetNames, opts: &Options) -> TokenStream {
          reads the blocks at any time in between. Close the instance before freeing them."
     ));
     let checks = quote! { #(#checks)* };
+    let publisher = if opts.publisher {
+        gen_publisher(set, n, rt)
+    } else {
+        TokenStream::new()
+    };
 
     quote! {
         #set_doc
@@ -732,6 +739,8 @@ fn gen_set(set: &CounterSet, n: &SetNames, opts: &Options) -> TokenStream {
                 unsafe { #rt::PcwAddInstance(buffer, name, id, 0, ::core::ptr::null_mut()) }
             }
 
+            #publisher
+
             #create_doc
             pub unsafe fn create(
                 registration: &Registration,
@@ -756,6 +765,78 @@ fn gen_set(set: &CounterSet, n: &SetNames, opts: &Options) -> TokenStream {
                     ::core::result::Result::Ok(super::Instance { handle })
                 }
             }
+        }
+    }
+}
+
+/// The safe callback of one counterset: the `Set` marker, its `Counterset` impl, and
+/// `register_publisher`.
+fn gen_publisher(set: &CounterSet, n: &SetNames, rt: &syn::Path) -> TokenStream {
+    let types: Vec<&TokenStream> = n.structs.iter().map(|s| &s.ty).collect();
+    let (values_ty, blocks) = if let [only] = types.as_slice() {
+        (quote!(#only), vec![quote!(values)])
+    } else {
+        let blocks = (0..types.len())
+            .map(|i| {
+                let i = syn::Index::from(i);
+                quote!(&values.#i)
+            })
+            .collect();
+        (quote!((#(#types),*)), blocks)
+    };
+    let values_doc = doc(if types.len() == 1 {
+        "The value block."
+    } else {
+        "The value blocks, in `StructIndex` order."
+    });
+    let set_doc = doc(&format!(
+        "The counterset `{}` as a type: implement `Publish<Set>` (the runtime's trait) for the \
+         type that holds the driver's instances, and register it with [`register_publisher`].",
+        set.name
+    ));
+    quote! {
+        #set_doc
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct Set;
+
+        impl #rt::Counterset for Set {
+            #values_doc
+            type Values = #values_ty;
+
+            unsafe fn add(
+                buffer: #rt::PPCW_BUFFER,
+                name: &#rt::UNICODE_STRING,
+                id: u32,
+                values: &Self::Values,
+            ) -> #rt::NTSTATUS {
+                __pcw_safety!("the buffer contract is the trait's, the same as `add`'s.");
+                unsafe { add(buffer, name, id, #(#blocks),*) }
+            }
+        }
+
+        impl #rt::ValuesOf<Set> for #values_ty {
+            fn values(&self) -> &Self {
+                self
+            }
+        }
+
+        /// Registers the counterset (as [`register`]) with the runtime's safe callback:
+        /// PCW's queries are answered from `publisher`'s instances — `InstanceId`,
+        /// `InstanceMask`, `CounterMask`, enumeration, the cancel event and the first
+        /// `PcwAddInstance` failure are handled by the runtime.
+        ///
+        /// # Errors
+        ///
+        /// The `NTSTATUS` of `PcwRegister` when registration fails.
+        pub fn register_publisher<P>(
+            publisher: &'static P,
+        ) -> ::core::result::Result<Registration, #rt::NTSTATUS>
+        where
+            P: #rt::Publish<Set> + ::core::marker::Sync,
+        {
+            let context = ::core::ptr::from_ref::<P>(publisher).cast_mut().cast();
+            __pcw_safety!("the callback only reads `publisher` through a shared reference, which is `'static` and `Sync`, so it is valid from any thread for as long as the registration lives.");
+            unsafe { register(::core::option::Option::Some(#rt::callback::<Set, P>), context) }
         }
     }
 }

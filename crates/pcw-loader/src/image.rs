@@ -48,7 +48,8 @@ pub enum LoadError {
         /// `IMAGE_REL_BASED_*` type.
         kind: u16,
     },
-    /// The image has no relocations and cannot be placed elsewhere than its preferred base.
+    /// The image's header says its relocations were stripped (`IMAGE_FILE_RELOCS_STRIPPED`), so
+    /// it cannot be placed elsewhere than its preferred base.
     #[error("relocations stripped: the image can only run at {0:#x}")]
     RelocationsStripped(u64),
     /// The import directory is malformed.
@@ -272,14 +273,24 @@ impl MappedImage {
     fn relocate(&mut self, pe_file: &PeFile64<'_>, file: &[u8]) -> Result<(), LoadError> {
         let preferred = pe_file.nt_headers().optional_header().image_base();
         let delta = (self.base as u64).wrapping_sub(preferred);
+        // As the Windows loader does: an image whose header says its relocations were stripped
+        // runs only at its preferred base; one without a relocation directory but without that
+        // flag has no absolute addresses to fix (all of a small driver's code can be
+        // RIP-relative) and runs anywhere as it is.
+        let stripped = pe_file
+            .nt_headers()
+            .file_header()
+            .characteristics
+            .get(LE)
+            .contains(pe::IMAGE_FILE_RELOCS_STRIPPED);
+        if delta != 0 && stripped {
+            return Err(LoadError::RelocationsStripped(preferred));
+        }
         let mut blocks = pe_file
             .data_directories()
             .relocation_blocks(file, &pe_file.section_table())?;
         let Some(blocks) = blocks.as_mut() else {
-            if delta == 0 {
-                return Ok(());
-            }
-            return Err(LoadError::RelocationsStripped(preferred));
+            return Ok(());
         };
         let size = self.size;
         let memory = self.memory_mut();

@@ -39,13 +39,10 @@ pub const FRAME_LIMIT: u64 = 1024;
 /// Roots: (title, a substring of the mangled name). The routines `DriverEntry` installs are
 /// added to these.
 pub const ROOTS: &[(&str, &str)] = &[
+    // pcw-rt's safe callback, once per counterset registered with `register_publisher`.
     (
-        "waves::callback (PCW callback)",
-        "10pcw_driver5waves8callback",
-    ),
-    (
-        "stats::callback (PCW callback)",
-        "10pcw_driver5stats8callback",
+        "pcw_rt::callback (PCW callbacks)",
+        "6pcw_rt7publish8callback",
     ),
     ("DriverEntry", "DriverEntry"),
     (

@@ -29,8 +29,9 @@ use crate::code::{Graph, Program};
 /// The driver's roots: (title, a substring of the mangled name).
 pub const DRIVER_ROOTS: &[(&str, &str)] = &[
     ("DriverEntry", "DriverEntry"),
-    ("waves::callback", "10pcw_driver5waves8callback"),
-    ("stats::callback", "10pcw_driver5stats8callback"),
+    // pcw-rt's safe PCW_CALLBACK, one instance per counterset registered with
+    // `register_publisher` (Geometric Waves, Provider Statistics): same path, different hashes.
+    ("pcw_rt::callback", "6pcw_rt7publish8callback"),
     (
         "control::device_control",
         "10pcw_driver7control14device_control",

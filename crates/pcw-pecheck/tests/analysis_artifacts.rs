@@ -119,8 +119,8 @@ fn the_driver_keeps_the_kernel_constraints_and_each_one_fails_on_its_bug() {
     );
 
     // x87 (`fld dword ptr [rax]`), then AVX (`vzeroupper`), patched over the start of the
-    // waves callback.
-    let callback = p.find("10pcw_driver5waves8callback")[0];
+    // PCW callbacks (pcw-rt's safe callback).
+    let callback = p.find("6pcw_rt7publish8callback")[0];
     let off = usize::try_from(callback - p.text_va).unwrap();
     let text = p.regions.iter().position(|r| r.name == ".text").unwrap();
     let original = p.regions[text].data[off..off + 3].to_vec();
@@ -133,7 +133,7 @@ fn the_driver_keeps_the_kernel_constraints_and_each_one_fails_on_its_bug() {
         assert!(
             r.failures
                 .iter()
-                .any(|f| f.starts_with(what) && f.contains("pcw_driver::waves::callback")),
+                .any(|f| f.starts_with(what) && f.contains("pcw_rt::publish::callback")),
             "{r}"
         );
     }

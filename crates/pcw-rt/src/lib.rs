@@ -9,7 +9,23 @@
 //! WDK headers, as windows-drivers-rs generates it; handles are pointers, enums are modules of
 //! constants, the flags enum is `PCW_REGISTRATION_FLAGS` without an underscore). Everything a
 //! driver or generated code names is at the crate root.
+//!
+//! On top of the contract, the safe `PCW_CALLBACK` ([`Publish`], [`Visitor`], [`callback`]): a
+//! driver implements [`Publish`] for a counterset and registers it with the generated
+//! `register_publisher`; the library answers PCW's queries — `InstanceId`, `InstanceMask`,
+//! `CounterMask`, enumeration, cancellation, the first `PcwAddInstance` failure — without the
+//! driver writing `unsafe`.
 #![no_std]
+// Kernel-side code: the callback path never panics.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
 
 #[cfg(not(any(feature = "windows-sys", feature = "wdk-sys")))]
 compile_error!(
@@ -59,6 +75,13 @@ pub use windows_sys_binding::*;
 mod wdk_sys_binding;
 #[cfg(all(feature = "wdk-sys", windows))]
 pub use wdk_sys_binding::*;
+
+#[cfg(any(feature = "windows-sys", all(feature = "wdk-sys", windows)))]
+mod publish;
+#[cfg(any(feature = "windows-sys", all(feature = "wdk-sys", windows)))]
+pub use publish::{
+    CounterMask, Counterset, Publish, Summary, ValuesOf, Visitor, callback, respond,
+};
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

@@ -60,4 +60,17 @@ pub const fn guid_from_u128(value: u128) -> GUID {
     }
 }
 
+/// Whether `event` is signalled (`KeReadStateEvent`); `false` for NULL.
+///
+/// # Safety
+/// `event` is NULL or a valid `KEVENT`.
+#[inline]
+pub(crate) unsafe fn event_signalled(event: *mut KEVENT) -> bool {
+    if event.is_null() {
+        return false;
+    }
+    // SAFETY: non-NULL, so valid per this function's contract.
+    unsafe { wdk_sys::ntddk::KeReadStateEvent(event) != 0 }
+}
+
 unicode_helpers!();

@@ -42,4 +42,17 @@ pub const fn guid_from_u128(value: u128) -> GUID {
     GUID::from_u128(value)
 }
 
+/// Whether `event` is signalled (`KeReadStateEvent`); `false` for NULL.
+///
+/// # Safety
+/// `event` is NULL or a valid `KEVENT`.
+#[inline]
+pub(crate) unsafe fn event_signalled(event: *mut KEVENT) -> bool {
+    if event.is_null() {
+        return false;
+    }
+    // SAFETY: non-NULL, so valid per this function's contract.
+    unsafe { windows_sys::Wdk::System::SystemServices::KeReadStateEvent(event) != 0 }
+}
+
 unicode_helpers!();

@@ -481,6 +481,52 @@ pub mod contoso_v11 {
                 ::pcw_rt::PcwAddInstance(buffer, name, id, 0, ::core::ptr::null_mut())
             }
         }
+        /// The counterset `Contoso Timers` as a type: implement `Publish<Set>` (the runtime's trait) for the type that holds the driver's instances, and register it with [`register_publisher`].
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct Set;
+        impl ::pcw_rt::Counterset for Set {
+            /// The value blocks, in `StructIndex` order.
+            type Values = (ContosoTimerData, ContosoCountData);
+            unsafe fn add(
+                buffer: ::pcw_rt::PPCW_BUFFER,
+                name: &::pcw_rt::UNICODE_STRING,
+                id: u32,
+                values: &Self::Values,
+            ) -> ::pcw_rt::NTSTATUS {
+                // SAFETY: the buffer contract is the trait's, the same as `add`'s.
+                unsafe { add(buffer, name, id, &values.0, &values.1) }
+            }
+        }
+        impl ::pcw_rt::ValuesOf<Set> for (ContosoTimerData, ContosoCountData) {
+            fn values(&self) -> &Self {
+                self
+            }
+        }
+        /// Registers the counterset (as [`register`]) with the runtime's safe callback:
+        /// PCW's queries are answered from `publisher`'s instances — `InstanceId`,
+        /// `InstanceMask`, `CounterMask`, enumeration, the cancel event and the first
+        /// `PcwAddInstance` failure are handled by the runtime.
+        ///
+        /// # Errors
+        ///
+        /// The `NTSTATUS` of `PcwRegister` when registration fails.
+        pub fn register_publisher<P>(
+            publisher: &'static P,
+        ) -> ::core::result::Result<Registration, ::pcw_rt::NTSTATUS>
+        where
+            P: ::pcw_rt::Publish<Set> + ::core::marker::Sync,
+        {
+            let context = ::core::ptr::from_ref::<P>(publisher).cast_mut().cast();
+            // SAFETY: the callback only reads `publisher` through a shared reference, which is
+            // `'static` and `Sync`, so it is valid from any thread for as long as the
+            // registration lives.
+            unsafe {
+                register(
+                    ::core::option::Option::Some(::pcw_rt::callback::<Set, P>),
+                    context,
+                )
+            }
+        }
         /// Creates an instance PCW reads by itself (`PcwCreateInstance`).
         ///
         /// Instance names must be unique within the counterset (PCW compares them case-insensitively) and non-empty.
@@ -846,6 +892,52 @@ pub mod contoso_v11 {
                 ::pcw_rt::PcwAddInstance(buffer, name, id, 0, ::core::ptr::null_mut())
             }
         }
+        /// The counterset `Contoso Precision` as a type: implement `Publish<Set>` (the runtime's trait) for the type that holds the driver's instances, and register it with [`register_publisher`].
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct Set;
+        impl ::pcw_rt::Counterset for Set {
+            /// The value block.
+            type Values = ContosoPreciseData;
+            unsafe fn add(
+                buffer: ::pcw_rt::PPCW_BUFFER,
+                name: &::pcw_rt::UNICODE_STRING,
+                id: u32,
+                values: &Self::Values,
+            ) -> ::pcw_rt::NTSTATUS {
+                // SAFETY: the buffer contract is the trait's, the same as `add`'s.
+                unsafe { add(buffer, name, id, values) }
+            }
+        }
+        impl ::pcw_rt::ValuesOf<Set> for ContosoPreciseData {
+            fn values(&self) -> &Self {
+                self
+            }
+        }
+        /// Registers the counterset (as [`register`]) with the runtime's safe callback:
+        /// PCW's queries are answered from `publisher`'s instances — `InstanceId`,
+        /// `InstanceMask`, `CounterMask`, enumeration, the cancel event and the first
+        /// `PcwAddInstance` failure are handled by the runtime.
+        ///
+        /// # Errors
+        ///
+        /// The `NTSTATUS` of `PcwRegister` when registration fails.
+        pub fn register_publisher<P>(
+            publisher: &'static P,
+        ) -> ::core::result::Result<Registration, ::pcw_rt::NTSTATUS>
+        where
+            P: ::pcw_rt::Publish<Set> + ::core::marker::Sync,
+        {
+            let context = ::core::ptr::from_ref::<P>(publisher).cast_mut().cast();
+            // SAFETY: the callback only reads `publisher` through a shared reference, which is
+            // `'static` and `Sync`, so it is valid from any thread for as long as the
+            // registration lives.
+            unsafe {
+                register(
+                    ::core::option::Option::Some(::pcw_rt::callback::<Set, P>),
+                    context,
+                )
+            }
+        }
         /// Creates an instance PCW reads by itself (`PcwCreateInstance`).
         ///
         /// Instance names must be unique within the counterset (PCW compares them case-insensitively) and non-empty.
@@ -1063,6 +1155,52 @@ pub mod contoso_v11 {
             // EnumerateInstances expects.
             unsafe {
                 ::pcw_rt::PcwAddInstance(buffer, name, id, 0, ::core::ptr::null_mut())
+            }
+        }
+        /// The counterset `Contoso History` as a type: implement `Publish<Set>` (the runtime's trait) for the type that holds the driver's instances, and register it with [`register_publisher`].
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct Set;
+        impl ::pcw_rt::Counterset for Set {
+            /// The value block.
+            type Values = Values;
+            unsafe fn add(
+                buffer: ::pcw_rt::PPCW_BUFFER,
+                name: &::pcw_rt::UNICODE_STRING,
+                id: u32,
+                values: &Self::Values,
+            ) -> ::pcw_rt::NTSTATUS {
+                // SAFETY: the buffer contract is the trait's, the same as `add`'s.
+                unsafe { add(buffer, name, id, values) }
+            }
+        }
+        impl ::pcw_rt::ValuesOf<Set> for Values {
+            fn values(&self) -> &Self {
+                self
+            }
+        }
+        /// Registers the counterset (as [`register`]) with the runtime's safe callback:
+        /// PCW's queries are answered from `publisher`'s instances — `InstanceId`,
+        /// `InstanceMask`, `CounterMask`, enumeration, the cancel event and the first
+        /// `PcwAddInstance` failure are handled by the runtime.
+        ///
+        /// # Errors
+        ///
+        /// The `NTSTATUS` of `PcwRegister` when registration fails.
+        pub fn register_publisher<P>(
+            publisher: &'static P,
+        ) -> ::core::result::Result<Registration, ::pcw_rt::NTSTATUS>
+        where
+            P: ::pcw_rt::Publish<Set> + ::core::marker::Sync,
+        {
+            let context = ::core::ptr::from_ref::<P>(publisher).cast_mut().cast();
+            // SAFETY: the callback only reads `publisher` through a shared reference, which is
+            // `'static` and `Sync`, so it is valid from any thread for as long as the
+            // registration lives.
+            unsafe {
+                register(
+                    ::core::option::Option::Some(::pcw_rt::callback::<Set, P>),
+                    context,
+                )
             }
         }
         /// Creates an instance PCW reads by itself (`PcwCreateInstance`).

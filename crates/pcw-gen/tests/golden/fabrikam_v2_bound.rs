@@ -444,6 +444,52 @@ pub mod fabrikam_bound {
                 )
             }
         }
+        /// The counterset `Fabrikam Queue` as a type: implement `Publish<Set>` (the runtime's trait) for the type that holds the driver's instances, and register it with [`register_publisher`].
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct Set;
+        impl ::pcw_runtime::Counterset for Set {
+            /// The value block.
+            type Values = crate::stats::QueueStats;
+            unsafe fn add(
+                buffer: ::pcw_runtime::PPCW_BUFFER,
+                name: &::pcw_runtime::UNICODE_STRING,
+                id: u32,
+                values: &Self::Values,
+            ) -> ::pcw_runtime::NTSTATUS {
+                // SAFETY: the buffer contract is the trait's, the same as `add`'s.
+                unsafe { add(buffer, name, id, values) }
+            }
+        }
+        impl ::pcw_runtime::ValuesOf<Set> for crate::stats::QueueStats {
+            fn values(&self) -> &Self {
+                self
+            }
+        }
+        /// Registers the counterset (as [`register`]) with the runtime's safe callback:
+        /// PCW's queries are answered from `publisher`'s instances — `InstanceId`,
+        /// `InstanceMask`, `CounterMask`, enumeration, the cancel event and the first
+        /// `PcwAddInstance` failure are handled by the runtime.
+        ///
+        /// # Errors
+        ///
+        /// The `NTSTATUS` of `PcwRegister` when registration fails.
+        pub fn register_publisher<P>(
+            publisher: &'static P,
+        ) -> ::core::result::Result<Registration, ::pcw_runtime::NTSTATUS>
+        where
+            P: ::pcw_runtime::Publish<Set> + ::core::marker::Sync,
+        {
+            let context = ::core::ptr::from_ref::<P>(publisher).cast_mut().cast();
+            // SAFETY: the callback only reads `publisher` through a shared reference, which is
+            // `'static` and `Sync`, so it is valid from any thread for as long as the
+            // registration lives.
+            unsafe {
+                register(
+                    ::core::option::Option::Some(::pcw_runtime::callback::<Set, P>),
+                    context,
+                )
+            }
+        }
         /// Creates an instance PCW reads by itself (`PcwCreateInstance`).
         ///
         /// Instance names must be unique within the counterset (PCW compares them case-insensitively) and non-empty.
@@ -669,6 +715,52 @@ pub mod fabrikam_bound {
                     id,
                     0,
                     ::core::ptr::null_mut(),
+                )
+            }
+        }
+        /// The counterset `Fabrikam Queue Driver` as a type: implement `Publish<Set>` (the runtime's trait) for the type that holds the driver's instances, and register it with [`register_publisher`].
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct Set;
+        impl ::pcw_runtime::Counterset for Set {
+            /// The value block.
+            type Values = crate::stats::DriverStats;
+            unsafe fn add(
+                buffer: ::pcw_runtime::PPCW_BUFFER,
+                name: &::pcw_runtime::UNICODE_STRING,
+                id: u32,
+                values: &Self::Values,
+            ) -> ::pcw_runtime::NTSTATUS {
+                // SAFETY: the buffer contract is the trait's, the same as `add`'s.
+                unsafe { add(buffer, name, id, values) }
+            }
+        }
+        impl ::pcw_runtime::ValuesOf<Set> for crate::stats::DriverStats {
+            fn values(&self) -> &Self {
+                self
+            }
+        }
+        /// Registers the counterset (as [`register`]) with the runtime's safe callback:
+        /// PCW's queries are answered from `publisher`'s instances — `InstanceId`,
+        /// `InstanceMask`, `CounterMask`, enumeration, the cancel event and the first
+        /// `PcwAddInstance` failure are handled by the runtime.
+        ///
+        /// # Errors
+        ///
+        /// The `NTSTATUS` of `PcwRegister` when registration fails.
+        pub fn register_publisher<P>(
+            publisher: &'static P,
+        ) -> ::core::result::Result<Registration, ::pcw_runtime::NTSTATUS>
+        where
+            P: ::pcw_runtime::Publish<Set> + ::core::marker::Sync,
+        {
+            let context = ::core::ptr::from_ref::<P>(publisher).cast_mut().cast();
+            // SAFETY: the callback only reads `publisher` through a shared reference, which is
+            // `'static` and `Sync`, so it is valid from any thread for as long as the
+            // registration lives.
+            unsafe {
+                register(
+                    ::core::option::Option::Some(::pcw_runtime::callback::<Set, P>),
+                    context,
                 )
             }
         }

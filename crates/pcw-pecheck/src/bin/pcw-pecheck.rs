@@ -2,9 +2,13 @@
 //! `pcw-pecheck`: the code analyses of the cross-built artifacts.
 //!
 //! ```text
-//! pcw-pecheck no-panic [--driver SYS PDB] [--dll DLL] [--list]
-//! pcw-pecheck kernel-constraints SYS PDB [--limit BYTES] [--all]
+//! pcw-pecheck no-panic [--driver SYS PDB] [--dll DLL] [--list] [--root TITLE=PART]...
+//! pcw-pecheck kernel-constraints SYS PDB [--limit BYTES] [--all] [--root TITLE=PART]...
 //! ```
+//!
+//! `--root TITLE=PART` (repeatable) replaces the driver's default roots (`pcw_driver`'s entry
+//! points) with the functions whose mangled name contains `PART`, reported as `TITLE`: how
+//! another driver image, such as the example's, is checked.
 //!
 //! `no-panic` reports, per root, "panic-free" or the shortest chain to a sink and every call
 //! from pcw-rs code into code that reaches one; a root missing from the image fails. `--list`
@@ -18,8 +22,25 @@ use std::process::ExitCode;
 use pcw_pecheck::code::{AnalysisError, Program};
 use pcw_pecheck::{kernel, nopanic};
 
-const USAGE: &str = "usage: pcw-pecheck no-panic [--driver SYS PDB] [--dll DLL] [--list]\n       \
-                     pcw-pecheck kernel-constraints SYS PDB [--limit BYTES] [--all]";
+const USAGE: &str = "usage: pcw-pecheck no-panic [--driver SYS PDB] [--dll DLL] [--list] \
+                     [--root TITLE=PART]...\n       \
+                     pcw-pecheck kernel-constraints SYS PDB [--limit BYTES] [--all] \
+                     [--root TITLE=PART]...";
+
+/// Takes every `--root TITLE=PART` out of `rest`.
+fn take_roots<'a>(rest: &mut Vec<&'a str>) -> Result<Vec<(&'a str, &'a str)>, String> {
+    let mut roots = Vec::new();
+    while let Some(i) = rest.iter().position(|a| *a == "--root") {
+        let v = rest.get(i + 1).ok_or("--root needs TITLE=PART")?;
+        let root = v
+            .split_once('=')
+            .filter(|(title, part)| !title.is_empty() && !part.is_empty())
+            .ok_or_else(|| format!("--root: `{v}` is not TITLE=PART"))?;
+        roots.push(root);
+        rest.drain(i..i + 2);
+    }
+    Ok(roots)
+}
 
 fn driver(sys: &str, pdb: &str) -> Result<Program, AnalysisError> {
     let mut p = Program::open(sys, false)?;
@@ -38,6 +59,7 @@ fn run(args: &[String]) -> Result<bool, String> {
     match cmd.as_str() {
         "no-panic" => {
             let list = flag(&mut rest, "--list");
+            let roots = take_roots(&mut rest)?;
             let (mut drv, mut dll) = (None, None);
             let mut it = rest.into_iter();
             while let Some(a) = it.next() {
@@ -55,7 +77,12 @@ fn run(args: &[String]) -> Result<bool, String> {
             let mut ok = true;
             if let Some((sys, pdb)) = drv {
                 let p = driver(sys, pdb).map_err(|e| e.to_string())?;
-                let r = nopanic::check_driver(&p, nopanic::DRIVER_ROOTS, list);
+                let roots = if roots.is_empty() {
+                    nopanic::DRIVER_ROOTS
+                } else {
+                    &roots[..]
+                };
+                let r = nopanic::check_driver(&p, roots, list);
                 print!("== {sys}\n{r}");
                 ok &= r.ok();
             }
@@ -69,6 +96,7 @@ fn run(args: &[String]) -> Result<bool, String> {
         }
         "kernel-constraints" => {
             let all = flag(&mut rest, "--all");
+            let roots = take_roots(&mut rest)?;
             let mut limit = kernel::FRAME_LIMIT;
             if let Some(i) = rest.iter().position(|a| *a == "--limit") {
                 let v = rest.get(i + 1).ok_or("--limit needs a number of bytes")?;
@@ -81,7 +109,12 @@ fn run(args: &[String]) -> Result<bool, String> {
                 return Err(format!("kernel-constraints needs SYS and PDB\n{USAGE}"));
             };
             let p = driver(sys, pdb).map_err(|e| e.to_string())?;
-            let r = kernel::check(&p, kernel::ROOTS, limit, all).map_err(|e| e.to_string())?;
+            let roots = if roots.is_empty() {
+                kernel::ROOTS
+            } else {
+                &roots[..]
+            };
+            let r = kernel::check(&p, roots, limit, all).map_err(|e| e.to_string())?;
             print!("== {sys}\n{r}");
             Ok(r.failures.is_empty())
         }

@@ -31,6 +31,10 @@ use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 #[cfg(all(loom, test))]
 use loom::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
+/// What one collection did (instances considered and returned), as the safe callback's visitor
+/// reports it.
+pub use crate::ffi::Summary;
+
 /// The statistics, updated lock-free.
 #[derive(Debug)]
 pub struct CollectStats {
@@ -43,15 +47,6 @@ pub struct CollectStats {
     loaded_at: AtomicU64,
     /// Consumers that currently have the statistics' counters added.
     watchers: AtomicU32,
-}
-
-/// What one collection did, for [`CollectStats::record`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Collected {
-    /// Instances the query's filters let through and the callback added.
-    pub returned: u32,
-    /// Instances the callback looked at.
-    pub considered: u32,
 }
 
 /// The statistics as read at one instant ([`CollectStats::read`]).
@@ -203,7 +198,7 @@ impl CollectStats {
     /// Records one collection; `elapsed` is its duration in performance-counter ticks when it
     /// was timed (it started while [`CollectStats::watched`]), else `None`. A negative duration
     /// (a clock that went back) counts as 0, one over `u32::MAX` as `u32::MAX`.
-    pub fn record(&self, elapsed: Option<i64>, c: Collected) {
+    pub fn record(&self, elapsed: Option<i64>, c: Summary) {
         self.collections.fetch_add(1, Ordering::Relaxed);
         self.returned
             .fetch_add(u64::from(c.returned), Ordering::Relaxed);
@@ -274,16 +269,16 @@ mod tests {
     #[test]
     fn each_half_of_a_pair_wraps_on_its_own() {
         let s = CollectStats::new();
-        s.record(Some(i64::from(u32::MAX)), Collected::default());
-        s.record(Some(2), Collected::default());
+        s.record(Some(i64::from(u32::MAX)), Summary::default());
+        s.record(Some(2), Summary::default());
         let t = s.read();
         assert_eq!(t.collect_ticks, 1, "u32::MAX + 2 wraps to 1");
         assert_eq!(
             t.timed_collections, 2,
             "the wrap did not carry into the count"
         );
-        s.record(Some(-5), Collected::default());
-        s.record(Some(1 << 40), Collected::default());
+        s.record(Some(-5), Summary::default());
+        s.record(Some(1 << 40), Summary::default());
         let t = s.read();
         assert_eq!(
             t.collect_ticks, 0,
@@ -298,14 +293,14 @@ mod tests {
         s.reset(-7);
         s.record(
             None,
-            Collected {
+            Summary {
                 returned: 1,
                 considered: 3,
             },
         );
         s.record(
             Some(10),
-            Collected {
+            Summary {
                 returned: 2,
                 considered: 2,
             },
@@ -363,13 +358,13 @@ mod loom_model {
         seen.lock().expect("outcomes").clone()
     }
 
-    /// One collection as `waves::answer` makes it: timed if watched when it starts, taking
+    /// One collection as the waves' publisher (`stats::timed`) makes it: timed if watched when it starts, taking
     /// `ticks`. Returns whether it was timed.
     fn collect(s: &CollectStats, considered: u32, returned: u32, ticks: i64) -> bool {
         let timed = s.watched();
         s.record(
             timed.then_some(ticks),
-            Collected {
+            Summary {
                 returned,
                 considered,
             },

@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! The safe `PCW_CALLBACK`: a driver implements [`Publish`] for each counterset it answers, and
+//! [`callback`] (registered by the generated `register_publisher`) does the rest.
+//!
+//! What the library does, so that no driver writes it again:
+//!
+//! * `InstanceId`: when the query names one id, [`Publish::visit_id`] is called instead of
+//!   [`Publish::visit`] (override it for an O(1) lookup); any instance offered with another id
+//!   is left out either way.
+//! * `InstanceMask`: names are matched against the consumer's `*`/`?` wildcard, case-insensitively,
+//!   in time linear in the name and mask (NULL, empty and `*` select every name).
+//! * `CounterMask`: handed to the values closure as a [`CounterMask`], so a driver may compute
+//!   only the counters asked for.
+//! * `PcwCallbackEnumerateInstances`: names and ids only; the values closure is not called.
+//! * The consumer's `CancelEvent` is polled before the first instance and every 16th after it;
+//!   a cancelled query ends with `STATUS_CANCELLED`.
+//! * The first `PcwAddInstance` failure ends the visit and is the callback's status.
+//! * `PcwCallbackAddCounter` and `PcwCallbackRemoveCounter` reach [`Publish::counter_added`] and
+//!   [`Publish::counter_removed`] (no-ops by default).
+//!
+//! Nothing here allocates or panics.
+
+use core::marker::PhantomData;
+use core::ops::ControlFlow;
+
+use pcw_core::filter::InstanceFilter;
+
+use crate::{
+    KEVENT, NTSTATUS, PCW_CALLBACK_INFORMATION, PCW_CALLBACK_TYPE, PCW_MASK_INFORMATION,
+    PPCW_BUFFER, PcwAddInstance, STATUS_CANCELLED, STATUS_SUCCESS, UNICODE_STRING, event_signalled,
+    unicode, units,
+};
+
+/// A counterset as pcw-gen generates it: the marker type `Set` of each counterset module, tying
+/// the set to its value block and its `PcwAddInstance` helper. Generated code implements it; a
+/// driver names it (`Publish<my_set::Set>`) but has no reason to implement it.
+pub trait Counterset: 'static {
+    /// The counterset's values: its value block (the generated `#[repr(C)]` struct, or the type
+    /// bound to it), or a tuple of its blocks when the manifest declares several.
+    type Values;
+
+    /// Adds one instance with its values to a collect request (the generated `add`).
+    ///
+    /// # Safety
+    /// `buffer` is the `Buffer` of the `PCW_CALLBACK_INFORMATION` of the callback now running.
+    unsafe fn add(
+        buffer: PPCW_BUFFER,
+        name: &UNICODE_STRING,
+        id: u32,
+        values: &Self::Values,
+    ) -> NTSTATUS;
+}
+
+/// The value block (or blocks) of counterset `S`: what [`Visitor::instance`]'s values closure
+/// returns. Generated code implements it for each set's `Values` type, and only for that set,
+/// so values of another counterset are refused at compile time with this trait's message.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not the values of the counterset `{S}`",
+    label = "the values closure returns `{Self}`",
+    note = "`Visitor<{S}>::instance` takes the values of its own counterset \
+            (`<{S} as pcw_rt::Counterset>::Values`); was this publisher meant for another set?"
+)]
+pub trait ValuesOf<S: Counterset> {
+    /// The values as the counterset's `Values` type.
+    fn values(&self) -> &S::Values;
+}
+
+/// A driver's instances of counterset `S`, visited on each collection.
+///
+/// Register with the generated `my_set::register_publisher(&PUBLISHER)`: PCW then calls
+/// [`callback::<S, Self>`](callback) with the publisher as context.
+///
+/// ```
+/// use core::ops::ControlFlow;
+/// use pcw_rt::{Counterset, CounterMask, Publish, ValuesOf, Visitor};
+///
+/// // What pcw-gen generates for a counterset with one counter `Value` (id 0).
+/// pub struct Set;
+/// #[repr(C)]
+/// #[derive(Default)]
+/// pub struct Values {
+///     pub value: u32,
+/// }
+/// impl Counterset for Set {
+///     type Values = Values;
+///     unsafe fn add(
+///         buffer: pcw_rt::PPCW_BUFFER,
+///         name: &pcw_rt::UNICODE_STRING,
+///         id: u32,
+///         values: &Values,
+///     ) -> pcw_rt::NTSTATUS {
+///         let mut data = [pcw_rt::PCW_DATA {
+///             Data: core::ptr::from_ref(values).cast(),
+///             Size: 4,
+///         }];
+///         // SAFETY: `buffer` is the running callback's (this function's contract).
+///         unsafe { pcw_rt::PcwAddInstance(buffer, name, id, 1, data.as_mut_ptr()) }
+///     }
+/// }
+/// impl ValuesOf<Set> for Values {
+///     fn values(&self) -> &Values {
+///         self
+///     }
+/// }
+///
+/// // The driver's side: its instances, offered one by one.
+/// struct Disks([(&'static [u16], u32, u32); 2]);
+///
+/// impl Publish<Set> for Disks {
+///     fn visit(&self, visitor: &mut Visitor<'_, Set>) -> ControlFlow<()> {
+///         for &(name, id, queued) in &self.0 {
+///             // The closure runs only for instances the query selects, and only when PCW
+///             // collects data (not for EnumerateInstances).
+///             visitor.instance(name, id, |counters: CounterMask| Values {
+///                 value: if counters.wants(0) { queued } else { 0 },
+///             })?;
+///         }
+///         ControlFlow::Continue(())
+///     }
+/// }
+///
+/// static DISK0: [u16; 5] = [b'd' as u16, b'i' as u16, b's' as u16, b'k' as u16, b'0' as u16];
+/// static DISK1: [u16; 5] = [b'd' as u16, b'i' as u16, b's' as u16, b'k' as u16, b'1' as u16];
+/// static DISKS: Disks = Disks([(&DISK0, 0, 7), (&DISK1, 1, 3)]);
+/// // In DriverEntry: `let registration = my_set::register_publisher(&DISKS)?;`
+/// # let _ = &DISKS;
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not publish the counterset `{S}`",
+    label = "no `impl pcw_rt::Publish<{S}>` for `{Self}`",
+    note = "a counterset's `register_publisher` takes a type implementing `pcw_rt::Publish<Set>` \
+            for that counterset's own `Set` marker; its `visit` offers instances with that set's \
+            values type (`<{S} as pcw_rt::Counterset>::Values`)"
+)]
+pub trait Publish<S: Counterset> {
+    /// Offers every instance to `visitor` ([`Visitor::instance`]), in any order, each with a
+    /// stable id unique in the set; stops when `instance` returns `Break` (cancel or failure;
+    /// further offers would be ignored anyway). Called for `PcwCallbackCollectData` and
+    /// `PcwCallbackEnumerateInstances`.
+    fn visit(&self, visitor: &mut Visitor<'_, S>) -> ControlFlow<()>;
+
+    /// Offers the instance whose id is `id`, if there is one: called instead of
+    /// [`Publish::visit`] when the query names a single `InstanceId`. The default visits
+    /// everything (the visitor drops other ids); override it for an O(1) lookup.
+    fn visit_id(&self, id: u32, visitor: &mut Visitor<'_, S>) -> ControlFlow<()> {
+        let _ = id;
+        self.visit(visitor)
+    }
+
+    /// `PcwCallbackAddCounter`: a consumer added counters (`counters`) of instances matching
+    /// `instance_mask` (`None` for all). The default does nothing.
+    fn counter_added(&self, counters: CounterMask, instance_mask: Option<&[u16]>) {
+        let _ = (counters, instance_mask);
+    }
+
+    /// `PcwCallbackRemoveCounter`: the consumer removed them again. The default does nothing.
+    fn counter_removed(&self, counters: CounterMask, instance_mask: Option<&[u16]>) {
+        let _ = (counters, instance_mask);
+    }
+}
+
+/// The query's `CounterMask`: bit `id` set for each counter the consumer asks for (counters
+/// with ids of 64 and above cannot be selected and are never wanted).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CounterMask(pub u64);
+
+impl CounterMask {
+    /// Every counter.
+    pub const ALL: Self = Self(u64::MAX);
+
+    /// Whether the consumer asks for counter `id`.
+    #[inline]
+    pub const fn wants(self, id: u16) -> bool {
+        id < 64 && self.0 & (1u64 << id) != 0
+    }
+
+    /// The raw mask.
+    #[inline]
+    pub const fn bits(self) -> u64 {
+        self.0
+    }
+}
+
+/// What one visit did (the publisher may feed it to its statistics).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Instances offered to the visitor before it stopped.
+    pub considered: u32,
+    /// Instances the filters selected and `PcwAddInstance` accepted.
+    pub returned: u32,
+}
+
+/// One collection (or enumeration) in progress, handed to [`Publish::visit`]: filters the
+/// instances offered and adds the selected ones to PCW's buffer. Only [`callback`] makes one.
+#[derive(Debug)]
+pub struct Visitor<'q, S: Counterset> {
+    buffer: PPCW_BUFFER,
+    filter: InstanceFilter<'q>,
+    counters: CounterMask,
+    cancel: *mut KEVENT,
+    collect: bool,
+    summary: Summary,
+    status: NTSTATUS,
+    set: PhantomData<fn() -> S>,
+}
+
+impl<S: Counterset> Visitor<'_, S> {
+    /// Offers one instance: its name (UTF-16, no terminator; empty in a `single` set), its id,
+    /// and its values, computed by `values` only if the query selects the instance and
+    /// collects data. Returns `Break` once the visit is over (cancelled, or `PcwAddInstance`
+    /// failed): stop offering then.
+    #[inline]
+    pub fn instance<V>(
+        &mut self,
+        name: &[u16],
+        id: u32,
+        values: impl FnOnce(CounterMask) -> V,
+    ) -> ControlFlow<()>
+    where
+        V: ValuesOf<S>,
+    {
+        if self.status < 0 {
+            return ControlFlow::Break(());
+        }
+        // Poll the cancel event before the first instance and every 16th after it.
+        // SAFETY: PCW passes NULL or an event that lives across the callback, which outlives
+        // this visitor.
+        if self.summary.considered.is_multiple_of(16) && unsafe { event_signalled(self.cancel) } {
+            self.status = STATUS_CANCELLED;
+            return ControlFlow::Break(());
+        }
+        self.summary.considered = self.summary.considered.saturating_add(1);
+        if !self.filter.selects(name, id) {
+            return ControlFlow::Continue(());
+        }
+        let name = unicode(name);
+        let status = if self.collect {
+            let values = values(self.counters);
+            // SAFETY: `buffer` is the running callback's (only `respond` makes a visitor, from
+            // the information block PCW passed); the name and values live across the call, in
+            // which PCW copies them.
+            unsafe { S::add(self.buffer, &name, id, values.values()) }
+        } else {
+            // SAFETY: as above; no data is what EnumerateInstances expects.
+            unsafe { PcwAddInstance(self.buffer, &raw const name, id, 0, core::ptr::null_mut()) }
+        };
+        if status < 0 {
+            self.status = status;
+            return ControlFlow::Break(());
+        }
+        self.summary.returned = self.summary.returned.saturating_add(1);
+        ControlFlow::Continue(())
+    }
+
+    /// Whether PCW collects data (`PcwCallbackCollectData`) rather than enumerating names.
+    pub fn collecting(&self) -> bool {
+        self.collect
+    }
+
+    /// The query's `CounterMask`.
+    pub fn counters(&self) -> CounterMask {
+        self.counters
+    }
+
+    /// What the visit has done so far.
+    pub fn summary(&self) -> Summary {
+        self.summary
+    }
+
+    /// The status the callback will return: success, `STATUS_CANCELLED`, or the first
+    /// `PcwAddInstance` failure.
+    pub fn status(&self) -> NTSTATUS {
+        self.status
+    }
+}
+
+/// The `PCW_CALLBACK` of publisher `P` for counterset `S`; `context` is the `&'static P` the
+/// generated `register_publisher` registered.
+///
+/// # Safety
+/// PCW's contract: `info` is NULL or a valid information block for `kind`, and `context` is
+/// NULL or points to a `P` that lives across the call (`register_publisher` passes a
+/// `&'static P`).
+pub unsafe extern "system" fn callback<S: Counterset, P: Publish<S> + Sync>(
+    kind: PCW_CALLBACK_TYPE,
+    info: *const PCW_CALLBACK_INFORMATION,
+    context: *const core::ffi::c_void,
+) -> NTSTATUS {
+    // SAFETY: NULL or a live `P` (contract).
+    let Some(publisher) = (unsafe { context.cast::<P>().as_ref() }) else {
+        return STATUS_SUCCESS;
+    };
+    // SAFETY: forwarded from PCW (contract).
+    unsafe { respond::<S, P>(publisher, kind, info) }
+}
+
+/// What [`callback`] does with its publisher, for a caller that holds the publisher itself
+/// (a driver's own `PCW_CALLBACK`, a benchmark).
+///
+/// # Safety
+/// `info` is NULL or a valid information block for `kind`, as PCW passes it to a callback.
+pub unsafe fn respond<S: Counterset, P: Publish<S> + ?Sized>(
+    publisher: &P,
+    kind: PCW_CALLBACK_TYPE,
+    info: *const PCW_CALLBACK_INFORMATION,
+) -> NTSTATUS {
+    // SAFETY: NULL or a valid information block (contract).
+    let Some(info) = (unsafe { info.as_ref() }) else {
+        return STATUS_SUCCESS;
+    };
+    match kind {
+        crate::PcwCallbackEnumerateInstances => {
+            // SAFETY: the EnumerateInstances member is the active one for this kind.
+            visit(publisher, unsafe { &info.EnumerateInstances }, false)
+        }
+        crate::PcwCallbackCollectData => {
+            // SAFETY: the CollectData member is the active one for this kind.
+            visit(publisher, unsafe { &info.CollectData }, true)
+        }
+        crate::PcwCallbackAddCounter => {
+            // SAFETY: the AddCounter member is the active one for this kind.
+            let c = unsafe { &info.AddCounter };
+            // SAFETY: PCW passes a NULL or valid instance mask that lives across the callback.
+            let mask = unsafe { units(c.InstanceMask) };
+            publisher.counter_added(CounterMask(c.CounterMask), mask);
+            STATUS_SUCCESS
+        }
+        crate::PcwCallbackRemoveCounter => {
+            // SAFETY: the RemoveCounter member is the active one for this kind.
+            let c = unsafe { &info.RemoveCounter };
+            // SAFETY: as for AddCounter.
+            let mask = unsafe { units(c.InstanceMask) };
+            publisher.counter_removed(CounterMask(c.CounterMask), mask);
+            STATUS_SUCCESS
+        }
+        _ => STATUS_SUCCESS,
+    }
+}
+
+/// One `EnumerateInstances` (`collect` false) or `CollectData` visit.
+fn visit<S: Counterset, P: Publish<S> + ?Sized>(
+    publisher: &P,
+    mask: &PCW_MASK_INFORMATION,
+    collect: bool,
+) -> NTSTATUS {
+    // SAFETY: PCW passes a NULL or valid instance mask that lives across the callback.
+    let name_mask = unsafe { units(mask.InstanceMask) };
+    let filter = InstanceFilter::new(mask.InstanceId, name_mask);
+    let mut visitor = Visitor::<S> {
+        buffer: mask.Buffer,
+        filter,
+        counters: CounterMask(mask.CounterMask),
+        cancel: mask.CancelEvent,
+        collect,
+        summary: Summary::default(),
+        status: STATUS_SUCCESS,
+        set: PhantomData,
+    };
+    let _ = match filter.single_id() {
+        Some(id) => publisher.visit_id(id, &mut visitor),
+        None => publisher.visit(&mut visitor),
+    };
+    visitor.status
+}

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! checksum-driver: an example WDM driver that is not about counters. It creates a control
+//! device (`\\.\PcwRsChecksum`) whose two `METHOD_BUFFERED` IOCTLs return the CRC-32 or the
+//! Adler-32 of the input buffer, and counts the requests, bytes and refusals per algorithm.
+//!
+//! Those statistics are published as the PCW counterset `Checksum Driver Algorithms` (one
+//! instance per algorithm), added the way `docs/adding-counters.md` walks through: a manifest
+//! (`checksum_driver.man`), one line in `build.rs`, the `pcw-rt` dependency and [`counters`].
+//!
+//! On a Windows target the crate is `no_std` and the kernel side ([`kernel`]: `DriverEntry`,
+//! `DriverUnload`, the dispatch routines) is compiled over windows-sys, or wdk-sys with the
+//! `wdk` feature; elsewhere only the plain-Rust parts are built, for the host tests. Kernel
+//! paths never panic and never allocate (the crate has no allocator).
+#![cfg_attr(target_os = "windows", no_std)]
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
+
+pub mod checksum;
+pub mod control;
+pub mod counters;
+#[cfg(target_os = "windows")]
+pub mod kernel;
+#[cfg(target_pointer_width = "64")]
+pub mod wdm;
+
+/// An ASCII string as UTF-16, at compile time.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "evaluated at compile time only; `i` < N bounds both indexes"
+)]
+pub(crate) const fn utf16<const N: usize>(s: &str) -> [u16; N] {
+    let bytes = s.as_bytes();
+    let mut out = [0u16; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = bytes[i] as u16;
+        i += 1;
+    }
+    out
+}
