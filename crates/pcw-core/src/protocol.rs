@@ -60,10 +60,15 @@ mod tests {
         assert_eq!(IOCTL_PCW_RECORD_QUEUE, 0x0022_A00C);
         // The fields agree with windows-sys's constants.
         use windows_sys::Win32::System::Ioctl as io;
-        assert_eq!(FILE_DEVICE_UNKNOWN, io::FILE_DEVICE_UNKNOWN);
-        assert_eq!(METHOD_BUFFERED, io::METHOD_BUFFERED);
-        assert_eq!(FILE_READ_ACCESS, io::FILE_READ_ACCESS);
-        assert_eq!(FILE_WRITE_ACCESS, io::FILE_WRITE_ACCESS);
+        let fields = [
+            (FILE_DEVICE_UNKNOWN, io::FILE_DEVICE_UNKNOWN),
+            (METHOD_BUFFERED, io::METHOD_BUFFERED),
+            (FILE_READ_ACCESS, io::FILE_READ_ACCESS),
+            (FILE_WRITE_ACCESS, io::FILE_WRITE_ACCESS),
+        ];
+        for (i, (ours, theirs)) in fields.into_iter().enumerate() {
+            assert_eq!(ours, theirs, "field #{i}");
+        }
     }
 
     #[test]
