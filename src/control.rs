@@ -36,29 +36,11 @@ use pcw_core::fallible;
 
 use crate::queues;
 
-const FILE_DEVICE_UNKNOWN: u32 = 0x22;
-const METHOD_BUFFERED: u32 = 0;
-const FILE_READ_ACCESS: u32 = 1;
-const FILE_WRITE_ACCESS: u32 = 2;
+pub use pcw_core::protocol::{
+    DEVICE_NAME, IOCTL_PCW_CLOSE_QUEUE, IOCTL_PCW_CREATE_QUEUE, IOCTL_PCW_RECORD_QUEUE,
+    IOCTL_PCW_SNAPSHOT, SYMBOLIC_LINK,
+};
 
-/// `CTL_CODE(FILE_DEVICE_UNKNOWN, function, METHOD_BUFFERED, access)`.
-const fn ctl_code(function: u32, access: u32) -> u32 {
-    (FILE_DEVICE_UNKNOWN << 16) | (access << 14) | (function << 2) | METHOD_BUFFERED
-}
-
-/// Reads a snapshot of every counterset.
-pub const IOCTL_PCW_SNAPSHOT: u32 = ctl_code(0x800, FILE_READ_ACCESS);
-/// Creates a dynamic queue instance.
-pub const IOCTL_PCW_CREATE_QUEUE: u32 = ctl_code(0x801, FILE_WRITE_ACCESS);
-/// Closes a dynamic queue instance.
-pub const IOCTL_PCW_CLOSE_QUEUE: u32 = ctl_code(0x802, FILE_WRITE_ACCESS);
-/// Records traffic on a dynamic queue.
-pub const IOCTL_PCW_RECORD_QUEUE: u32 = ctl_code(0x803, FILE_WRITE_ACCESS);
-
-/// The device's name in the object namespace.
-pub const DEVICE_NAME: &str = r"\Device\PcwRs";
-/// The symbolic link user mode opens (`\\.\PcwRs`).
-pub const SYMBOLIC_LINK: &str = r"\DosDevices\PcwRs";
 /// The device's security descriptor: full access for SYSTEM and Administrators, read access
 /// (snapshots only, by the IOCTL access bits) for Performance Monitor Users. A legacy device
 /// cannot take it from an INF; the driver applies it itself (see the module docs).

@@ -5,38 +5,14 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pcw_core::counter_type::{CounterType, DetailLevel};
+use pcw_core::counter_type::CounterType;
+use pcw_core::testing::{counter, header};
 use pcw_core::v1::collect::{Collected, collect};
 use pcw_core::v1::query::{self, Query};
 use pcw_core::v1::validate::{self, Expect};
 use pcw_core::v1::writer::{
-    CounterSpec, InstanceDesc, InstanceSpec, InstancesDesc, ObjectDesc, ObjectHeader,
-    ObjectSource,
+    CounterSpec, InstanceDesc, InstanceSpec, InstancesDesc, ObjectDesc, ObjectSource,
 };
-
-const fn counter(counter_type: CounterType, size: u32, offset: u32) -> CounterSpec {
-    CounterSpec {
-        name_title_index: 0,
-        help_title_index: 0,
-        default_scale: 0,
-        detail_level: DetailLevel::Novice,
-        counter_type,
-        size,
-        offset,
-    }
-}
-
-const fn header(index: u32, costly: bool) -> ObjectHeader {
-    ObjectHeader {
-        name_title_index: index,
-        help_title_index: index + 1,
-        detail_level: DetailLevel::Novice,
-        default_counter: 0,
-        perf_time: 0,
-        perf_freq: 0,
-        costly,
-    }
-}
 
 const COUNTERS: [CounterSpec; 3] = [
     counter(CounterType::RawFraction, 4, 4),

@@ -16,11 +16,12 @@ use std::sync::Once;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use pcw_core::counter_type::{CounterType, DetailLevel};
+use pcw_core::testing;
 use pcw_core::v1::validate::DataBlockRef;
-use pcw_core::v1::wire::{self, DataBlock, DataBlockRepr, SystemTime};
+use pcw_core::v1::wire;
 use pcw_core::v1::writer::{
     CounterSpec, InstanceDesc, InstanceName, InstanceSpec, InstancesDesc, Mode, ObjectDesc,
-    ObjectHeader, ObjectSource, assign_offsets, objects_len, write_objects,
+    ObjectHeader, ObjectSource, assign_offsets,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -30,45 +31,10 @@ const COMPUTER: &str = "PCW-TEST";
 
 /// A whole `PERF_DATA_BLOCK`: header + computer name + zeroed padding + the writer's objects.
 fn block(objects: &[&dyn ObjectSource], mode: Mode) -> Vec<u8> {
-    let name: Vec<u16> = COMPUTER.encode_utf16().chain([0]).collect();
-    let name_len = name.len() * 2;
-    let header_len = (wire::field::data_block::LEN + name_len + 7) & !7;
-    let objects_len = objects_len(objects, mode).expect("fixture description is writable");
-    let mut buf = vec![0u8; header_len + objects_len];
-    let written = write_objects(objects, mode, &mut buf[header_len..]).expect("fits");
-    assert_eq!(written.bytes, objects_len);
-    let repr = DataBlockRepr {
-        little_endian: 1,
-        version: wire::PERF_DATA_VERSION,
-        revision: wire::PERF_DATA_REVISION,
-        total_byte_length: u32::try_from(buf.len()).unwrap(),
-        header_length: u32::try_from(header_len).unwrap(),
-        num_object_types: u32::try_from(written.objects).unwrap(),
-        default_object: 238,
-        system_time: SystemTime {
-            year: 2026,
-            month: 11,
-            day_of_week: 0,
-            day: 22,
-            hour: 12,
-            minute: 34,
-            second: 56,
-            milliseconds: 789,
-        },
-        perf_time: 123_456_789_012,
-        perf_freq: 10_000_000,
-        perf_time_100nsec: 134_082_476_967_890_000,
-        system_name_length: u32::try_from(name_len).unwrap(),
-        system_name_offset: u32::try_from(wire::field::data_block::LEN).unwrap(),
-    };
-    repr.emit(&mut DataBlock::new_checked(&mut buf[..]).unwrap());
-    for (i, u) in name.iter().enumerate() {
-        let at = wire::field::data_block::LEN + 2 * i;
-        buf[at..at + 2].copy_from_slice(&u.to_le_bytes());
-    }
-    buf
+    testing::data_block(COMPUTER, objects, mode).expect("fixture description is writable")
 }
 
+/// A counter at offset 0 (`laid_out` places it) with a scale and detail level.
 fn counter(
     name: u32,
     counter_type: CounterType,
@@ -77,25 +43,17 @@ fn counter(
     detail: DetailLevel,
 ) -> CounterSpec {
     CounterSpec {
-        name_title_index: name,
-        help_title_index: if name == 0 { 0 } else { name + 1 },
         default_scale: scale,
         detail_level: detail,
-        counter_type,
-        size,
-        offset: 0,
+        ..testing::titled_counter(name, counter_type, size, 0)
     }
 }
 
 fn header(name: u32, detail: DetailLevel, default_counter: i32) -> ObjectHeader {
     ObjectHeader {
-        name_title_index: name,
-        help_title_index: name + 1,
         detail_level: detail,
         default_counter,
-        perf_time: 0,
-        perf_freq: 0,
-        costly: false,
+        ..testing::header(name, false)
     }
 }
 

@@ -36,9 +36,12 @@ pub mod counter_type;
 #[cfg(any(feature = "alloc", test))]
 pub mod fallible;
 pub mod filter;
+pub mod protocol;
 #[cfg(any(feature = "alloc", test))]
 pub mod registry;
 pub mod snapshot;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 pub mod v1;
 pub mod wildcard;
 

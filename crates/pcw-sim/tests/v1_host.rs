@@ -6,42 +6,18 @@
 
 use core::ffi::c_void;
 
-use pcw_core::counter_type::{CounterType, DetailLevel};
+use pcw_core::counter_type::CounterType;
+use pcw_core::testing::{header, titled_counter as counter};
 use pcw_core::v1::collect::{ERROR_MORE_DATA, ERROR_SUCCESS};
 use pcw_core::v1::validate::{DataBlockRef, Rule, Violation};
 use pcw_core::v1::wire::{self, PERF_NO_UNIQUE_ID};
 use pcw_core::v1::writer::{
-    CounterSpec, InstanceDesc, InstanceName, InstanceSpec, InstancesDesc, ObjectDesc, ObjectHeader,
-    ObjectSource,
+    CounterSpec, InstanceDesc, InstanceName, InstanceSpec, InstancesDesc, ObjectDesc, ObjectSource,
 };
 use pcw_sim::v1_host::block::{Grow, Perflib, PerflibError, Placement, QueryValue, SimClock};
 use pcw_sim::v1_host::{
     CollectFn, GUARD_LEN, GuardRegion, Host, HostConfig, HostViolation, TestLevel, collect_sources,
 };
-
-const fn counter(index: u32, counter_type: CounterType, size: u32, offset: u32) -> CounterSpec {
-    CounterSpec {
-        name_title_index: index,
-        help_title_index: index + 1,
-        default_scale: 0,
-        detail_level: DetailLevel::Novice,
-        counter_type,
-        size,
-        offset,
-    }
-}
-
-const fn header(index: u32, costly: bool) -> ObjectHeader {
-    ObjectHeader {
-        name_title_index: index,
-        help_title_index: index + 1,
-        detail_level: DetailLevel::Novice,
-        default_counter: 0,
-        perf_time: 0,
-        perf_freq: 0,
-        costly,
-    }
-}
 
 static SINGLE_COUNTERS: [CounterSpec; 4] = [
     counter(1010, CounterType::Rawcount, 4, 4),
@@ -105,11 +81,11 @@ fn strict() -> Host {
 
 type Raw = (*mut u16, *mut *mut c_void, *mut u32, *mut u32);
 
-/// Runs the reference provider, then lets `tamper` change the outputs (or the buffer).
+/// Runs the reference provider on a Global query, then lets `tamper` change the outputs (or
+/// the buffer) and the status.
 fn tampered(
     capacity: u32,
     config: HostConfig,
-    query: Option<&str>,
     mut tamper: impl FnMut(Raw, u32) -> u32,
 ) -> Result<pcw_sim::v1_host::CallResult, HostViolation> {
     let objects = sources();
@@ -118,7 +94,24 @@ fn tampered(
         let status = unsafe { collect_sources(&objects, q, d, s, c) };
         tamper((q, d, s, c), status)
     };
-    Host::new(config).call(&mut collect, query, capacity)
+    Host::new(config).call(&mut collect, Some("Global"), capacity)
+}
+
+/// [`tampered`] with a `tamper` that leaves the provider's status as it was.
+fn keeping_status(
+    capacity: u32,
+    config: HostConfig,
+    mut tamper: impl FnMut(Raw),
+) -> Result<pcw_sim::v1_host::CallResult, HostViolation> {
+    tampered(capacity, config, |raw, status| {
+        tamper(raw);
+        status
+    })
+}
+
+/// What the strict host reports after `tamper` changed the outputs of a `capacity`-byte call.
+fn violation(capacity: u32, tamper: impl FnMut(Raw)) -> HostViolation {
+    keeping_status(capacity, strict_config(), tamper).unwrap_err()
 }
 
 fn start(d: *mut *mut c_void) -> *mut u8 {
@@ -139,6 +132,16 @@ fn size(s: *mut u32) -> u32 {
 fn set_size(s: *mut u32, v: u32) {
     // SAFETY: `s` is the host's valid pointer to the size.
     unsafe { s.write(v) };
+}
+
+fn set_count(c: *mut u32, v: u32) {
+    // SAFETY: `c` is the host's valid pointer to the count.
+    unsafe { c.write(v) };
+}
+
+/// Where the reply starts: the provider has moved `*d` past the `*s` bytes it wrote.
+fn reply_start(d: *mut *mut c_void, s: *mut u32) -> *mut u8 {
+    start(d).wrapping_sub(size(s) as usize)
 }
 
 /// Writes `value` at `offset` from the buffer start (inside the host's guarded allocation).
@@ -232,54 +235,25 @@ fn an_extern_system_function_plugs_in() {
 
 #[test]
 fn unknown_return_code() {
-    let err = tampered(BIG, strict_config(), Some("Global"), |_, _| 5).unwrap_err();
+    let err = tampered(BIG, strict_config(), |_, _| 5).unwrap_err();
     assert_eq!(err, HostViolation::UnexpectedStatus { status: 5 });
 }
 
 #[test]
 fn more_data_with_a_size() {
-    let err = tampered(
-        8,
-        strict_config(),
-        Some("Global"),
-        |(_, _, s, _), status| {
-            assert_eq!(status, ERROR_MORE_DATA);
-            set_size(s, 8);
-            status
-        },
-    )
-    .unwrap_err();
+    let err = violation(8, |(_, _, s, _)| set_size(s, 8));
     assert_eq!(err, HostViolation::SizeOnMoreData { size: 8 });
 }
 
 #[test]
 fn more_data_with_a_moved_pointer() {
-    let err = tampered(
-        8,
-        strict_config(),
-        Some("Global"),
-        |(_, d, _, _), status| {
-            set_ptr(d, start(d).wrapping_add(8));
-            status
-        },
-    )
-    .unwrap_err();
+    let err = violation(8, |(_, d, _, _)| set_ptr(d, start(d).wrapping_add(8)));
     assert_eq!(err, HostViolation::PointerMovedWithoutData { moved: 8 });
 }
 
 #[test]
 fn more_data_with_a_count() {
-    let err = tampered(
-        8,
-        strict_config(),
-        Some("Global"),
-        |(_, _, _, c), status| {
-            // SAFETY: `c` is the host's valid pointer to the count.
-            unsafe { c.write(2) };
-            status
-        },
-    )
-    .unwrap_err();
+    let err = violation(8, |(_, _, _, c)| set_count(c, 2));
     assert_eq!(
         err,
         HostViolation::CountWithoutData {
@@ -310,13 +284,9 @@ fn count_left_as_garbage_on_no_data() {
 
 #[test]
 fn buffer_modified_then_more_data() {
-    let scribble = |(_, d, _, _): Raw, status| {
-        poke(start(d), 3, 0);
-        status
-    };
-    let err = tampered(16, strict_config(), Some("Global"), scribble).unwrap_err();
+    let scribble = |(_, d, _, _): Raw| poke(start(d), 3, 0);
     assert_eq!(
-        err,
+        violation(16, scribble),
         HostViolation::BufferModifiedWithoutData {
             offset: 3,
             before: 0xA5,
@@ -329,24 +299,16 @@ fn buffer_modified_then_more_data() {
         check_untouched_on_failure: false,
         ..strict_config()
     };
-    let r = tampered(16, lax, Some("Global"), scribble).unwrap();
+    let r = keeping_status(16, lax, scribble).unwrap();
     assert!(r.is_more_data());
 }
 
 #[test]
 fn write_past_the_end_hits_the_suffix_guard() {
-    let err = tampered(
-        BIG,
-        strict_config(),
-        Some("Global"),
-        |(_, d, _, _), status| {
-            // `*d` now points past the data; the buffer ends at BIG.
-            let base = start(d).wrapping_sub(size_of_reply());
-            poke(base, isize::try_from(BIG).unwrap() + 5, 0x00);
-            status
-        },
-    )
-    .unwrap_err();
+    // The buffer ends at BIG.
+    let err = violation(BIG, |(_, d, s, _)| {
+        poke(reply_start(d, s), isize::try_from(BIG).unwrap() + 5, 0x00);
+    });
     assert_eq!(
         err,
         HostViolation::GuardModified {
@@ -369,17 +331,7 @@ fn size_of_reply() -> usize {
 
 #[test]
 fn write_before_the_start_hits_the_prefix_guard() {
-    let err = tampered(
-        BIG,
-        strict_config(),
-        Some("Global"),
-        |(_, d, s, _), status| {
-            let base = start(d).wrapping_sub(size(s) as usize);
-            poke(base, -1, 0x11);
-            status
-        },
-    )
-    .unwrap_err();
+    let err = violation(BIG, |(_, d, s, _)| poke(reply_start(d, s), -1, 0x11));
     assert_eq!(
         err,
         HostViolation::GuardModified {
@@ -393,16 +345,7 @@ fn write_before_the_start_hits_the_prefix_guard() {
 
 #[test]
 fn wrong_pointer() {
-    let err = tampered(
-        BIG,
-        strict_config(),
-        Some("Global"),
-        |(_, d, _, _), status| {
-            set_ptr(d, start(d).wrapping_add(8));
-            status
-        },
-    )
-    .unwrap_err();
+    let err = violation(BIG, |(_, d, _, _)| set_ptr(d, start(d).wrapping_add(8)));
     let n = size_of_reply();
     assert_eq!(
         err,
@@ -415,20 +358,13 @@ fn wrong_pointer() {
 
 #[test]
 fn wrong_size_consistent_with_the_pointer_fails_the_structure_check() {
-    let err = tampered(
-        BIG,
-        strict_config(),
-        Some("Global"),
-        |(_, d, s, _), status| {
-            set_ptr(d, start(d).wrapping_add(8));
-            set_size(s, size(s) + 8);
-            status
-        },
-    )
-    .unwrap_err();
+    let grow = |(_, d, s, _): Raw| {
+        set_ptr(d, start(d).wrapping_add(8));
+        set_size(s, size(s) + 8);
+    };
     let n = size_of_reply();
     assert_eq!(
-        err,
+        violation(BIG, grow),
         HostViolation::Structure(Violation {
             offset: n,
             rule: Rule::Truncated
@@ -439,27 +375,13 @@ fn wrong_size_consistent_with_the_pointer_fails_the_structure_check() {
         test_level: TestLevel::Two,
         ..strict_config()
     };
-    let r = tampered(BIG, level2, Some("Global"), |(_, d, s, _), status| {
-        set_ptr(d, start(d).wrapping_add(8));
-        set_size(s, size(s) + 8);
-        status
-    })
-    .unwrap();
+    let r = keeping_status(BIG, level2, grow).unwrap();
     assert_eq!(r.data.len(), n + 8);
 }
 
 #[test]
 fn size_larger_than_the_buffer() {
-    let err = tampered(
-        BIG,
-        strict_config(),
-        Some("Global"),
-        |(_, _, s, _), status| {
-            set_size(s, BIG + 8);
-            status
-        },
-    )
-    .unwrap_err();
+    let err = violation(BIG, |(_, _, s, _)| set_size(s, BIG + 8));
     assert_eq!(
         err,
         HostViolation::SizeExceedsBuffer {
@@ -471,56 +393,36 @@ fn size_larger_than_the_buffer() {
 
 #[test]
 fn size_not_8_aligned() {
-    let err = tampered(
-        BIG,
-        strict_config(),
-        Some("Global"),
-        |(_, d, s, _), status| {
-            set_ptr(d, start(d).wrapping_sub(4));
-            set_size(s, size(s) - 4);
-            status
-        },
-    )
-    .unwrap_err();
+    let err = violation(BIG, |(_, d, s, _)| {
+        set_ptr(d, start(d).wrapping_sub(4));
+        set_size(s, size(s) - 4);
+    });
     let n = u32::try_from(size_of_reply()).unwrap();
     assert_eq!(err, HostViolation::SizeUnaligned { size: n - 4 });
 }
 
 #[test]
 fn pointer_before_the_buffer() {
-    let err = tampered(
-        BIG,
-        strict_config(),
-        Some("Global"),
-        |(_, d, s, _), status| {
-            set_ptr(d, start(d).wrapping_sub(size(s) as usize + 16));
-            status
-        },
-    )
-    .unwrap_err();
+    let err = violation(BIG, |(_, d, s, _)| {
+        set_ptr(d, reply_start(d, s).wrapping_sub(16));
+    });
     assert_eq!(err, HostViolation::PointerBeforeBuffer { offset: -16 });
 }
 
 #[test]
 fn pointer_in_the_suffix_guard_is_an_overrun_and_past_it_heap_corruption() {
     let at = |extra: usize| {
-        move |(_, d, s, _): Raw, status| {
-            let base = start(d).wrapping_sub(size(s) as usize);
-            set_ptr(d, base.wrapping_add(BIG as usize + extra));
-            status
-        }
+        move |(_, d, s, _): Raw| set_ptr(d, reply_start(d, s).wrapping_add(BIG as usize + extra))
     };
-    let err = tampered(BIG, strict_config(), Some("Global"), at(8)).unwrap_err();
     assert_eq!(
-        err,
+        violation(BIG, at(8)),
         HostViolation::BufferOverrun {
             offset: isize::try_from(BIG + 8).unwrap(),
             capacity: BIG
         }
     );
-    let err = tampered(BIG, strict_config(), Some("Global"), at(GUARD_LEN + 8)).unwrap_err();
     assert_eq!(
-        err,
+        violation(BIG, at(GUARD_LEN + 8)),
         HostViolation::PointerPastGuard {
             offset: isize::try_from(BIG as usize + GUARD_LEN + 8).unwrap(),
             limit: BIG as usize + GUARD_LEN
@@ -530,17 +432,7 @@ fn pointer_in_the_suffix_guard_is_an_overrun_and_past_it_heap_corruption() {
 
 #[test]
 fn count_disagreeing_with_the_objects() {
-    let err = tampered(
-        BIG,
-        strict_config(),
-        Some("Global"),
-        |(_, _, _, c), status| {
-            // SAFETY: `c` is the host's valid pointer to the count.
-            unsafe { c.write(3) };
-            status
-        },
-    )
-    .unwrap_err();
+    let err = violation(BIG, |(_, _, _, c)| set_count(c, 3));
     assert!(
         matches!(
             err,
@@ -558,14 +450,10 @@ fn broken_instance_length_is_a_structure_violation_at_level_1_only() {
     // The first instance of the second object: SINGLE is 64 + 4*40 + 24 = 248 bytes; MULTI's
     // definitions are 64 + 2*40 = 144 bytes.
     let first_instance = 248 + 144;
-    let corrupt = move |(_, d, s, _): Raw, status| {
-        let base = start(d).wrapping_sub(size(s) as usize);
-        poke(base, first_instance, 25); // ByteLength 25: not a multiple of 8
-        status
-    };
-    let err = tampered(BIG, strict_config(), Some("Global"), corrupt).unwrap_err();
+    // ByteLength 25: not a multiple of 8.
+    let corrupt = move |(_, d, s, _): Raw| poke(reply_start(d, s), first_instance, 25);
     assert_eq!(
-        err,
+        violation(BIG, corrupt),
         HostViolation::Structure(Violation {
             offset: usize::try_from(first_instance).unwrap(),
             rule: Rule::InstanceLength
@@ -576,7 +464,7 @@ fn broken_instance_length_is_a_structure_violation_at_level_1_only() {
             test_level: level,
             ..strict_config()
         };
-        assert!(tampered(BIG, config, Some("Global"), corrupt).is_ok());
+        assert!(keeping_status(BIG, config, corrupt).is_ok());
     }
 }
 
@@ -587,7 +475,7 @@ fn levels_3_and_4_check_nothing() {
             test_level: level,
             ..strict_config()
         };
-        let r = tampered(BIG, config, Some("Global"), |(_, d, _, _), _| {
+        let r = tampered(BIG, config, |(_, d, _, _), _| {
             poke(start(d), -1, 0);
             77
         })
@@ -599,11 +487,8 @@ fn levels_3_and_4_check_nothing() {
         test_level: TestLevel::Two,
         ..strict_config()
     };
-    let err = tampered(BIG, config, Some("Global"), |(_, d, s, _), status| {
-        poke(start(d).wrapping_sub(size(s) as usize), -1, 0);
-        status
-    })
-    .unwrap_err();
+    let err =
+        keeping_status(BIG, config, |(_, d, s, _)| poke(reply_start(d, s), -1, 0)).unwrap_err();
     assert!(matches!(
         err,
         HostViolation::GuardModified {

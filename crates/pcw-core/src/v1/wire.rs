@@ -792,36 +792,14 @@ mod tests {
         assert!(CounterBlock::new_checked(&[0u8; 4][..]).is_ok());
     }
 
-    fn sample_data_block() -> DataBlockRepr {
-        DataBlockRepr {
-            little_endian: 1,
-            version: 1,
-            revision: 1,
-            total_byte_length: 0x1122_3344,
-            header_length: 112,
-            num_object_types: 3,
-            default_object: 238,
-            system_time: SystemTime {
-                year: 2026,
-                month: 11,
-                day_of_week: 0,
-                day: 22,
-                hour: 15,
-                minute: 50,
-                second: 31,
-                milliseconds: 999,
-            },
-            perf_time: 0x0102_0304_0506_0708,
-            perf_freq: 10_000_000,
-            perf_time_100nsec: -2,
-            system_name_length: 20,
-            system_name_offset: 88,
-        }
-    }
-
     #[test]
     fn data_block_emit_writes_every_byte_and_parses_back() {
-        let repr = sample_data_block();
+        let repr = DataBlockRepr {
+            // Eight distinct bytes, to see each land, and a negative time, to see the sign.
+            perf_time: 0x0102_0304_0506_0708,
+            perf_time_100nsec: -2,
+            ..crate::testing::data_block_header(0x1122_3344, 112, 3, 20)
+        };
         let mut buf = [0xA5u8; 88];
         repr.emit(&mut DataBlock::new_checked(&mut buf[..]).unwrap());
         let view = DataBlock::new_checked(&buf[..]).unwrap();
@@ -839,7 +817,8 @@ mod tests {
         let native: wp::PERF_DATA_BLOCK = unsafe { core::ptr::read_unaligned(buf.as_ptr().cast()) };
         assert_eq!(native.TotalByteLength, 0x1122_3344);
         assert_eq!(native.PerfTime, 0x0102_0304_0506_0708);
-        assert_eq!(native.SystemTime.wMilliseconds, 999);
+        assert_eq!(native.PerfTime100nSec, -2);
+        assert_eq!(native.SystemTime.wMilliseconds, 789);
         assert_eq!(native.SystemNameOffset, 88);
     }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! `source=device` on Windows: `IOCTL_PCW_SNAPSHOT` (`METHOD_BUFFERED`, read access) on the
-//! driver's control device `\\.\PcwRs` (the driver's `src/control.rs` defines both; the values
-//! are repeated here because the DLL does not depend on the driver crate).
+//! driver's control device `\\.\PcwRs`, both from `pcw_core::protocol`, which the driver uses
+//! too.
 //!
 //! The handle is opened on first use and kept until Close (or a failed call, after which the
 //! next collection reopens it: the driver may have been restarted).
@@ -18,10 +18,7 @@ use windows_sys::Win32::System::IO::DeviceIoControl;
 use crate::nopanic::Wide;
 use crate::source::IoctlReply;
 
-/// The device path user mode opens.
-pub const DEVICE_PATH: &str = r"\\.\PcwRs";
-/// `CTL_CODE(FILE_DEVICE_UNKNOWN, 0x800, METHOD_BUFFERED, FILE_READ_ACCESS)`.
-pub const IOCTL_PCW_SNAPSHOT: u32 = (0x22 << 16) | (1 << 14) | (0x800 << 2);
+pub use pcw_core::protocol::{DEVICE_PATH, IOCTL_PCW_SNAPSHOT};
 
 /// An open handle to the device.
 #[derive(Debug)]
