@@ -9,7 +9,7 @@ use pcw_driver::control::{
     IOCTL_PCW_SNAPSHOT, device_control,
 };
 use pcw_driver::{driver, queues};
-use pcw_sim::kernel::{BUILD_SERVER_2022, Kernel, Request};
+use pcw_sim::kernel_pcw::{BUILD_SERVER_2022, Kernel, Request};
 use windows_sys::Win32::Foundation::{
     STATUS_BUFFER_OVERFLOW, STATUS_BUFFER_TOO_SMALL, STATUS_INVALID_DEVICE_REQUEST,
     STATUS_INVALID_PARAMETER, STATUS_NOT_FOUND, STATUS_OBJECT_NAME_COLLISION, STATUS_SUCCESS,
@@ -355,7 +355,7 @@ fn the_snapshot_carries_exactly_what_the_callbacks_hand_pcw() {
     assert_eq!(snap.header().perf_freq, 10_000_000);
     assert_eq!(
         snap.header().system_time,
-        pcw_sim::kernel::BOOT_SYSTEM_TIME + 3 * 10_000_000
+        pcw_sim::kernel_pcw::BOOT_SYSTEM_TIME + 3 * 10_000_000
     );
     queues::close_all();
     shutdown(k);

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use pcw_driver::{driver, queues, waves};
-use pcw_sim::kernel::{BUILD_SERVER_2019, BUILD_SERVER_2022, Kernel, PcwCall, Request, Teardown};
+use pcw_sim::kernel_pcw::{BUILD_SERVER_2019, BUILD_SERVER_2022, Kernel, PcwCall, Request, Teardown};
 use pcw_sim::stress_scale;
 use windows_sys::Wdk::System::SystemServices::{PCW_VERSION_1, PCW_VERSION_2};
 use windows_sys::Win32::Foundation::{STATUS_INSUFFICIENT_RESOURCES, STATUS_UNSUCCESSFUL};
@@ -26,14 +26,14 @@ static PROVIDER_ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
 // SAFETY: forwards to the system allocator; the counter is a plain atomic.
 unsafe impl std::alloc::GlobalAlloc for CountingAlloc {
     unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
-        if pcw_sim::kernel::in_provider_code() {
+        if pcw_sim::kernel_pcw::in_provider_code() {
             PROVIDER_ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
         }
         // SAFETY: same layout contract as the caller's.
         unsafe { std::alloc::System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
-        if pcw_sim::kernel::in_provider_code() {
+        if pcw_sim::kernel_pcw::in_provider_code() {
             PROVIDER_ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
         }
         // SAFETY: `ptr` came from `alloc` with this layout.
@@ -57,7 +57,7 @@ fn shutdown(k: Kernel) -> Teardown {
     k.teardown()
 }
 
-fn names(c: &pcw_sim::kernel::Collection) -> Vec<&str> {
+fn names(c: &pcw_sim::kernel_pcw::Collection) -> Vec<&str> {
     c.instances.iter().map(|i| i.name.as_str()).collect()
 }
 
@@ -196,7 +196,7 @@ fn enumerate_lists_names_and_stable_distinct_ids_and_collect_adds_values() {
             .collect::<Vec<_>>(),
         listed
     );
-    let now = pcw_sim::kernel::BOOT_SYSTEM_TIME + 2 * 10_000_000;
+    let now = pcw_sim::kernel_pcw::BOOT_SYSTEM_TIME + 2 * 10_000_000;
     for (inst, (_, wave)) in c.instances.iter().zip(waves::WAVES) {
         let expected = waves::values(wave, now, u64::MAX);
         assert_eq!(
@@ -244,10 +244,10 @@ fn the_callback_applies_every_filter_itself() {
         for enumerate in [false, true] {
             let c = if enumerate {
                 let e = k.enumerate(WAVES, &request).unwrap();
-                pcw_sim::kernel::Collection {
+                pcw_sim::kernel_pcw::Collection {
                     instances: e
                         .into_iter()
-                        .map(|(name, id)| pcw_sim::kernel::Instance {
+                        .map(|(name, id)| pcw_sim::kernel_pcw::Instance {
                             name,
                             id,
                             values: std::collections::BTreeMap::default(),

@@ -18,7 +18,7 @@ use pcw_driver::control::{
     IOCTL_PCW_SNAPSHOT, device_control,
 };
 use pcw_driver::{driver, queues, waves};
-use pcw_sim::kernel::{
+use pcw_sim::kernel_pcw::{
     BUILD_SERVER_2019, BUILD_SERVER_2022, Kernel, PcwCall, Request, as_provider, in_provider_code,
 };
 use windows_sys::Win32::Foundation::{
@@ -33,7 +33,7 @@ const BUILDS: [u32; 2] = [BUILD_SERVER_2022, BUILD_SERVER_2019];
 const SWEEP_QUEUES: usize = 40;
 
 /// The system allocator, counting the allocations provider code makes on this thread (see
-/// [`pcw_sim::kernel::as_provider`]) and failing the one numbered `FAIL_AT`, if armed.
+/// [`pcw_sim::kernel_pcw::as_provider`]) and failing the one numbered `FAIL_AT`, if armed.
 struct Faulty;
 
 std::thread_local! {

@@ -10,7 +10,7 @@ use pcw_driver::control::{
     IOCTL_PCW_CLOSE_QUEUE, IOCTL_PCW_CREATE_QUEUE, IOCTL_PCW_RECORD_QUEUE, IOCTL_PCW_SNAPSHOT,
     device_control,
 };
-use pcw_sim::kernel::{BUILD_SERVER_2022, Kernel};
+use pcw_sim::kernel_pcw::{BUILD_SERVER_2022, Kernel};
 
 std::thread_local! {
     static KERNEL: Kernel = {

@@ -13,7 +13,7 @@ use pcw_bench::c;
 use pcw_bench::waves::{Names, Population, registry_callback};
 use pcw_driver::countersets::pcw_driver::geometric_waves as set;
 use pcw_driver::ffi::{self, PcwCallback};
-use pcw_sim::kernel::{BUILD_SERVER_2022, Kernel, Request};
+use pcw_sim::kernel_pcw::{BUILD_SERVER_2022, Kernel, Request};
 
 /// Registers `callback` under `name` with the Geometric Waves descriptors.
 fn register(name: &str, callback: PcwCallback, context: *const c_void) -> isize {

@@ -44,7 +44,7 @@ use pcw_driver::driver;
 use pcw_perfdll::source::{IoctlReply, set_host_ioctl};
 use pcw_perfdll::synthetic::{Clock, QUEUES, Synthetic, WAVES};
 use pcw_perfdll::tables::Catalog;
-use pcw_sim::kernel::{BUILD_SERVER_2022, Kernel};
+use pcw_sim::kernel_pcw::{BUILD_SERVER_2022, Kernel};
 use pcw_sim::v1_host::CollectFn;
 
 /// The two poisons.

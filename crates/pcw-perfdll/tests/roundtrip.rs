@@ -13,7 +13,7 @@ use pcw_driver::control::{IOCTL_PCW_CREATE_QUEUE, IOCTL_PCW_SNAPSHOT, device_con
 use pcw_driver::driver;
 use pcw_perfdll::source::{IoctlReply, set_host_ioctl};
 use pcw_perfdll::{ClosePerformanceData, CollectPerformanceData, OpenPerformanceData};
-use pcw_sim::kernel::{BUILD_SERVER_2022, Kernel, Request};
+use pcw_sim::kernel_pcw::{BUILD_SERVER_2022, Kernel, Request};
 use pcw_sim::stress_scale;
 use pcw_sim::v1_host::{Host, HostConfig};
 

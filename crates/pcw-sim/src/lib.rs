@@ -21,11 +21,6 @@ pub mod pdh_query;
 pub mod usermode;
 pub mod v1_host;
 
-/// The former name of [`kernel_pcw`], kept for callers in other crates until they move to the
-/// new path.
-#[doc(hidden)]
-pub use kernel_pcw as kernel;
-
 /// Multiplies the stress tests' round counts (the driver's, the simulator's and the perf
 /// DLL's): `PCW_STRESS_SCALE`, which `scripts/stress.sh` sets when it runs them in release
 /// mode; 1 by default.

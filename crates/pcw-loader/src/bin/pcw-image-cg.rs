@@ -16,7 +16,7 @@
 use std::process::ExitCode;
 
 use pcw_loader::{LoadedDriver, ntos};
-use pcw_sim::kernel::{BUILD_SERVER_2022, Kernel};
+use pcw_sim::kernel_pcw::{BUILD_SERVER_2022, Kernel};
 
 /// Calls per measurement.
 const REPS: usize = 200;
