@@ -18,8 +18,8 @@
 //! known key with a malformed value is an error: Open fails rather than guess.
 //!
 //! Reading and parsing allocate only fallibly (the copy of `pContext`, its UTF-8 text, the
-//! `log-file` path) and have no panic path (no `char` pattern searches, no `str::parse`: their
-//! code links slice-index and radix panics), so Open can be proven panic-free: an allocation
+//! `log-file` path) and have no panic path (no `char` pattern searches, whose searcher links a
+//! slice-index panic; numbers parsed by hand), so Open can be proven panic-free: an allocation
 //! failure is [`LinkageError::NoMemory`], which Open answers with `ERROR_NOT_ENOUGH_MEMORY`.
 
 use crate::nopanic::{push_reserved, with_capacity};
