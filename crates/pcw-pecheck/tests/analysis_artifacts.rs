@@ -5,8 +5,8 @@
 //!
 //! Each check passes on the artifacts as built, and fails when the artifact (or the check's
 //! input) is given the bug the check exists for: a root the image does not have, a frame over
-//! the limit, an x87 or AVX instruction patched into a callback, a panic chain (the DLL's Open
-//! without its allocation-failure allowance).
+//! the limit, an x87 or AVX instruction patched into a callback, a DLL without its
+//! `CollectPerformanceData` symbol.
 
 #![allow(clippy::unwrap_used, reason = "test code")]
 
