@@ -9,7 +9,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use pcw_driver::{driver, queues, waves};
-use pcw_sim::kernel_pcw::{BUILD_SERVER_2019, BUILD_SERVER_2022, Kernel, PcwCall, Request, Teardown};
+use pcw_sim::kernel_pcw::{
+    BUILD_SERVER_2019, BUILD_SERVER_2022, Kernel, PcwCall, Request, Teardown,
+};
 use pcw_sim::stress_scale;
 use windows_sys::Wdk::System::SystemServices::{PCW_VERSION_1, PCW_VERSION_2};
 use windows_sys::Win32::Foundation::{STATUS_INSUFFICIENT_RESOURCES, STATUS_UNSUCCESSFUL};

@@ -108,13 +108,13 @@ fn int(value: impl Into<i64>) -> TokenStream {
 
 /// `Some(n)` or `None`.
 fn option<T: TryInto<i64>>(value: Option<T>) -> TokenStream {
-    match value.and_then(|v| v.try_into().ok()) {
-        Some(v) => {
+    value.and_then(|v| v.try_into().ok()).map_or_else(
+        || quote!(None),
+        |v: i64| {
             let v = int(v);
             quote!(Some(#v))
-        }
-        None => quote!(None),
-    }
+        },
+    )
 }
 
 /// The position of the counter with `id` in the set's V1 order.

@@ -354,7 +354,10 @@ fn v1_errors(text: &str) -> Vec<pcw_gen::Diagnostic> {
     let pcw_gen::Error::Manifest { diagnostics } = err else {
         panic!("expected manifest diagnostics, got {err}");
     };
-    diagnostics.into_iter().filter(|d| d.is_error()).collect()
+    diagnostics
+        .into_iter()
+        .filter(pcw_gen::Diagnostic::is_error)
+        .collect()
 }
 
 #[test]

@@ -786,7 +786,9 @@ unsafe extern "win64" fn pcw_add_instance(
     let name = sim_unicode(&units);
     // SAFETY: the buffer handle the trampoline passed on; a name and blocks alive for the
     // call.
-    unsafe { pcw_sim::kernel_pcw::PcwAddInstance(buffer, &raw const name, id, count, blocks.as_ptr()) }
+    unsafe {
+        pcw_sim::kernel_pcw::PcwAddInstance(buffer, &raw const name, id, count, blocks.as_ptr())
+    }
 }
 
 unsafe extern "win64" fn pcw_create_instance(

@@ -13,7 +13,9 @@
 use pcw_loader::driver::{IRP_MJ_CLOSE, IRP_MJ_CREATE, IRP_MJ_DEVICE_CONTROL};
 use pcw_loader::isolate::isolated;
 use pcw_loader::{LoadedDriver, ntos};
-use pcw_sim::kernel_pcw::{BUILD_SERVER_2019, BUILD_SERVER_2022, Kernel, PCW_ANY_INSTANCE_ID, Request};
+use pcw_sim::kernel_pcw::{
+    BUILD_SERVER_2019, BUILD_SERVER_2022, Kernel, PCW_ANY_INSTANCE_ID, Request,
+};
 
 /// The counterset, its instances (id order) and counter ids, as `checksum_driver.man` has them.
 const SET: &str = "Checksum Driver Algorithms";

@@ -21,7 +21,9 @@ use pcw_loader::driver::{IRP_MJ_CLOSE, IRP_MJ_CREATE, IRP_MJ_DEVICE_CONTROL};
 use pcw_loader::isolate::{ScenarioFailure, isolated, run_child};
 use pcw_loader::{IoResult, LoadError, LoadedDriver, ntos, security};
 use pcw_perfdll::source::{IoctlReply, set_host_ioctl};
-use pcw_sim::kernel_pcw::{BUILD_SERVER_2019, BUILD_SERVER_2022, Kernel, PCW_ANY_INSTANCE_ID, Request};
+use pcw_sim::kernel_pcw::{
+    BUILD_SERVER_2019, BUILD_SERVER_2022, Kernel, PCW_ANY_INSTANCE_ID, Request,
+};
 use pcw_sim::v1_host::{Host, HostConfig};
 
 const SETS: [&str; 3] = [

@@ -4,13 +4,14 @@
 //! * The driver (`.sys` + PDB) is rooted at [`DRIVER_ROOTS`]: `DriverEntry`, the PCW
 //!   callbacks, the IOCTL dispatch, the snapshot encoder, load/unload and queue
 //!   creation/closing. Every function whose name contains a root's path is a root.
-//! * The perf DLL (COFF symbols) is rooted at `CollectPerformanceData` and
-//!   `ClosePerformanceData`, each alone and both together with every function of the vtables
-//!   that hold one of the DLL's trait implementations (`drop_in_place` included): the `dyn
-//!   SnapshotSource` they call and drop is built by `OpenPerformanceData`, whose code they do
-//!   not reach. Open is checked too, with the exits of Rust's infallible allocation accepted
-//!   ([`is_alloc_failure`]). The DLL is a `std` cdylib: its image holds std's panic machinery;
-//!   the claim is that none of it is reachable from these roots.
+//! * The perf DLL (COFF symbols) is rooted at `OpenPerformanceData`, `CollectPerformanceData`
+//!   and `ClosePerformanceData`, each alone and all three together with every function of the
+//!   vtables that hold one of the DLL's trait implementations (`drop_in_place` included): a
+//!   trait object one export builds may be called or dropped by another, whose code does not
+//!   reach the builder. Open allocates only fallibly, so the exits of Rust's infallible
+//!   allocation (`handle_alloc_error`, `capacity_overflow`) are sinks for it as for the others. The DLL is a `std`
+//!   cdylib: its image holds std's panic machinery; the claim is that none of it is reachable
+//!   from these roots.
 //!
 //! A root that cannot be found is a failure: a renamed function must not silently turn the
 //! check into a pass.
@@ -78,14 +79,6 @@ pub fn is_sink(name: &str) -> bool {
 /// Whether a mangled name is one of std's fatal exits.
 pub fn is_fatal(name: &str) -> bool {
     name.contains("abort_internal") || name.contains("7process5abort")
-}
-
-/// Whether a mangled name is an exit of Rust's infallible allocation (`handle_alloc_error`,
-/// and `capacity_overflow` via `RawVec`'s `handle_error`).
-pub fn is_alloc_failure(name: &str) -> bool {
-    name.contains("handle_alloc_error")
-        || name.contains("capacity_overflow")
-        || name.contains("7raw_vec12handle_error")
 }
 
 /// Whether a mangled name is a trait implementation of the DLL's (v0 `_RNvX`/`_RNvY` impl
@@ -392,7 +385,7 @@ pub fn check_dll(program: &Program, list: bool) -> ArtifactReport {
         .collect();
     let mut dyn_roots: BTreeSet<u64> = vtables.iter().flat_map(|v| v.iter().copied()).collect();
     dyn_roots.extend(impls.iter().copied());
-    let mut together: Vec<u64> = collect.iter().chain(&close).copied().collect();
+    let mut together: Vec<u64> = collect.iter().chain(&close).chain(&open).copied().collect();
     let mut roots = vec![
         check_root(
             &g,
@@ -403,25 +396,18 @@ pub fn check_dll(program: &Program, list: bool) -> ArtifactReport {
             list,
         ),
         check_root(&g, "ClosePerformanceData", &close, &sink, &|_| false, list),
+        check_root(&g, "OpenPerformanceData", &open, &sink, &|_| false, list),
     ];
-    if !collect.is_empty() && !close.is_empty() {
+    if !collect.is_empty() && !close.is_empty() && !open.is_empty() {
         together.extend(dyn_roots.iter().copied());
         let title = format!(
-            "CollectPerformanceData + ClosePerformanceData + {} functions of the {} vtables of \
-             the DLL's trait objects",
+            "OpenPerformanceData + CollectPerformanceData + ClosePerformanceData + {} functions \
+             of the {} vtables of the DLL's trait objects",
             dyn_roots.len(),
             vtables.len()
         );
         roots.push(check_root(&g, &title, &together, &sink, &|_| false, list));
     }
-    roots.push(check_root(
-        &g,
-        "OpenPerformanceData (allocation failure excepted)",
-        &open,
-        &sink,
-        &is_alloc_failure,
-        list,
-    ));
     let mut notes = vec![];
     if vtables.is_empty() {
         // Without the vtables the combined root would silently lose the `dyn` methods.

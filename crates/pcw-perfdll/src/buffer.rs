@@ -17,11 +17,11 @@ pub struct SnapshotBuf {
 }
 
 impl SnapshotBuf {
-    /// A buffer of at least `len` bytes.
-    pub fn with_len(len: usize) -> Self {
+    /// A buffer of at least `len` bytes; `None` when it cannot be allocated (or `len` exceeds
+    /// [`MAX_SNAPSHOT_LEN`]).
+    pub fn with_len(len: usize) -> Option<Self> {
         let mut b = Self::default();
-        b.grow_to(len);
-        b
+        b.grow_to(len).then_some(b)
     }
 
     /// Length in bytes.
@@ -78,7 +78,7 @@ mod tests {
 
     #[test]
     fn aligned_names_are_borrowed() {
-        let mut b = SnapshotBuf::with_len(13);
+        let mut b = SnapshotBuf::with_len(13).unwrap();
         assert_eq!(b.len(), 16);
         b.bytes_mut()[2..6].copy_from_slice(&[0x41, 0, 0x42, 0]);
         assert_eq!(units(&b.bytes()[2..6]), Some(&[0x41u16, 0x42][..]));

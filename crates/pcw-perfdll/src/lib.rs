@@ -13,7 +13,10 @@
 //!   First Counter + 1, as lodctr assigns them). Unknown indexes or an unreachable driver are
 //!   recoverable: Open returns `ERROR_SUCCESS`, logs, and Collect retries (a failing Open gets
 //!   a DLL disabled, `docs/v1-format.md`). A
-//!   malformed setting returns `ERROR_INVALID_DATA` (the DLL is then not called again).
+//!   malformed setting returns `ERROR_INVALID_DATA` (the DLL is then not called again). An
+//!   allocation failure returns `ERROR_NOT_ENOUGH_MEMORY` and leaves nothing configured: Open
+//!   allocates only fallibly (the settings' copy, the catalog, the snapshot buffer; the source
+//!   is held by value) and has no panic path (`pcw-pecheck no-panic` roots it).
 //! * [`CollectPerformanceData`]`(LPWSTR, LPVOID*, LPDWORD, LPDWORD) -> DWORD`: NULL output
 //!   pointers or a NULL query fail early with no data (as the `CollectPerformanceData` page's
 //!   note allows). Queries that cannot
@@ -85,12 +88,15 @@ use pcw_core::v1::writer::{ObjectSource, WriteError};
 use crate::buffer::SnapshotBuf;
 use crate::linkage::{Linkage, SourceKind};
 use crate::log::{DefaultLogger, Event, EventKind, Logger};
-use crate::source::{DeviceSource, SnapshotSource, SourceError, SyntheticSource};
+use crate::source::{DeviceSource, SnapshotSource, Source, SourceError, SyntheticSource};
 use crate::synthetic::{Clock, Synthetic};
-use crate::tables::{Catalog, OBJECT_COUNT, SERVICE};
+use crate::tables::{Catalog, CatalogError, OBJECT_COUNT, SERVICE};
 
 /// `ERROR_INVALID_DATA`: Open's answer to a malformed `Linkage\Export`.
 pub const ERROR_INVALID_DATA: u32 = 13;
+
+/// `ERROR_NOT_ENOUGH_MEMORY`: Open's answer when an allocation fails.
+pub const ERROR_NOT_ENOUGH_MEMORY: u32 = 8;
 
 /// Initial size of the snapshot buffer.
 pub const INITIAL_SNAPSHOT_LEN: usize = 64 * 1024;
@@ -103,7 +109,7 @@ struct Dll {
     linkage: Linkage,
     logger: DefaultLogger,
     catalog: Option<Catalog>,
-    source: Box<dyn SnapshotSource>,
+    source: Source,
     buf: SnapshotBuf,
     last_event: Option<Event>,
 }
@@ -119,28 +125,49 @@ impl Dll {
     }
 
     /// Builds the catalog if the indexes are known now.
-    fn resolve(&mut self) -> bool {
+    fn resolve(&mut self) -> Resolved {
         if self.catalog.is_some() {
-            return true;
+            return Resolved::Ready;
         }
         let Some((first_counter, first_help)) = first_indexes(&self.linkage) else {
             self.log(Event {
                 kind: EventKind::NoIndexes,
                 code: 0,
             });
-            return false;
+            return Resolved::NotYet;
         };
-        if let Ok(c) = Catalog::new(first_counter, first_help) {
-            self.catalog = Some(c);
-            true
-        } else {
-            self.log(Event {
-                kind: EventKind::NoIndexes,
-                code: first_counter,
-            });
-            false
+        match Catalog::new(first_counter, first_help) {
+            Ok(c) => {
+                self.catalog = Some(c);
+                Resolved::Ready
+            }
+            Err(CatalogError::NoMemory) => {
+                self.log(Event {
+                    kind: EventKind::NoMemory,
+                    code: 0,
+                });
+                Resolved::NoMemory
+            }
+            Err(_) => {
+                self.log(Event {
+                    kind: EventKind::NoIndexes,
+                    code: first_counter,
+                });
+                Resolved::NotYet
+            }
         }
     }
+}
+
+/// Whether the catalog is built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Resolved {
+    /// Built.
+    Ready,
+    /// The indexes are unknown or unusable (logged; retried at the next Collect).
+    NotYet,
+    /// Its allocation failed (logged).
+    NoMemory,
 }
 
 /// The registry's indexes on Windows when present, else the linkage's.
@@ -168,41 +195,59 @@ fn state() -> MutexGuard<'static, State> {
     STATE.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// Open's answer to an allocation failure, logged.
+fn no_memory() -> u32 {
+    DefaultLogger::default().log(Event {
+        kind: EventKind::NoMemory,
+        code: ERROR_NOT_ENOUGH_MEMORY,
+    });
+    ERROR_NOT_ENOUGH_MEMORY
+}
+
 /// Opens (or counts another Open of) the DLL with `linkage`; the pure part of
-/// [`OpenPerformanceData`].
+/// [`OpenPerformanceData`]. Nothing is configured unless it returns `ERROR_SUCCESS`.
 pub fn open(linkage: Result<Linkage, linkage::LinkageError>) -> u32 {
     let mut state = state();
     if state.refs > 0 {
         state.refs = state.refs.saturating_add(1);
         return ERROR_SUCCESS;
     }
-    let Ok(linkage) = linkage else {
-        DefaultLogger::default().log(Event {
-            kind: EventKind::BadLinkage,
-            code: ERROR_INVALID_DATA,
-        });
-        return ERROR_INVALID_DATA;
+    let mut linkage = match linkage {
+        Ok(linkage) => linkage,
+        Err(linkage::LinkageError::NoMemory) => return no_memory(),
+        Err(linkage::LinkageError::Malformed { .. }) => {
+            DefaultLogger::default().log(Event {
+                kind: EventKind::BadLinkage,
+                code: ERROR_INVALID_DATA,
+            });
+            return ERROR_INVALID_DATA;
+        }
     };
-    let source: Box<dyn SnapshotSource> = match linkage.source {
+    let source = match linkage.source {
         SourceKind::Synthetic => {
             let clock = linkage.clock.map_or(Clock::System, |now| Clock::Fixed {
                 now,
                 step: linkage.clock_step,
             });
-            Box::new(SyntheticSource::new(Synthetic::new(clock)))
+            Source::Synthetic(SyntheticSource::new(Synthetic::new(clock)))
         }
-        SourceKind::Device => Box::new(DeviceSource::new()),
+        SourceKind::Device => Source::Device(DeviceSource::new()),
+    };
+    let Some(buf) = SnapshotBuf::with_len(INITIAL_SNAPSHOT_LEN) else {
+        return no_memory();
     };
     let mut dll = Dll {
-        logger: DefaultLogger::new(linkage.log_file.clone()),
+        logger: DefaultLogger::new(linkage.log_file.take()),
         linkage,
         catalog: None,
         source,
-        buf: SnapshotBuf::with_len(INITIAL_SNAPSHOT_LEN),
+        buf,
         last_event: None,
     };
     // Unknown indexes are recoverable (lodctr may run later): logged, retried at Collect.
-    dll.resolve();
+    if dll.resolve() == Resolved::NoMemory {
+        return no_memory();
+    }
     state.dll = Some(dll);
     state.refs = 1;
     ERROR_SUCCESS
@@ -254,7 +299,7 @@ pub fn collect(query: Option<&[u16]>, buf: &mut [u8]) -> Collected {
     if !may_concern_us(parsed, dll.catalog.as_ref()) {
         return Collected::NotMine;
     }
-    if !dll.resolve() {
+    if dll.resolve() != Resolved::Ready {
         return Collected::NotMine;
     }
     let len = match dll.source.fetch(&mut dll.buf) {
@@ -364,8 +409,10 @@ impl ObjectSource for NoObject {
 #[allow(non_snake_case, reason = "the C name Perflib looks up")]
 pub unsafe extern "system" fn OpenPerformanceData(context: *mut u16) -> u32 {
     // SAFETY: the caller's contract is `read_multi_sz`'s.
-    let units = unsafe { linkage::read_multi_sz(context) };
-    open(Linkage::parse_multi_sz(&units))
+    match unsafe { linkage::read_multi_sz(context) } {
+        Ok(units) => open(Linkage::parse_multi_sz(&units)),
+        Err(e) => open(Err(e)),
+    }
 }
 
 /// `CollectPerformanceData` (Microsoft: the `PM_COLLECT_PROC` / `CollectPerformanceData` reference

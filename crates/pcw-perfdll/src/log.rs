@@ -31,6 +31,8 @@ pub enum EventKind {
     NotOpen = 1005,
     /// Collect got a NULL query or NULL output pointer and returned nothing.
     BadArguments = 1006,
+    /// An allocation failed: Open failed (`ERROR_NOT_ENOUGH_MEMORY`), or Collect served no data.
+    NoMemory = 1007,
 }
 
 impl EventKind {
@@ -48,6 +50,7 @@ impl EventKind {
             Self::WriteFailed => "pcw_perfdll: the reply could not be written",
             Self::NotOpen => "pcw_perfdll: CollectPerformanceData called without Open",
             Self::BadArguments => "pcw_perfdll: NULL argument to CollectPerformanceData",
+            Self::NoMemory => "pcw_perfdll: out of memory",
         }
     }
 }

@@ -38,6 +38,24 @@ pub trait SnapshotSource: Send {
     fn fetch(&mut self, buf: &mut SnapshotBuf) -> Result<usize, SourceError>;
 }
 
+/// The source Open configured, held by value: choosing it allocates nothing.
+#[derive(Debug)]
+pub enum Source {
+    /// `source=device`.
+    Device(DeviceSource),
+    /// `source=synthetic`.
+    Synthetic(SyntheticSource),
+}
+
+impl SnapshotSource for Source {
+    fn fetch(&mut self, buf: &mut SnapshotBuf) -> Result<usize, SourceError> {
+        match self {
+            Self::Device(s) => s.fetch(buf),
+            Self::Synthetic(s) => s.fetch(buf),
+        }
+    }
+}
+
 /// What one `IOCTL_PCW_SNAPSHOT` returned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IoctlReply {

@@ -38,6 +38,36 @@ pub const WAVES: [(&str, u64, u64); 3] = [
 /// The synthetic queues.
 pub const QUEUES: [&str; 2] = ["Queue A", "Queue B"];
 
+/// `s` (ASCII) as UTF-16, at compile time: the instance names need no allocation at Open.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "evaluated at compile time only (`utf16!`), where a bad index fails the build; the loop bounds both"
+)]
+const fn ascii_utf16<const N: usize>(s: &str) -> [u16; N] {
+    let bytes = s.as_bytes();
+    let mut out = [0u16; N];
+    let mut i = 0;
+    while i < N && i < bytes.len() {
+        assert!(bytes[i].is_ascii(), "instance names are ASCII");
+        out[i] = bytes[i] as u16;
+        i += 1;
+    }
+    out
+}
+
+/// A `&'static [u16]` of an ASCII string constant.
+macro_rules! utf16 {
+    ($s:expr) => {{
+        const UNITS: [u16; $s.len()] = ascii_utf16($s);
+        &UNITS
+    }};
+}
+
+/// [`WAVES`]' names as UTF-16.
+static WAVE_NAMES: [&[u16]; 3] = [utf16!(WAVES[0].0), utf16!(WAVES[1].0), utf16!(WAVES[2].0)];
+/// [`QUEUES`] as UTF-16.
+static QUEUE_NAMES: [&[u16]; 2] = [utf16!(QUEUES[0]), utf16!(QUEUES[1])];
+
 /// Where the time comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Clock {
@@ -59,8 +89,6 @@ pub struct Synthetic {
     now: i64,
     loaded_at: i64,
     collections: u64,
-    wave_names: Vec<Vec<u16>>,
-    queue_names: Vec<Vec<u16>>,
 }
 
 fn system_now() -> i64 {
@@ -79,14 +107,11 @@ impl Synthetic {
             Clock::System => system_now(),
             Clock::Fixed { now, .. } => now,
         };
-        let utf16 = |s: &str| s.encode_utf16().collect::<Vec<u16>>();
         Self {
             clock,
             now,
             loaded_at: now,
             collections: 0,
-            wave_names: WAVES.iter().map(|w| utf16(w.0)).collect(),
-            queue_names: QUEUES.iter().map(|q| utf16(q)).collect(),
         }
     }
 
@@ -108,10 +133,10 @@ impl Synthetic {
         self.now
     }
 
-    fn names(&self, table: &ObjectTable) -> &[Vec<u16>] {
+    fn names(table: &ObjectTable) -> &'static [&'static [u16]] {
         match table.symbol {
-            "GeometricWaves" => &self.wave_names,
-            "DynamicQueues" => &self.queue_names,
+            "GeometricWaves" => &WAVE_NAMES,
+            "DynamicQueues" => &QUEUE_NAMES,
             _ => &[],
         }
     }
@@ -166,7 +191,7 @@ impl Synthetic {
             let index = u16::try_from(index).map_err(|_| too_many)?;
             let counters = table.counters.len();
             let counter_count = u16::try_from(counters).map_err(|_| too_many)?;
-            let names = self.names(table);
+            let names = Self::names(table);
             let instances = if table.has_instances { names.len() } else { 1 };
             let count = u32::try_from(instances).map_err(|_| too_many)?;
             w.begin_set(index, table.has_instances, counter_count, count)?;
@@ -176,7 +201,7 @@ impl Synthetic {
                 for (slot, c) in values.iter_mut().zip(table.counters) {
                     *slot = self.value(table, c.field, i);
                 }
-                let name = names.get(i).map_or(&[][..], Vec::as_slice);
+                let name = names.get(i).copied().unwrap_or_default();
                 let id = u32::try_from(i).map_err(|_| too_many)?;
                 w.instance(id, PARENT_NONE, name, values)?;
             }
