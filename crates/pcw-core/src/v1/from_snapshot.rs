@@ -148,16 +148,25 @@ impl ObjectSource for SetObject<'_> {
 
 /// The instances of a parsed set as the writer takes them, walked over the record bytes with
 /// one length check per record (`Snapshot::parse` has checked everything else).
+///
+/// Values are lent in place when the records start 8-aligned in memory (checked once per set):
+/// every record is `16 + 8 × counters + name area` bytes, a multiple of 8, so every record's
+/// values are aligned too. Otherwise (or on a big-endian host) they are lent as none, which the
+/// writer refuses before writing (`ObjectSource::name_areas_len` then vouches for nothing).
 struct Walk<'a> {
     rest: &'a [u8],
-    values_len: usize,
+    counters: u16,
+    lendable: bool,
 }
 
 impl<'a> Walk<'a> {
     fn new(set: &SetView<'a>) -> Self {
+        let rest = set.records();
         Self {
-            rest: set.records(),
-            values_len: 8 * usize::from(set.counter_count()),
+            rest,
+            counters: set.counter_count(),
+            lendable: cfg!(target_endian = "little")
+                && rest.as_ptr().addr().is_multiple_of(align_of::<u64>()),
         }
     }
 }
@@ -166,13 +175,31 @@ impl<'a> Iterator for Walk<'a> {
     type Item = InstanceDesc<'a>;
 
     #[inline]
+    #[allow(
+        clippy::cast_ptr_alignment,
+        reason = "lent only when aligned: see the SAFETY note"
+    )]
     fn next(&mut self) -> Option<InstanceDesc<'a>> {
-        let (fixed, tail) = self.rest.split_first_chunk::<{ inf::LEN }>()?;
-        let [_, _, _, _, _, _, _, _, n0, n1, ..] = *fixed;
+        let [_, _, _, _, _, _, _, _, n0, n1, ..] = *self.rest.first_chunk::<{ inf::LEN }>()?;
         let units = usize::from(u16::from_le_bytes([n0, n1]));
-        let (values, tail) = tail.split_at_checked(self.values_len)?;
-        let (area, rest) = tail.split_at_checked(name_area_len(units))?;
+        // At most 8 × 65 535 and 131 080 bytes: the sum cannot overflow, so the splits of
+        // `record` below need no checks of their own.
+        let values_len = 8 * usize::from(self.counters);
+        let (record, rest) = self
+            .rest
+            .split_at_checked(inf::LEN + values_len + name_area_len(units))?;
         self.rest = rest;
+        let (values, area) = record.get(inf::LEN..)?.split_at_checked(values_len)?;
+        let values: &'a [u64] = if self.lendable {
+            // SAFETY: `values` starts 8-aligned: `rest` did when the walk began (`lendable`),
+            // each record is a multiple of 8 bytes long (16, 8 per counter, and a name area
+            // rounded up to 8), and the values start 16 bytes into their record. Its
+            // `values_len` bytes are `counters` whole, initialised `u64`s (any bit pattern is
+            // one; little-endian values on this little-endian host), borrowed for `'a`.
+            unsafe { core::slice::from_raw_parts(values.as_ptr().cast::<u64>(), values_len / 8) }
+        } else {
+            &[]
+        };
         Some(InstanceDesc {
             spec: InstanceSpec {
                 name: InstanceName::Padded(PaddedName::from_checked(
@@ -183,7 +210,7 @@ impl<'a> Iterator for Walk<'a> {
                 parent_instance: 0,
                 unique_id: PERF_NO_UNIQUE_ID,
             },
-            values: lend(values).unwrap_or_default(),
+            values,
         })
     }
 }
