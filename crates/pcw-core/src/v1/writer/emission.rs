@@ -147,7 +147,7 @@ fn emit_object(src: &dyn ObjectSource, mode: Mode, block_len: usize, buf: &mut [
 
 /// [`write_instances`](super::write_instances) for any plan.
 #[inline]
-pub(super) fn write_instances_any<'a, D, I>(
+pub(crate) fn write_instances_any<'a, D, I>(
     instances: I,
     plan: &sealed::Plan<'_>,
     out: &mut [u8],

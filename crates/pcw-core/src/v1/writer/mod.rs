@@ -30,6 +30,7 @@ mod model;
 mod shaped;
 mod sizing;
 
+pub(crate) use emission::write_instances_any;
 pub use emission::{write_object, write_objects};
 pub use model::{
     CheckedName, CounterSpec, InstanceDesc, InstanceKind, InstanceName, InstanceSpec,
