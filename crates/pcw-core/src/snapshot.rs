@@ -858,6 +858,8 @@ impl<'a> InstanceView<'a> {
 #[derive(Clone, Copy, Debug)]
 struct OpenSet {
     start: usize,
+    /// Offset of the next instance's entry in the offset table.
+    entry: usize,
     written: bool,
     counters: u16,
     count: u32,
@@ -916,10 +918,15 @@ fn write_instance(
     let Some((fixed, rest)) = record.split_first_chunk_mut::<{ inf::LEN }>() else {
         return false;
     };
+    // Two words: id and parent, then the name length and the reserved zeros.
     let [i0, i1, i2, i3] = id.to_le_bytes();
     let [p0, p1, p2, p3] = parent.to_le_bytes();
-    let [n0, n1] = units.to_le_bytes();
-    *fixed = [i0, i1, i2, i3, p0, p1, p2, p3, n0, n1, 0, 0, 0, 0, 0, 0];
+    if let Some((head, tail)) = fixed.split_first_chunk_mut::<8>()
+        && let Some(tail) = tail.first_chunk_mut::<8>()
+    {
+        *head = [i0, i1, i2, i3, p0, p1, p2, p3];
+        *tail = u64::from(units).to_le_bytes();
+    }
     let Some((values_area, name_area)) = rest.split_at_mut_checked(8 * values.len()) else {
         return false;
     };
@@ -1070,6 +1077,7 @@ impl<'a> SnapshotWriter<'a> {
         self.last_index = Some(index);
         self.set = Some(OpenSet {
             start,
+            entry: at(sf::OFFSETS),
             written,
             counters: counter_count,
             count: instance_count,
@@ -1118,11 +1126,8 @@ impl<'a> SnapshotWriter<'a> {
                 )]
                 let units = name.len() as u16;
                 if !write_instance(record, id, parent, units, name, values) {
-                    let entry = set
-                        .start
-                        .saturating_add(sf::OFFSETS)
-                        .saturating_add(4 * set.added as usize);
-                    bytes::set_u32(self.buf, entry, len32(start));
+                    bytes::set_u32(self.buf, set.entry, len32(start));
+                    set.entry = set.entry.saturating_add(4);
                     set.added += 1;
                     self.pos = end;
                     if set.added == set.count {
@@ -1197,12 +1202,9 @@ impl<'a> SnapshotWriter<'a> {
         }
         self.reserve(len, false)?;
         if set.written {
-            let entry = set
-                .start
-                .saturating_add(sf::OFFSETS)
-                .saturating_add(4 * set.added as usize);
-            bytes::set_u32(self.buf, entry, len32(start));
+            bytes::set_u32(self.buf, set.entry, len32(start));
         }
+        set.entry = set.entry.saturating_add(4);
         set.added += 1;
         self.set = Some(set);
         if set.added == set.count {

@@ -140,7 +140,14 @@ impl ObjectSource for SetObject<'_> {
 
     fn write_instances(&self, plan: &sealed::Plan<'_>, out: &mut [u8], _: sealed::Token) -> usize {
         match self.set {
-            Some(set) => writer::write_instances(Walk::new(&set), plan, out),
+            // Records 8-aligned in memory: values lent in place, through the shaped loops.
+            Some(set) => match Walk::lent(&set) {
+                Some(walk) => writer::write_instances(walk, plan, out),
+                // Values that cannot be lent are lent as none: the sizing pass has refused such
+                // a set unless it has no counters or no instances, so this writes only
+                // definitions and empty blocks.
+                None => writer::write_instances_any(Walk::<false>::unlent(&set), plan, out),
+            },
             None => 0,
         }
     }
@@ -148,31 +155,70 @@ impl ObjectSource for SetObject<'_> {
 
 /// The instances of a parsed set as the writer takes them, walked over the record bytes with
 /// one length check per record (`Snapshot::parse` has checked everything else).
-struct Walk<'a> {
+///
+/// `LEND`: the values are lent in place, which [`Walk::lent`] allows when the records start
+/// 8-aligned in memory (checked once per set): every record is `16 + 8 × counters + name area`
+/// bytes, a multiple of 8, so every record's values are aligned too. Otherwise (or on a
+/// big-endian host) they are lent as none, which the writer refuses before writing unless there
+/// are no counters (`ObjectSource::name_areas_len` then vouches for nothing).
+struct Walk<'a, const LEND: bool> {
     rest: &'a [u8],
-    values_len: usize,
+    counters: u16,
 }
 
-impl<'a> Walk<'a> {
-    fn new(set: &SetView<'a>) -> Self {
+impl<'a> Walk<'a, true> {
+    /// The walk lending `set`'s values in place, if it can: a little-endian host and records
+    /// that start 8-aligned in memory.
+    fn lent(set: &SetView<'a>) -> Option<Self> {
+        let rest = set.records();
+        (cfg!(target_endian = "little") && rest.as_ptr().addr().is_multiple_of(align_of::<u64>()))
+            .then(|| Self {
+                rest,
+                counters: set.counter_count(),
+            })
+    }
+}
+
+impl<'a> Walk<'a, false> {
+    /// The walk lending no values.
+    fn unlent(set: &SetView<'a>) -> Self {
         Self {
             rest: set.records(),
-            values_len: 8 * usize::from(set.counter_count()),
+            counters: set.counter_count(),
         }
     }
 }
 
-impl<'a> Iterator for Walk<'a> {
+impl<'a, const LEND: bool> Iterator for Walk<'a, LEND> {
     type Item = InstanceDesc<'a>;
 
     #[inline]
+    #[allow(
+        clippy::cast_ptr_alignment,
+        reason = "lent only when aligned: see the SAFETY note"
+    )]
     fn next(&mut self) -> Option<InstanceDesc<'a>> {
-        let (fixed, tail) = self.rest.split_first_chunk::<{ inf::LEN }>()?;
-        let [_, _, _, _, _, _, _, _, n0, n1, ..] = *fixed;
+        let [_, _, _, _, _, _, _, _, n0, n1, ..] = *self.rest.first_chunk::<{ inf::LEN }>()?;
         let units = usize::from(u16::from_le_bytes([n0, n1]));
-        let (values, tail) = tail.split_at_checked(self.values_len)?;
-        let (area, rest) = tail.split_at_checked(name_area_len(units))?;
+        // At most 8 × 65 535 and 131 080 bytes: the sum cannot overflow, so the splits of
+        // `record` below need no checks of their own.
+        let values_len = 8 * usize::from(self.counters);
+        let (record, rest) = self
+            .rest
+            .split_at_checked(inf::LEN + values_len + name_area_len(units))?;
         self.rest = rest;
+        let (values, area) = record.get(inf::LEN..)?.split_at_checked(values_len)?;
+        let values: &'a [u64] = if LEND {
+            // SAFETY: `values` starts 8-aligned: `rest` did when the walk began (a `Walk<true>`
+            // is made only by `Walk::lent`, which checks it), each record is a multiple of 8
+            // bytes long (16, 8 per counter, and a name area rounded up to 8), and the values
+            // start 16 bytes into their record. Its
+            // `values_len` bytes are `counters` whole, initialised `u64`s (any bit pattern is
+            // one; little-endian values on this little-endian host), borrowed for `'a`.
+            unsafe { core::slice::from_raw_parts(values.as_ptr().cast::<u64>(), values_len / 8) }
+        } else {
+            &[]
+        };
         Some(InstanceDesc {
             spec: InstanceSpec {
                 name: InstanceName::Padded(PaddedName::from_checked(
@@ -183,7 +229,7 @@ impl<'a> Iterator for Walk<'a> {
                 parent_instance: 0,
                 unique_id: PERF_NO_UNIQUE_ID,
             },
-            values: lend(values).unwrap_or_default(),
+            values,
         })
     }
 }
@@ -409,6 +455,37 @@ mod tests {
             Err(WriteError::ValueCount { instance: 0 })
         );
         assert!(buf.iter().all(|b| *b == 0x11));
+    }
+
+    #[test]
+    fn unaligned_snapshots_without_counters_write_as_aligned_ones() {
+        // No values to lend: the instances (names, empty blocks) are written all the same.
+        let names = [String::from("abc"), String::from("Queue 000001")];
+        let c = counters(0);
+        let words = encode(&names, &[vec![], vec![]], 0, None);
+        let mut shifted = vec![0u8; words.len() * 8 + 1];
+        for (i, w) in words.iter().enumerate() {
+            shifted[1 + 8 * i..9 + 8 * i].copy_from_slice(&w.to_le_bytes());
+        }
+        let aligned: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let write = |bytes: &[u8]| {
+            let snapshot = Snapshot::parse(bytes).unwrap();
+            let o = SetObject::new(
+                header(10, false),
+                &c,
+                InstanceKind::Multi,
+                snapshot.find_set(0),
+            );
+            let mut buf = vec![0x11u8; 512];
+            let len = write_objects(&[&o], Mode::Data, &mut buf).unwrap().bytes;
+            buf.truncate(len);
+            buf
+        };
+        let expected = write(&aligned);
+        assert_eq!(crate::bytes::i32_at(&expected, 40), 2, "NumInstances");
+        // Object 64 + per instance: definition 24 + name area (8, 32) + block 8.
+        assert_eq!(expected.len(), 64 + (24 + 8 + 8) + (24 + 32 + 8));
+        assert_eq!(write(&shifted[1..]), expected);
     }
 
     #[test]
