@@ -5,7 +5,6 @@
 //! inconsistency the validator reports as an error.
 
 use std::fmt;
-use std::ops::Deref;
 
 use serde::{Deserialize, Serialize};
 
@@ -272,25 +271,6 @@ display_as_str!(
     Aggregate,
     CounterAttribute
 );
-
-/// Reads as its manifest spelling, for code that still compares the `inspect` document's
-/// former string field (`Kind::from_manifest(&set.instances)`); new code matches the enum.
-impl Deref for Instances {
-    type Target = str;
-
-    fn deref(&self) -> &str {
-        self.as_str()
-    }
-}
-
-/// Reads as its manifest spelling (see [`Instances`]'s `Deref`).
-impl Deref for Aggregate {
-    type Target = str;
-
-    fn deref(&self) -> &str {
-        self.as_str()
-    }
-}
 
 /// A validated manifest (one `<counters>` section with one provider).
 #[derive(Clone, Debug, PartialEq)]

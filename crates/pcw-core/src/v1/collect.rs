@@ -143,35 +143,20 @@ impl ObjectSource for Empty {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::counter_type::{CounterType, DetailLevel};
+    use crate::counter_type::CounterType;
+    use crate::testing::{counter, header};
     use crate::v1::validate::{self, Expect};
-    use crate::v1::writer::{CounterSpec, InstancesDesc, ObjectDesc, ObjectHeader};
+    use crate::v1::writer::{CounterSpec, InstancesDesc, ObjectDesc};
 
     extern crate std;
     use std::vec;
     use std::vec::Vec;
 
-    const COUNTERS: [CounterSpec; 1] = [CounterSpec {
-        name_title_index: 0,
-        help_title_index: 0,
-        default_scale: 0,
-        detail_level: DetailLevel::Novice,
-        counter_type: CounterType::Rawcount,
-        size: 4,
-        offset: 4,
-    }];
+    const COUNTERS: [CounterSpec; 1] = [counter(CounterType::Rawcount, 4, 4)];
 
     fn object(index: u32, costly: bool) -> ObjectDesc<'static> {
         ObjectDesc {
-            header: ObjectHeader {
-                name_title_index: index,
-                help_title_index: index + 1,
-                detail_level: DetailLevel::Novice,
-                default_counter: 0,
-                perf_time: 0,
-                perf_freq: 0,
-                costly,
-            },
+            header: header(index, costly),
             counters: &COUNTERS,
             instances: InstancesDesc::Single(&[42]),
         }

@@ -120,7 +120,7 @@ pub struct Written {
 pub(crate) mod tests {
     use super::*;
     use crate::bytes::{i32_at, u16_at, u32_at};
-    use crate::counter_type::{CounterType, DetailLevel};
+    use crate::counter_type::CounterType;
     use crate::v1::validate::{self, Expect};
     use crate::v1::wire;
 
@@ -128,28 +128,10 @@ pub(crate) mod tests {
     use std::vec;
     use std::vec::Vec;
 
-    pub(crate) fn counter(counter_type: CounterType, size: u32, offset: u32) -> CounterSpec {
-        CounterSpec {
-            name_title_index: 1000 + offset,
-            help_title_index: 1001 + offset,
-            default_scale: 0,
-            detail_level: DetailLevel::Novice,
-            counter_type,
-            size,
-            offset,
-        }
-    }
+    pub(crate) use crate::testing::header;
 
-    pub(crate) fn header(index: u32, costly: bool) -> ObjectHeader {
-        ObjectHeader {
-            name_title_index: index,
-            help_title_index: index + 1,
-            detail_level: DetailLevel::Novice,
-            default_counter: 0,
-            perf_time: 0,
-            perf_freq: 0,
-            costly,
-        }
+    pub(crate) fn counter(counter_type: CounterType, size: u32, offset: u32) -> CounterSpec {
+        crate::testing::titled_counter(1000 + offset, counter_type, size, offset)
     }
 
     /// Writes with two different poisons; both results must be identical, so every reported
