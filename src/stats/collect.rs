@@ -27,13 +27,13 @@
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 // The loom model (`scripts/loom.sh`, `RUSTFLAGS="--cfg loom_driver"`) swaps in loom's atomics so that
 // every interleaving, and every value a relaxed load may legally return, is explored. Only in
-// the test build: loom is a dev-dependency, and the driver links this module.
+// the test build: loom is a dev-dependency, and the driver links this module (its loom build is tests/loom_stats.rs).
 #[cfg(all(loom_driver, test))]
 use loom::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// What one collection did (instances considered and returned), as the safe callback's visitor
 /// reports it.
-pub use crate::ffi::Summary;
+pub use pcw_rt::Summary;
 
 /// The statistics, updated lock-free.
 #[derive(Debug)]
