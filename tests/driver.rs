@@ -330,6 +330,29 @@ fn a_cancelled_query_stops_before_adding_anything() {
 }
 
 #[test]
+fn the_first_failed_add_ends_the_collection_and_is_its_status() {
+    let k = boot(BUILD_SERVER_2022);
+    // pcw-sim first lists every instance unfiltered (3 adds), then runs the request: its second
+    // PcwAddInstance fails. The first wave is added, the callback stops there (no add of the
+    // third) and returns the failure.
+    let before = k.calls(PcwCall::AddInstance);
+    k.fail(
+        PcwCall::AddInstance,
+        before + 3 + 1,
+        STATUS_INSUFFICIENT_RESOURCES,
+    );
+    let c = k.collect(WAVES, &Request::default()).unwrap();
+    assert_eq!(names(&c), ["Small Wave"]);
+    assert_eq!(c.statuses, [STATUS_INSUFFICIENT_RESOURCES]);
+    assert_eq!(
+        k.calls(PcwCall::AddInstance),
+        before + 3 + 2,
+        "no add after the failure"
+    );
+    assert!(shutdown(k).is_clean());
+}
+
+#[test]
 fn counter_mask_skips_unrequested_work() {
     let wave = waves::WAVES[2].1;
     let only_triangle = waves::values(wave, 0, 0b10);

@@ -23,17 +23,17 @@
 //! The loom model at the end of this file (`scripts/loom.sh`) checks these promises over every
 //! interleaving of small cases.
 
-#[cfg(not(all(loom, test)))]
+#[cfg(not(all(loom_driver, test)))]
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-// The loom model (`scripts/loom.sh`, `RUSTFLAGS="--cfg loom"`) swaps in loom's atomics so that
+// The loom model (`scripts/loom.sh`, `RUSTFLAGS="--cfg loom_driver"`) swaps in loom's atomics so that
 // every interleaving, and every value a relaxed load may legally return, is explored. Only in
-// the test build: loom is a dev-dependency, and the driver links this module.
-#[cfg(all(loom, test))]
+// the test build: loom is a dev-dependency, and the driver links this module (its loom build is tests/loom_stats.rs).
+#[cfg(all(loom_driver, test))]
 use loom::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 /// What one collection did (instances considered and returned), as the safe callback's visitor
 /// reports it.
-pub use crate::ffi::Summary;
+pub use pcw_rt::Summary;
 
 /// The statistics, updated lock-free.
 #[derive(Debug)]
@@ -130,7 +130,7 @@ fn update_watchers(word: &AtomicU32, guess: u32, f: impl Fn(u32) -> Option<u32>)
 
 impl CollectStats {
     /// Zeroed statistics, nobody watching.
-    #[cfg(not(all(loom, test)))]
+    #[cfg(not(all(loom_driver, test)))]
     pub const fn new() -> Self {
         Self {
             collections: AtomicU64::new(0),
@@ -143,7 +143,7 @@ impl CollectStats {
     }
 
     /// Zeroed statistics, nobody watching (loom's atomics cannot be made in a constant).
-    #[cfg(all(loom, test))]
+    #[cfg(all(loom_driver, test))]
     pub fn new() -> Self {
         Self {
             collections: AtomicU64::new(0),
@@ -241,7 +241,7 @@ impl Default for CollectStats {
     }
 }
 
-#[cfg(all(test, not(loom)))]
+#[cfg(all(test, not(loom_driver)))]
 mod tests {
     use super::*;
 
@@ -335,7 +335,7 @@ mod tests {
 /// collects what its racing threads observed across all interleavings and asserts that every
 /// possible outcome was reached, so a model cannot pass by exploring too little (loom 0.7
 /// skips interleavings of some access patterns, see [`update_watchers`]).
-#[cfg(all(test, loom))]
+#[cfg(all(test, loom_driver))]
 mod loom_model {
     extern crate std;
 

@@ -270,3 +270,14 @@ pub unsafe extern "system" fn PcwCreateInstance(
 pub unsafe extern "system" fn PcwCloseInstance(instance: PPCW_INSTANCE) {
     recorder().closes.push(instance);
 }
+
+/// Fake `KeReadStateEvent` (pcw-rt's safe callback polls the consumer's cancel event): never
+/// signalled, the fake has no consumers that cancel.
+///
+/// # Safety
+///
+/// None: the event is not read.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn KeReadStateEvent(_event: *const core::ffi::c_void) -> i32 {
+    0
+}

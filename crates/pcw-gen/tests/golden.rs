@@ -350,3 +350,11 @@ fn inspect_v1_offsets_match_the_symbol_file() {
         assert_eq!(from_inspect, from_h, "{manifest}");
     }
 }
+
+/// Countersets, structs, fields and counters named like generated items, parameters and Rust
+/// keywords: the generator renames or escapes them (`tests/golden/hostile_names.rs`), and
+/// pcw-gen-check compiles and uses the result (`tests/ui-pass/hostile_names.rs`).
+#[test]
+fn hostile_names_are_renamed_or_escaped() {
+    generate(&Config::new(), "hostile_names.man", "hostile_names");
+}

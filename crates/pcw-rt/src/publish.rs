@@ -23,7 +23,7 @@
 use core::marker::PhantomData;
 use core::ops::ControlFlow;
 
-use pcw_core::filter::InstanceFilter;
+use pcw_core::filter::{InstanceFilter, PCW_ANY_INSTANCE_ID};
 
 use crate::{
     KEVENT, NTSTATUS, PCW_CALLBACK_INFORMATION, PCW_CALLBACK_TYPE, PCW_MASK_INFORMATION,
@@ -196,6 +196,8 @@ pub struct Summary {
 pub struct Visitor<'q, S: Counterset> {
     buffer: PPCW_BUFFER,
     filter: InstanceFilter<'q>,
+    /// The query's `InstanceMask` as PCW passed it (the filter's, before normalising).
+    name_mask: Option<&'q [u16]>,
     counters: CounterMask,
     cancel: *mut KEVENT,
     collect: bool,
@@ -204,12 +206,17 @@ pub struct Visitor<'q, S: Counterset> {
     set: PhantomData<fn() -> S>,
 }
 
-impl<S: Counterset> Visitor<'_, S> {
+impl<'q, S: Counterset> Visitor<'q, S> {
     /// Offers one instance: its name (UTF-16, no terminator; empty in a `single` set), its id,
     /// and its values, computed by `values` only if the query selects the instance and
     /// collects data. Returns `Break` once the visit is over (cancelled, or `PcwAddInstance`
     /// failed): stop offering then.
-    #[inline]
+    #[allow(
+        clippy::inline_always,
+        reason = "the per-instance hot path: measured with callgrind, a call per instance costs \
+                  more than the body"
+    )]
+    #[inline(always)]
     pub fn instance<V>(
         &mut self,
         name: &[u16],
@@ -250,6 +257,71 @@ impl<S: Counterset> Visitor<'_, S> {
         }
         self.summary.returned = self.summary.returned.saturating_add(1);
         ControlFlow::Continue(())
+    }
+
+    /// Offers every item of `items` as [`Visitor::instance`] does — `name_id` gives an item's
+    /// name and id, `values` its values when selected — and stops at the first `Break`. The same
+    /// as calling `instance` in a loop, but the visitor's state is kept in locals for the loop,
+    /// so offering from behind a closure (a lock guard's, say) costs no memory traffic per
+    /// instance: the fast way to offer many instances.
+    #[inline]
+    pub fn instances<T, V>(
+        &mut self,
+        items: impl IntoIterator<Item = T>,
+        name_id: impl FnMut(&T) -> (&[u16], u32),
+        values: impl FnMut(&T, CounterMask) -> V,
+    ) -> ControlFlow<()>
+    where
+        V: ValuesOf<S>,
+    {
+        // The loop twice: when the query names no id (the common case) the filter is rebuilt
+        // here with the "any" id, a constant the compiler folds out of that loop.
+        if self.filter.single_id().is_none() {
+            let any_id = InstanceFilter::new(PCW_ANY_INSTANCE_ID, self.name_mask);
+            self.offer_all(any_id, items, name_id, values)
+        } else {
+            self.offer_all(self.filter, items, name_id, values)
+        }
+    }
+
+    /// [`Visitor::instances`] with `filter`, over a copy of the state held in locals.
+    #[allow(
+        clippy::inline_always,
+        reason = "two copies of the loop on purpose, each with its filter folded in"
+    )]
+    #[inline(always)]
+    fn offer_all<T, V>(
+        &mut self,
+        filter: InstanceFilter<'q>,
+        items: impl IntoIterator<Item = T>,
+        mut name_id: impl FnMut(&T) -> (&[u16], u32),
+        mut values: impl FnMut(&T, CounterMask) -> V,
+    ) -> ControlFlow<()>
+    where
+        V: ValuesOf<S>,
+    {
+        let mut local = Visitor::<S> {
+            buffer: self.buffer,
+            filter,
+            name_mask: self.name_mask,
+            counters: self.counters,
+            cancel: self.cancel,
+            collect: self.collect,
+            summary: self.summary,
+            status: self.status,
+            set: PhantomData,
+        };
+        let mut flow = ControlFlow::Continue(());
+        for item in items {
+            let (name, id) = name_id(&item);
+            flow = local.instance(name, id, |counters| values(&item, counters));
+            if flow.is_break() {
+                break;
+            }
+        }
+        self.summary = local.summary;
+        self.status = local.status;
+        flow
     }
 
     /// Whether PCW collects data (`PcwCallbackCollectData`) rather than enumerating names.
@@ -349,6 +421,7 @@ fn visit<S: Counterset, P: Publish<S> + ?Sized>(
     let mut visitor = Visitor::<S> {
         buffer: mask.Buffer,
         filter,
+        name_mask,
         counters: CounterMask(mask.CounterMask),
         cancel: mask.CancelEvent,
         collect,
