@@ -26,6 +26,12 @@ impl<'a> InstanceFilter<'a> {
         }
     }
 
+    /// Whether every instance passes (any id, every name), so a caller may skip
+    /// [`InstanceFilter::selects`] altogether.
+    pub const fn passes_all(&self) -> bool {
+        self.id == PCW_ANY_INSTANCE_ID && self.mask.is_none()
+    }
+
     /// The filter that passes everything.
     pub const fn all() -> Self {
         Self {
@@ -83,6 +89,17 @@ mod tests {
         assert!(!f.selects(&w("Small Wave"), 4));
         assert!(!f.selects(&w("Large Wave"), 3));
         assert_eq!(InstanceFilter::all().single_id(), None);
+    }
+
+    #[test]
+    fn passes_all_only_without_an_id_or_a_real_mask() {
+        let star = w("*");
+        let small = w("?mall*");
+        assert!(InstanceFilter::all().passes_all());
+        assert!(InstanceFilter::new(PCW_ANY_INSTANCE_ID, None).passes_all());
+        assert!(InstanceFilter::new(PCW_ANY_INSTANCE_ID, Some(&star)).passes_all());
+        assert!(!InstanceFilter::new(PCW_ANY_INSTANCE_ID, Some(&small)).passes_all());
+        assert!(!InstanceFilter::new(0, None).passes_all());
     }
 
     #[test]

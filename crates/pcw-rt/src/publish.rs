@@ -229,6 +229,26 @@ impl<'q, S: Counterset> Visitor<'q, S> {
         if self.status < 0 {
             return ControlFlow::Break(());
         }
+        self.offer(name, id, values)
+    }
+
+    /// [`Visitor::instance`] once the visit is known not to have ended: a failure or a
+    /// cancellation breaks out of every loop that calls this, so the loop checks the status
+    /// once, before it starts, instead of per instance.
+    #[allow(
+        clippy::inline_always,
+        reason = "the per-instance hot path (see `instance`)"
+    )]
+    #[inline(always)]
+    fn offer<V>(
+        &mut self,
+        name: &[u16],
+        id: u32,
+        values: impl FnOnce(CounterMask) -> V,
+    ) -> ControlFlow<()>
+    where
+        V: ValuesOf<S>,
+    {
         // Poll the cancel event before the first instance and every 16th after it.
         // SAFETY: PCW passes NULL or an event that lives across the callback, which outlives
         // this visitor.
@@ -274,9 +294,12 @@ impl<'q, S: Counterset> Visitor<'q, S> {
     where
         V: ValuesOf<S>,
     {
-        // The loop twice: when the query names no id (the common case) the filter is rebuilt
-        // here with the "any" id, a constant the compiler folds out of that loop.
-        if self.filter.single_id().is_none() {
+        // The loop three times, each with what it can fold: a query that selects everything
+        // (the common case) tests nothing per instance; one that names no id tests only names
+        // (the filter is rebuilt here with the "any" id, a constant the compiler folds out).
+        if self.filter.passes_all() {
+            self.offer_all(InstanceFilter::all(), items, name_id, values)
+        } else if self.filter.single_id().is_none() {
             let any_id = InstanceFilter::new(PCW_ANY_INSTANCE_ID, self.name_mask);
             self.offer_all(any_id, items, name_id, values)
         } else {
@@ -311,10 +334,13 @@ impl<'q, S: Counterset> Visitor<'q, S> {
             status: self.status,
             set: PhantomData,
         };
+        if local.status < 0 {
+            return ControlFlow::Break(());
+        }
         let mut flow = ControlFlow::Continue(());
         for item in items {
             let (name, id) = name_id(&item);
-            flow = local.instance(name, id, |counters| values(&item, counters));
+            flow = local.offer(name, id, |counters| values(&item, counters));
             if flow.is_break() {
                 break;
             }
