@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! The control device's `IRP_MJ_DEVICE_CONTROL` logic: IOCTL codes, input validation
 //! and output formats, as plain Rust over the `METHOD_BUFFERED` system buffer's two views, so the
-//! simulator can drive it with hostile inputs. `src/kernel.rs` only moves IRPs in and out.
+//! simulator can drive it with hostile inputs. `src/glue.rs` only moves IRPs in and out.
 //!
 //! | IOCTL | access | input | output |
 //! |---|---|---|---|
@@ -14,7 +14,7 @@
 //! output buffer too small, or an unknown code changes nothing. The access bits in each code are
 //! enforced by the I/O manager against the device's security descriptor, [`DEVICE_SDDL`]:
 //! SYSTEM and Administrators may control, Performance Monitor Users may only read snapshots.
-//! `src/kernel.rs` sets it on the device right after `IoCreateDevice`, before the symbolic link
+//! `src/glue.rs` sets it on the device right after `IoCreateDevice`, before the symbolic link
 //! exists, from the binary form in `src/security.rs` (what `IoCreateDeviceSecure` would do).
 //! `Information` is the number of output bytes written, all of them initialised, and never more
 //! than the output buffer holds: the I/O manager copies exactly that many bytes back to the

@@ -2,7 +2,7 @@
 //! pcw-driver: the kernel-mode PCW counterset provider (WDM) of pcw-rs.
 //!
 //! Its countersets come from `manifest/pcw_driver.man`, compiled at build time by pcw-gen into
-//! [`countersets`]; [`driver::load`] and [`driver::unload`] are what `DriverEntry` and
+//! [`countersets`]; [`lifecycle::load`] and [`lifecycle::unload`] are what `DriverEntry` and
 //! `DriverUnload` do; [`waves`] and [`stats`] hold the two `PCW_CALLBACK`s and [`queues`] the
 //! `PcwCreateInstance` instances. Every Windows item goes through [`ffi`].
 //!
@@ -28,10 +28,10 @@ pub mod countersets {
 }
 
 pub mod control;
-pub mod driver;
 pub mod ffi;
 #[cfg(target_os = "windows")]
-mod kernel;
+mod glue;
+pub mod lifecycle;
 pub mod queues;
 pub mod security;
 pub mod snapshot;

@@ -78,7 +78,7 @@ pub fn create(name: &[u16]) -> Result<u32, QueueError> {
         return Err(QueueError::NameTaken);
     }
     let counters = new_block().ok_or(QueueError::NoResources)?;
-    let instance = crate::driver::with_queue_registration(|registration| {
+    let instance = crate::lifecycle::with_queue_registration(|registration| {
         let unicode = ffi::unicode(name);
         // SAFETY: the block is heap-allocated, never moves, and is freed only after the
         // instance is closed (`Queue`'s field order); PCW copies the name during the call.

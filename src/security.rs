@@ -3,7 +3,7 @@
 //! (`D:P(A;;GA;;;SY)(A;;GA;;;BA)(A;;GR;;;MU)`), as the self-relative binary `SECURITY_DESCRIPTOR`
 //! the kernel takes, built at compile time so the kernel needs no SDDL parser (wdmsec's
 //! `IoCreateDeviceSecure` is a WDK static library the cross-built driver cannot link).
-//! `src/kernel.rs` applies it to the device right after `IoCreateDevice`.
+//! `src/glue.rs` applies it to the device right after `IoCreateDevice`.
 //!
 //! Generic rights are written as the file/device rights they map to: `GA` → `FILE_ALL_ACCESS`,
 //! `GR` → `FILE_GENERIC_READ`. The control IOCTLs need `FILE_WRITE_ACCESS` and so are denied to

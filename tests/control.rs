@@ -8,7 +8,7 @@ use pcw_driver::control::{
     Completion, IOCTL_PCW_CLOSE_QUEUE, IOCTL_PCW_CREATE_QUEUE, IOCTL_PCW_RECORD_QUEUE,
     IOCTL_PCW_SNAPSHOT, device_control,
 };
-use pcw_driver::{driver, queues};
+use pcw_driver::{lifecycle, queues};
 use pcw_sim::kernel_pcw::{BUILD_SERVER_2022, Kernel, Request};
 use windows_sys::Win32::Foundation::{
     STATUS_BUFFER_OVERFLOW, STATUS_BUFFER_TOO_SMALL, STATUS_INVALID_DEVICE_REQUEST,
@@ -19,13 +19,13 @@ const QUEUES: &str = "PCW Dynamic Queues";
 
 fn boot() -> Kernel {
     let k = Kernel::boot(BUILD_SERVER_2022);
-    driver::unload();
-    driver::load().unwrap();
+    lifecycle::unload();
+    lifecycle::load().unwrap();
     k
 }
 
 fn shutdown(k: Kernel) {
-    driver::unload();
+    lifecycle::unload();
     let report = k.teardown();
     assert!(report.is_clean(), "{report:?}");
 }

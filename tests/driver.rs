@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use pcw_driver::{driver, queues, waves};
+use pcw_driver::{lifecycle, queues, waves};
 use pcw_sim::kernel_pcw::{
     BUILD_SERVER_2019, BUILD_SERVER_2022, Kernel, PcwCall, Request, Teardown,
 };
@@ -49,13 +49,13 @@ static ALLOC: CountingAlloc = CountingAlloc;
 fn boot(build: u32) -> Kernel {
     let k = Kernel::boot(build);
     // A test that failed earlier may have left the driver loaded against the previous kernel.
-    driver::unload();
-    driver::load().expect("the driver loads");
+    lifecycle::unload();
+    lifecycle::load().expect("the driver loads");
     k
 }
 
 fn shutdown(k: Kernel) -> Teardown {
-    driver::unload();
+    lifecycle::unload();
     k.teardown()
 }
 
@@ -126,11 +126,11 @@ fn load_registers_every_set_with_the_manifests_layout_and_unload_cleans_up() {
             .collect();
         assert_eq!(registered, counters, "{name}: descriptors match inspect");
     }
-    assert!(driver::is_loaded());
-    driver::load().expect("a second load is a no-op");
-    driver::unload();
+    assert!(lifecycle::is_loaded());
+    lifecycle::load().expect("a second load is a no-op");
+    lifecycle::unload();
     // Checked while this test still holds the kernel: after teardown another test may load.
-    assert!(!driver::is_loaded());
+    assert!(!lifecycle::is_loaded());
     assert_eq!(waves::REGISTRY.len(), 0);
     let report = k.teardown();
     assert!(report.is_clean(), "{report:?}");
@@ -153,9 +153,9 @@ fn a_failed_registration_at_any_step_leaves_nothing_registered() {
     for (build, calls) in [(BUILD_SERVER_2022, 3), (BUILD_SERVER_2019, 6)] {
         for nth in 0..calls {
             let k = Kernel::boot(build);
-            driver::unload();
+            lifecycle::unload();
             k.fail(PcwCall::Register, nth, STATUS_INSUFFICIENT_RESOURCES);
-            let status = driver::load().expect_err("the injected failure surfaces");
+            let status = lifecycle::load().expect_err("the injected failure surfaces");
             // On the old OS a failed V2 attempt is answered by INVALID_PARAMETER_2 first, so an
             // injected failure on an even call replaces that answer; either way load fails.
             assert!(
@@ -163,7 +163,7 @@ fn a_failed_registration_at_any_step_leaves_nothing_registered() {
                     || status == windows_sys::Win32::Foundation::STATUS_INVALID_PARAMETER_2,
                 "build {build}, call {nth}: {status:#x}"
             );
-            assert!(!driver::is_loaded());
+            assert!(!lifecycle::is_loaded());
             assert_eq!(
                 waves::REGISTRY.len(),
                 0,
@@ -442,7 +442,7 @@ fn dynamic_queues_are_read_live_and_closed_before_freed() {
         ["rx 0"]
     );
     // `a` is still open at unload: unload closes it before unregistering.
-    driver::unload();
+    lifecycle::unload();
     assert_eq!(queues::create(&rx), Err(queues::QueueError::NotLoaded));
     let report = k.teardown();
     assert!(report.is_clean(), "{report:?}");

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! Fault sweeps (RELIABILITY.md): a failure is injected at every position in turn — each PCW call
-//! `DriverEntry` (`driver::load`) makes, each `PcwCreateInstance` of queue creation through the
+//! `DriverEntry` (`lifecycle::load`) makes, each `PcwCreateInstance` of queue creation through the
 //! IOCTL path, and each allocation the driver makes in load, queue creation and IOCTL dispatch —
 //! and after each the operation must report it, change nothing, and unloading must leave zero
 //! registrations, zero instances, no bugcheck (nothing unregistered or closed twice) and no
@@ -17,7 +17,7 @@ use pcw_driver::control::{
     Completion, IOCTL_PCW_CLOSE_QUEUE, IOCTL_PCW_CREATE_QUEUE, IOCTL_PCW_RECORD_QUEUE,
     IOCTL_PCW_SNAPSHOT, device_control,
 };
-use pcw_driver::{driver, queues, waves};
+use pcw_driver::{lifecycle, queues, waves};
 use pcw_sim::kernel_pcw::{
     BUILD_SERVER_2019, BUILD_SERVER_2022, Kernel, PcwCall, Request, as_provider, in_provider_code,
 };
@@ -129,7 +129,7 @@ fn armed<R>(n: Option<usize>, f: impl FnOnce() -> R) -> (R, usize, bool) {
 /// Boots a kernel with no driver loaded and the live-allocation balance at zero.
 fn fresh(build: u32) -> Kernel {
     let k = Kernel::boot(build);
-    as_provider(driver::unload);
+    as_provider(lifecycle::unload);
     LIVE.with(|l| l.set(0));
     k
 }
@@ -137,7 +137,7 @@ fn fresh(build: u32) -> Kernel {
 /// Unloads as `DriverUnload` would and checks that nothing is left: no registration, no
 /// instance, no bugcheck or misuse, no driver allocation live.
 fn unload_clean(k: Kernel, what: &str) {
-    as_provider(driver::unload);
+    as_provider(lifecycle::unload);
     // Checked while this test still holds the kernel: after teardown another test may load.
     assert_eq!(waves::REGISTRY.len(), 0, "{what}: waves left");
     assert_eq!(queues::REGISTRY.len(), 0, "{what}: queues left");
@@ -147,7 +147,7 @@ fn unload_clean(k: Kernel, what: &str) {
 }
 
 fn load() -> Result<(), NTSTATUS> {
-    as_provider(driver::load)
+    as_provider(lifecycle::load)
 }
 
 fn queue_name(i: usize) -> Vec<u8> {
@@ -203,7 +203,7 @@ fn every_pcw_call_of_driver_entry_fails_in_turn() {
                     status == STATUS_UNSUCCESSFUL || status == STATUS_INVALID_PARAMETER_2,
                     "{what}: {status:#x}"
                 );
-                assert!(!driver::is_loaded(), "{what}");
+                assert!(!lifecycle::is_loaded(), "{what}");
                 unload_clean(k, &what);
                 swept += 1;
             }
@@ -218,7 +218,7 @@ fn every_pcw_call_of_driver_entry_fails_in_turn() {
 fn every_allocation_of_driver_entry_fails_in_turn() {
     for build in BUILDS {
         let k = fresh(build);
-        let (r, count, _) = armed(None, driver::load);
+        let (r, count, _) = armed(None, lifecycle::load);
         r.expect("a clean load");
         unload_clean(k, "clean load");
         assert!(count > 0, "load allocates its waves");
@@ -226,10 +226,10 @@ fn every_allocation_of_driver_entry_fails_in_turn() {
         for n in 0..count {
             let what = format!("build {build}, allocation #{n} of {count}");
             let k = fresh(build);
-            let (r, _, injected) = armed(Some(n), driver::load);
+            let (r, _, injected) = armed(Some(n), lifecycle::load);
             assert!(injected, "{what}: not reached");
             assert_eq!(r, Err(STATUS_INSUFFICIENT_RESOURCES), "{what}");
-            assert!(!driver::is_loaded(), "{what}");
+            assert!(!lifecycle::is_loaded(), "{what}");
             unload_clean(k, &what);
         }
     }

@@ -15,7 +15,7 @@ use pcw_sim::kernel_pcw::{BUILD_SERVER_2022, Kernel};
 std::thread_local! {
     static KERNEL: Kernel = {
         let k = Kernel::boot(BUILD_SERVER_2022);
-        pcw_driver::driver::load().expect("the driver loads");
+        pcw_driver::lifecycle::load().expect("the driver loads");
         k
     };
 }

@@ -35,4 +35,4 @@ pub mod wdm;
 pub type RegistryLock = pcw_core::registry::SpinRwLock;
 /// The lock of the driver's instance registries: a kernel push lock.
 #[cfg(target_os = "windows")]
-pub type RegistryLock = crate::kernel::PushLock;
+pub type RegistryLock = crate::glue::PushLock;

@@ -39,7 +39,7 @@ pub fn system_time() -> i64 {
     unsafe { now.QuadPart }
 }
 
-// The WDK build's runtime (what `kernel::runtime` is for the other builds).
+// The WDK build's runtime (what `glue::runtime` is for the other builds).
 extern crate wdk_panic;
 #[global_allocator]
 static GLOBAL_ALLOCATOR: wdk_alloc::WdkAllocator = wdk_alloc::WdkAllocator;

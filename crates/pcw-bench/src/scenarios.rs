@@ -58,8 +58,8 @@ fn status(s: i32) -> u64 {
 /// against the no-op PCW: the host build's side of the shipped-image comparison (the image's
 /// side is `pcw-loader`'s `pcw-image-cg`, same request, same 3 instances).
 pub fn driver_cases() -> Vec<Case> {
-    pcw_driver::driver::unload();
-    if pcw_driver::driver::load().is_err() {
+    pcw_driver::lifecycle::unload();
+    if pcw_driver::lifecycle::load().is_err() {
         return Vec::new();
     }
     let call = Call::new(&Query::Full, 1);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! The driver↔DLL control protocol: the control device's names and its IOCTL codes.
 //!
-//! The driver (`src/control.rs` handles the requests, `src/kernel.rs` creates the device and
+//! The driver (`src/control.rs` handles the requests, `src/glue.rs` creates the device and
 //! its link) and the perf DLL (`pcw-perfdll`, which opens the link and sends
 //! [`IOCTL_PCW_SNAPSHOT`]) both take these values from here; the reply to a snapshot request
 //! is the format of [`crate::snapshot`]. Every code is

@@ -308,14 +308,14 @@ fn callbacks_answer_as_the_host_build_does() {
         stop(&driver, kernel);
 
         let kernel = Kernel::boot(BUILD_SERVER_2022);
-        pcw_driver::driver::load().unwrap();
+        pcw_driver::lifecycle::load().unwrap();
         let host = observe(&kernel, &|code, input, out_len| {
             let mut out = vec![0u8; out_len];
             let c = control::device_control(code, input, &mut out);
             out.truncate(c.information);
             (c.status, out)
         });
-        pcw_driver::driver::unload();
+        pcw_driver::lifecycle::unload();
         assert!(kernel.teardown().is_clean());
 
         assert_eq!(image.len(), host.len());
@@ -421,7 +421,7 @@ fn ioctls_with_every_kind_of_input() {
             (u32::MAX, vec![0xAA; 64], 64),
         ];
         cases.extend(sweep());
-        pcw_driver::driver::load().unwrap();
+        pcw_driver::lifecycle::load().unwrap();
         // The host build must see the same queue state: give it the same first queue.
         let mut out = [0u8; 4];
         let host_created =
@@ -448,7 +448,7 @@ fn ioctls_with_every_kind_of_input() {
             assert!(r.information <= *out_len || !r.ok);
         }
         pcw_driver::queues::close_all();
-        pcw_driver::driver::unload();
+        pcw_driver::lifecycle::unload();
         must(&driver, IOCTL_PCW_CLOSE_QUEUE, &id.to_le_bytes(), 0);
         println!(
             "figure: {} IOCTL inputs through the image, answered as the host build answers",

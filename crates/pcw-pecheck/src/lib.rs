@@ -33,7 +33,7 @@
 //!   recursion, no `__chkstk` or dynamic allocation) and no x87/MMX/AVX or floating-point math.
 
 pub mod code;
-pub mod kernel;
+pub mod constraints;
 mod load;
 pub mod nopanic;
 

@@ -38,8 +38,8 @@ pub const DRIVER_ROOTS: &[(&str, &str)] = &[
         "10pcw_driver7control14device_control",
     ),
     ("snapshot::write", "10pcw_driver8snapshot5write"),
-    ("driver::load", "10pcw_driver6driver4load"),
-    ("driver::unload", "10pcw_driver6driver6unload"),
+    ("lifecycle::load", "10pcw_driver9lifecycle4load"),
+    ("lifecycle::unload", "10pcw_driver9lifecycle6unload"),
     ("queues::create", "10pcw_driver6queues6create"),
     ("queues::close_all", "10pcw_driver6queues9close_all"),
 ];

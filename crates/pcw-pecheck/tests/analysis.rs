@@ -18,7 +18,7 @@ use iced_x86::code_asm::{
 };
 use iced_x86::{Code, Decoder, DecoderOptions, Instruction, MemoryOperand, Register};
 use pcw_pecheck::code::{Graph, Program, Region, RuntimeFunction};
-use pcw_pecheck::kernel::{self, FpClass};
+use pcw_pecheck::constraints::{self, FpClass};
 use pcw_pecheck::nopanic::{self, Verdict};
 
 const TEXT: u64 = 0x1_4000_1000;
@@ -202,7 +202,7 @@ fn a_missing_root_fails() {
     assert!(!r.ok());
     assert!(r.to_string().contains("NOT FOUND"), "{r}");
 
-    let k = kernel::check(&p, ROOT, kernel::FRAME_LIMIT, false).unwrap();
+    let k = constraints::check(&p, ROOT, constraints::FRAME_LIMIT, false).unwrap();
     assert!(
         k.failures.iter().any(|f| f.contains("entry: not found")),
         "{k}"
@@ -338,7 +338,13 @@ fn stack_program(frame: i32) -> Program {
 
 #[test]
 fn a_two_kib_frame_reachable_from_a_callback_is_flagged() {
-    let r = kernel::check(&stack_program(2048), CALLBACK, kernel::FRAME_LIMIT, false).unwrap();
+    let r = constraints::check(
+        &stack_program(2048),
+        CALLBACK,
+        constraints::FRAME_LIMIT,
+        false,
+    )
+    .unwrap();
     assert_eq!(
         r.failures,
         vec!["callback: helper: frame 2056 B > 1024 B".to_owned()],
@@ -347,7 +353,13 @@ fn a_two_kib_frame_reachable_from_a_callback_is_flagged() {
     assert_eq!(r.roots[0].deepest.as_ref().unwrap().0, 72 + 2056);
 
     // Control: 512 bytes pass, and the prologue agrees with the unwind information.
-    let r = kernel::check(&stack_program(512), CALLBACK, kernel::FRAME_LIMIT, false).unwrap();
+    let r = constraints::check(
+        &stack_program(512),
+        CALLBACK,
+        constraints::FRAME_LIMIT,
+        false,
+    )
+    .unwrap();
     assert!(r.failures.is_empty(), "{r}");
     assert!(r.notes.is_empty(), "{r}");
     assert_eq!(r.roots[0].largest, (520, "helper".to_owned()));
@@ -361,7 +373,7 @@ fn the_unwind_information_is_the_frame_when_the_prologue_disagrees() {
     let mut unwind = unwind_alloc(64);
     unwind.extend(unwind_alloc(2048));
     p.regions[1].data = unwind;
-    let r = kernel::check(&p, CALLBACK, kernel::FRAME_LIMIT, false).unwrap();
+    let r = constraints::check(&p, CALLBACK, constraints::FRAME_LIMIT, false).unwrap();
     assert_eq!(r.failures.len(), 1, "{r}");
     assert_eq!(
         r.notes,
@@ -379,7 +391,7 @@ fn recursion_and_dynamic_allocation_are_flagged() {
         )],
         vec![],
     );
-    let r = kernel::check(&p, CALLBACK, kernel::FRAME_LIMIT, false).unwrap();
+    let r = constraints::check(&p, CALLBACK, constraints::FRAME_LIMIT, false).unwrap();
     assert!(r.roots[0].deepest.is_none());
     assert!(r.failures.iter().any(|f| f.contains("unbounded")), "{r}");
 
@@ -396,7 +408,7 @@ fn recursion_and_dynamic_allocation_are_flagged() {
         ],
         vec![],
     );
-    let r = kernel::check(&p, CALLBACK, kernel::FRAME_LIMIT, false).unwrap();
+    let r = constraints::check(&p, CALLBACK, constraints::FRAME_LIMIT, false).unwrap();
     assert!(
         r.failures.iter().any(|f| f.contains("calls __chkstk")
             && f.contains("dynamic stack allocation")
@@ -410,7 +422,7 @@ fn class(build: impl FnOnce(&mut CodeAssembler)) -> FpClass {
     build(&mut a);
     let bytes = a.assemble(TEXT).unwrap();
     let ins = Decoder::with_ip(64, &bytes, TEXT, DecoderOptions::NONE).decode();
-    kernel::classify(&ins)
+    constraints::classify(&ins)
 }
 
 #[test]
@@ -464,10 +476,10 @@ fn an_x87_instruction_anywhere_in_the_image_fails_the_check() {
             ("odd", odd),
         ]
     };
-    let r = kernel::check(
+    let r = constraints::check(
         &program(funcs(x87), vec![]),
         CALLBACK,
-        kernel::FRAME_LIMIT,
+        constraints::FRAME_LIMIT,
         false,
     )
     .unwrap();
@@ -479,10 +491,10 @@ fn an_x87_instruction_anywhere_in_the_image_fails_the_check() {
     assert!(r.to_string().contains("x87/MMX/AVX: FOUND"));
 
     // Control: SSE copies only.
-    let r = kernel::check(
+    let r = constraints::check(
         &program(funcs(copy_of()), vec![]),
         CALLBACK,
-        kernel::FRAME_LIMIT,
+        constraints::FRAME_LIMIT,
         false,
     )
     .unwrap();

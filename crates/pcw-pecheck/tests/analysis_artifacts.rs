@@ -14,7 +14,7 @@ use std::io::Write as _;
 use std::path::PathBuf;
 
 use pcw_pecheck::code::Program;
-use pcw_pecheck::{kernel, nopanic};
+use pcw_pecheck::{constraints, nopanic};
 
 fn from_env(var: &str, file: Option<&str>) -> Option<String> {
     let Some(v) = std::env::var_os(var) else {
@@ -95,14 +95,14 @@ fn a_pdb_of_another_build_is_refused() {
 #[test]
 fn the_driver_keeps_the_kernel_constraints_and_each_one_fails_on_its_bug() {
     let Some(mut p) = driver() else { return };
-    let r = kernel::check(&p, kernel::ROOTS, kernel::FRAME_LIMIT, false).unwrap();
+    let r = constraints::check(&p, constraints::ROOTS, constraints::FRAME_LIMIT, false).unwrap();
     assert!(r.failures.is_empty(), "{r}");
     assert!(r.sse_data > 0, "{r}");
 
     // A limit just below the largest frame reachable from a root: that frame is named.
     let largest = r.roots.iter().map(|x| x.largest.clone()).max().unwrap();
     let limit = largest.0 - 1;
-    let tight = kernel::check(&p, kernel::ROOTS, limit, false).unwrap();
+    let tight = constraints::check(&p, constraints::ROOTS, limit, false).unwrap();
     let needle = format!("{}: frame {} B > {limit} B", largest.1, largest.0);
     assert!(
         tight.failures.iter().any(|f| f.contains(&needle)),
@@ -110,9 +110,9 @@ fn the_driver_keeps_the_kernel_constraints_and_each_one_fails_on_its_bug() {
     );
 
     // A root the image lacks.
-    let mut roots = kernel::ROOTS.to_vec();
+    let mut roots = constraints::ROOTS.to_vec();
     roots.push(("renamed", "10pcw_driver5waves7collect"));
-    let r = kernel::check(&p, &roots, kernel::FRAME_LIMIT, false).unwrap();
+    let r = constraints::check(&p, &roots, constraints::FRAME_LIMIT, false).unwrap();
     assert!(
         r.failures.iter().any(|f| f.contains("renamed: not found")),
         "{r}"
@@ -129,7 +129,8 @@ fn the_driver_keeps_the_kernel_constraints_and_each_one_fails_on_its_bug() {
         (&[0xC5, 0xF8, 0x77], "AVX"),
     ] {
         p.regions[text].data[off..off + 3].copy_from_slice(patch);
-        let r = kernel::check(&p, kernel::ROOTS, kernel::FRAME_LIMIT, false).unwrap();
+        let r =
+            constraints::check(&p, constraints::ROOTS, constraints::FRAME_LIMIT, false).unwrap();
         assert!(
             r.failures
                 .iter()

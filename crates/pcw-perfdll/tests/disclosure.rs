@@ -40,7 +40,7 @@ use pcw_core::v1::collect::{ERROR_MORE_DATA, ERROR_SUCCESS};
 use pcw_core::v1::query::{self, Query};
 use pcw_core::v1::validate::{self, Expect};
 use pcw_driver::control::{IOCTL_PCW_CREATE_QUEUE, IOCTL_PCW_SNAPSHOT, device_control};
-use pcw_driver::driver;
+use pcw_driver::lifecycle;
 use pcw_perfdll::source::{IoctlReply, set_host_ioctl};
 use pcw_perfdll::synthetic::{Clock, QUEUES, Synthetic, WAVES};
 use pcw_perfdll::tables::Catalog;
@@ -440,8 +440,8 @@ fn device_replies_disclose_nothing() {
     use pcw_perfdll::{ClosePerformanceData, CollectPerformanceData, OpenPerformanceData};
 
     let kernel = Kernel::boot(BUILD_SERVER_2022);
-    driver::unload();
-    driver::load().unwrap();
+    lifecycle::unload();
+    lifecycle::load().unwrap();
     kernel.advance(47_000_000);
     let one = queue("q one");
     record(one, 12, 0x1234_5678_9ABC);
@@ -506,7 +506,7 @@ fn device_replies_disclose_nothing() {
     // SAFETY: no pointers.
     assert_eq!(unsafe { ClosePerformanceData() }, 0);
     set_host_ioctl(None);
-    driver::unload();
+    lifecycle::unload();
     let report = kernel.teardown();
     assert!(report.is_clean(), "{report:?}");
     assert_eq!(forms_with_data.len(), 17, "{forms_with_data:?}");

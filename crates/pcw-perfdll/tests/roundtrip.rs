@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use pcw_core::v1::validate::{self, Expect};
 use pcw_driver::control::{IOCTL_PCW_CREATE_QUEUE, IOCTL_PCW_SNAPSHOT, device_control};
-use pcw_driver::driver;
+use pcw_driver::lifecycle;
 use pcw_perfdll::source::{IoctlReply, set_host_ioctl};
 use pcw_perfdll::{ClosePerformanceData, CollectPerformanceData, OpenPerformanceData};
 use pcw_sim::kernel_pcw::{BUILD_SERVER_2022, Kernel, Request};
@@ -49,8 +49,8 @@ fn pcw_instances(k: &Kernel, set: &str) -> Vec<(String, Vec<u64>)> {
 #[test]
 fn driver_snapshot_ioctl_dll_v1_values_equal_pcw_values() {
     let k = Kernel::boot(BUILD_SERVER_2022);
-    driver::unload();
-    driver::load().unwrap();
+    lifecycle::unload();
+    lifecycle::load().unwrap();
     k.advance(33_000_000);
     for name in ["Queue One", "Queue Two"] {
         let input: Vec<u8> = name.encode_utf16().flat_map(u16::to_le_bytes).collect();
@@ -88,7 +88,7 @@ fn driver_snapshot_ioctl_dll_v1_values_equal_pcw_values() {
     assert_eq!(queues.len(), 2, "{queues:?}");
     assert_eq!(queues, pcw_instances(&k, "PCW Dynamic Queues"));
 
-    driver::unload();
+    lifecycle::unload();
     let report = k.teardown();
     assert!(report.is_clean(), "{report:?}");
 }
@@ -104,8 +104,8 @@ fn eight_threads_open_collect_close_while_the_driver_churns() {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     let k = Kernel::boot(BUILD_SERVER_2022);
-    driver::unload();
-    driver::load().unwrap();
+    lifecycle::unload();
+    lifecycle::load().unwrap();
     install_driver_ioctl();
     let rounds = 20 * stress_scale();
     let done = AtomicUsize::new(0);
@@ -188,7 +188,7 @@ fn eight_threads_open_collect_close_while_the_driver_churns() {
         "stress: roundtrip: {replies} Open/Collect/Close rounds by 8 threads during {churned} \
          churn rounds"
     );
-    driver::unload();
+    lifecycle::unload();
     let report = k.teardown();
     assert!(report.is_clean(), "{report:?}");
 }

@@ -41,7 +41,7 @@ enum Loaded {
 
 fn load(image: Option<&str>) -> Result<Loaded, Error> {
     let Some(path) = image else {
-        pcw_driver::driver::load().map_err(|status| Error::Load(status.cast_unsigned()))?;
+        pcw_driver::lifecycle::load().map_err(|status| Error::Load(status.cast_unsigned()))?;
         return Ok(Loaded::Host);
     };
     #[cfg(all(target_arch = "x86_64", unix))]
@@ -69,7 +69,7 @@ fn unload(loaded: Loaded) -> Result<(), Error> {
     match loaded {
         Loaded::Host => {
             pcw_driver::queues::close_all();
-            pcw_driver::driver::unload();
+            pcw_driver::lifecycle::unload();
             Ok(())
         }
         #[cfg(all(target_arch = "x86_64", unix))]

@@ -320,12 +320,12 @@ mod tests {
         let kernel = Kernel::boot_with_clock(BUILD_SERVER_2022, Clock::Manual);
         // Start away from 0 so the load time is a real time stamp.
         kernel.advance(5 * 10_000_000);
-        pcw_driver::driver::load().unwrap();
+        pcw_driver::lifecycle::load().unwrap();
         kernel
     }
 
     fn finish(kernel: Kernel) {
-        pcw_driver::driver::unload();
+        pcw_driver::lifecycle::unload();
         let report = kernel.teardown();
         assert!(report.is_clean(), "{report:?}");
     }

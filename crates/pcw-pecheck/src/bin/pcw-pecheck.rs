@@ -20,7 +20,7 @@
 use std::process::ExitCode;
 
 use pcw_pecheck::code::{AnalysisError, Program};
-use pcw_pecheck::{kernel, nopanic};
+use pcw_pecheck::{constraints, nopanic};
 
 const USAGE: &str = "usage: pcw-pecheck no-panic [--driver SYS PDB] [--dll DLL] [--list] \
                      [--root TITLE=PART]...\n       \
@@ -97,7 +97,7 @@ fn run(args: &[String]) -> Result<bool, String> {
         "kernel-constraints" => {
             let all = flag(&mut rest, "--all");
             let roots = take_roots(&mut rest)?;
-            let mut limit = kernel::FRAME_LIMIT;
+            let mut limit = constraints::FRAME_LIMIT;
             if let Some(i) = rest.iter().position(|a| *a == "--limit") {
                 let v = rest.get(i + 1).ok_or("--limit needs a number of bytes")?;
                 limit = v
@@ -110,11 +110,11 @@ fn run(args: &[String]) -> Result<bool, String> {
             };
             let p = driver(sys, pdb).map_err(|e| e.to_string())?;
             let roots = if roots.is_empty() {
-                kernel::ROOTS
+                constraints::ROOTS
             } else {
                 &roots[..]
             };
-            let r = kernel::check(&p, roots, limit, all).map_err(|e| e.to_string())?;
+            let r = constraints::check(&p, roots, limit, all).map_err(|e| e.to_string())?;
             print!("== {sys}\n{r}");
             Ok(r.failures.is_empty())
         }

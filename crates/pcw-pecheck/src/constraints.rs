@@ -49,7 +49,7 @@ pub const ROOTS: &[(&str, &str)] = &[
         "control::device_control",
         "10pcw_driver7control14device_control",
     ),
-    ("driver::unload", "10pcw_driver6driver6unload"),
+    ("lifecycle::unload", "10pcw_driver9lifecycle6unload"),
 ];
 
 const UWOP_PUSH_NONVOL: u8 = 0;

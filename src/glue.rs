@@ -96,7 +96,7 @@ const MAX_INPUT: usize = 2048;
 /// pool.
 const SMALL_INPUT: usize = 64;
 
-/// `DriverEntry`: registers the countersets (see [`crate::driver::load`]), creates the control
+/// `DriverEntry`: registers the countersets (see [`crate::lifecycle::load`]), creates the control
 /// device and its symbolic link, and sets the dispatch and unload routines. On any failure
 /// everything done so far is undone and the status returned.
 ///
@@ -111,7 +111,7 @@ pub unsafe extern "system" fn driver_entry(
     let Some(driver) = (unsafe { driver.as_mut() }) else {
         return STATUS_INVALID_PARAMETER;
     };
-    if let Err(status) = crate::driver::load() {
+    if let Err(status) = crate::lifecycle::load() {
         return status;
     }
     let name = ffi::unicode(&DEVICE_NAME);
@@ -128,7 +128,7 @@ pub unsafe extern "system" fn driver_entry(
         )
     };
     if status < 0 {
-        crate::driver::unload();
+        crate::lifecycle::unload();
         return status;
     }
     // Restrict the device before user mode can name it (the link does not exist yet).
@@ -137,7 +137,7 @@ pub unsafe extern "system" fn driver_entry(
     if status < 0 {
         // SAFETY: created just above and not yet visible to user mode.
         unsafe { ffi::io_delete_device(device) };
-        crate::driver::unload();
+        crate::lifecycle::unload();
         return status;
     }
     // SAFETY: both names are valid UNICODE_STRINGs over static buffers.
@@ -145,7 +145,7 @@ pub unsafe extern "system" fn driver_entry(
     if status < 0 {
         // SAFETY: created just above and not yet visible to user mode.
         unsafe { ffi::io_delete_device(device) };
-        crate::driver::unload();
+        crate::lifecycle::unload();
         return status;
     }
     for major in [IRP_MJ_CREATE, IRP_MJ_CLOSE] {
@@ -188,7 +188,7 @@ unsafe extern "system" fn driver_unload(driver: *mut DriverObject) {
             unsafe { ffi::io_delete_device(device) };
         }
     }
-    crate::driver::unload();
+    crate::lifecycle::unload();
 }
 
 /// Completes `irp` with `status` and `information`.
