@@ -108,6 +108,36 @@ pub fn run_child(scenario: &str) -> Result<String, ScenarioFailure> {
     Ok(output)
 }
 
+/// The bytes of the image the environment variable `var` names (a relative path is taken from
+/// the workspace root, where the test command runs), or `None`, with a note saying which
+/// scenarios are skipped, when `var` is not set.
+///
+/// # Panics
+/// When `var` names a file that cannot be read (a test setting).
+pub fn image_from_env(var: &str) -> Option<Vec<u8>> {
+    let Some(path) = std::env::var_os(var) else {
+        eprintln!("note: {var} is not set; the scenarios of that image are skipped");
+        return None;
+    };
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    match std::fs::read(root.join(&path)) {
+        Ok(bytes) => Some(bytes),
+        Err(e) => panic!("{var}={}: {e}", path.to_string_lossy()),
+    }
+}
+
+/// Runs `body` with the image `var` names ([`image_from_env`]) in a child process named after
+/// the scenario ([`isolated`]); does nothing when `var` is not set.
+///
+/// # Panics
+/// As [`image_from_env`] and [`isolated`].
+pub fn image_scenario(var: &str, scenario: &str, body: impl FnOnce(Vec<u8>)) {
+    let Some(bytes) = image_from_env(var) else {
+        return;
+    };
+    isolated(scenario, || body(bytes));
+}
+
 /// In the child for `scenario`, runs `body`; in the parent, runs the child and panics with the
 /// failure, naming the scenario and any signal. What the child prints from `figure:` on
 /// is repeated by the parent (visible with `--nocapture`).

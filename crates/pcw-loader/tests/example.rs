@@ -11,7 +11,7 @@
 //! adler2 crates.
 
 use pcw_loader::driver::{IRP_MJ_CLOSE, IRP_MJ_CREATE, IRP_MJ_DEVICE_CONTROL};
-use pcw_loader::isolate::isolated;
+use pcw_loader::isolate::{image_from_env, image_scenario};
 use pcw_loader::{LoadedDriver, ntos};
 use pcw_sim::kernel_pcw::{
     BUILD_SERVER_2019, BUILD_SERVER_2022, Kernel, PCW_ANY_INSTANCE_ID, Request,
@@ -35,21 +35,9 @@ const IOCTL_ADLER32: u32 = 0x0022_2404;
 const ERROR_INSUFFICIENT_BUFFER: u32 = 122;
 const ERROR_INVALID_FUNCTION: u32 = 1;
 
-fn image() -> Option<Vec<u8>> {
-    let Some(path) = std::env::var_os("PCW_EXAMPLE_IMAGE") else {
-        eprintln!("note: PCW_EXAMPLE_IMAGE is not set; the example image's scenarios are skipped");
-        return None;
-    };
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    match std::fs::read(root.join(&path)) {
-        Ok(bytes) => Some(bytes),
-        Err(e) => panic!("PCW_EXAMPLE_IMAGE={}: {e}", path.to_string_lossy()),
-    }
-}
-
+/// Runs `body` with the image `PCW_EXAMPLE_IMAGE` names in a child process named after the test.
 fn scenario(name: &str, body: impl FnOnce(Vec<u8>)) {
-    let Some(bytes) = image() else { return };
-    isolated(name, || body(bytes));
+    image_scenario("PCW_EXAMPLE_IMAGE", name, body);
 }
 
 fn start(bytes: &[u8]) -> LoadedDriver {
@@ -398,7 +386,9 @@ fn example_counters_honour_every_filter() {
 /// it may only run at its preferred base, which the loader cannot give it: a named error.
 #[test]
 fn example_relocations_stripped_in_the_header_is_a_named_error() {
-    let Some(mut bytes) = image() else { return };
+    let Some(mut bytes) = image_from_env("PCW_EXAMPLE_IMAGE") else {
+        return;
+    };
     let lfanew = u32::from_le_bytes(bytes[0x3C..0x40].try_into().unwrap()) as usize;
     // FileHeader.Characteristics: after "PE\0\0" (4), Machine … SizeOfOptionalHeader (18).
     let at = lfanew + 4 + 18;

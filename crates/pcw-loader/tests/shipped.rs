@@ -18,7 +18,7 @@ use pcw_driver::control::{
     IOCTL_PCW_RECORD_QUEUE, IOCTL_PCW_SNAPSHOT, SYMBOLIC_LINK,
 };
 use pcw_loader::driver::{IRP_MJ_CLOSE, IRP_MJ_CREATE, IRP_MJ_DEVICE_CONTROL};
-use pcw_loader::isolate::{ScenarioFailure, isolated, run_child};
+use pcw_loader::isolate::{ScenarioFailure, image_from_env, image_scenario, run_child};
 use pcw_loader::{IoResult, LoadError, LoadedDriver, ntos, security};
 use pcw_perfdll::source::{IoctlReply, set_host_ioctl};
 use pcw_sim::kernel_pcw::{
@@ -32,24 +32,9 @@ const SETS: [&str; 3] = [
     "PCW Dynamic Queues",
 ];
 
-/// The image's bytes, or `None` (with a note) when `PCW_DRIVER_IMAGE` is not set.
-fn image() -> Option<Vec<u8>> {
-    let Some(path) = std::env::var_os("PCW_DRIVER_IMAGE") else {
-        eprintln!("note: PCW_DRIVER_IMAGE is not set; the shipped-image scenarios are skipped");
-        return None;
-    };
-    // A relative path is taken from the workspace root, where the test command runs.
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    match std::fs::read(root.join(&path)) {
-        Ok(bytes) => Some(bytes),
-        Err(e) => panic!("PCW_DRIVER_IMAGE={}: {e}", path.to_string_lossy()),
-    }
-}
-
-/// Runs `body` with the image in a child process named after the test.
+/// Runs `body` with the image `PCW_DRIVER_IMAGE` names in a child process named after the test.
 fn scenario(name: &str, body: impl FnOnce(Vec<u8>)) {
-    let Some(bytes) = image() else { return };
-    isolated(name, || body(bytes));
+    image_scenario("PCW_DRIVER_IMAGE", name, body);
 }
 
 fn utf16le(s: &str) -> Vec<u8> {
@@ -627,7 +612,9 @@ fn image_snapshot_through_the_v1_dll_passes_perflib_checks() {
 
 #[test]
 fn a_corrupted_header_is_a_named_error() {
-    let Some(mut bytes) = image() else { return };
+    let Some(mut bytes) = image_from_env("PCW_DRIVER_IMAGE") else {
+        return;
+    };
     let lfanew = u32::from_le_bytes(bytes[0x3C..0x40].try_into().unwrap()) as usize;
     let original = bytes.clone();
     bytes[lfanew] = b'X'; // "PE\0\0" → "XE\0\0"
@@ -666,7 +653,9 @@ fn a_corrupted_header_is_a_named_error() {
 
 #[test]
 fn an_unknown_import_is_named() {
-    let Some(mut bytes) = image() else { return };
+    let Some(mut bytes) = image_from_env("PCW_DRIVER_IMAGE") else {
+        return;
+    };
     let name = b"KeReadStateEvent\0";
     let at = bytes
         .windows(name.len())
@@ -679,7 +668,7 @@ fn an_unknown_import_is_named() {
         "unsupported import ntoskrnl.exe!KeReadStateEvenX"
     );
     // The failed load left the process free to load again.
-    drop(LoadedDriver::load(&image().unwrap()).unwrap());
+    drop(LoadedDriver::load(&image_from_env("PCW_DRIVER_IMAGE").unwrap()).unwrap());
 }
 
 /// Run only as the child of `a_faulting_callback_fails_the_scenario_not_the_runner`.
@@ -689,7 +678,7 @@ fn faulting_callback_child() {
     if !pcw_loader::isolate::is_child("faulting_callback_child") {
         return;
     }
-    let bytes = image().unwrap();
+    let bytes = image_from_env("PCW_DRIVER_IMAGE").unwrap();
     let kernel = Kernel::boot(BUILD_SERVER_2022);
     let driver = start(&bytes);
     let callback = ntos::callbacks()[0];
@@ -701,7 +690,7 @@ fn faulting_callback_child() {
 
 #[test]
 fn a_faulting_callback_fails_the_scenario_not_the_runner() {
-    if image().is_none() {
+    if image_from_env("PCW_DRIVER_IMAGE").is_none() {
         return;
     }
     match run_child("faulting_callback_child") {
