@@ -4,7 +4,7 @@
 # test that runs threads against each other, with its round counts multiplied by
 # PCW_STRESS_SCALE (default 200; plain `cargo test` runs them at scale 1):
 #   pcw-core    registry::tests::readers_run_while_writers_churn        4 × 1000·scale reads
-#   pcw-sim     kernel concurrent_collection_from_eight_threads          8 × 200·scale collections
+#   pcw-sim     kernel_pcw concurrent_collection_from_eight_threads         8 × 200·scale collections
 #   pcw-driver  driver eight_collectors_while_queues_come_and_go         8 × 50·scale collections
 #   pcw-perfdll cdylib eight_threads_open_collect_close_concurrently     8 × 150·scale Open/Collect/Close
 #   pcw-perfdll roundtrip eight_threads_open_collect_close_while_the_driver_churns
@@ -22,7 +22,7 @@ export CARGO_TARGET_DIR="${PCW_STRESS_TARGET_DIR:-${CARGO_TARGET_DIR:-$(pwd)/tar
 cargo test --profile stress --locked -p pcw-core --lib -- --exact --nocapture \
   registry::tests::readers_run_while_writers_churn
 cargo test --profile stress --locked -p pcw-sim -p pcw-driver -p pcw-perfdll \
-  --test kernel --test driver --test cdylib --test roundtrip -- --exact --nocapture \
+  --test kernel_pcw --test driver --test cdylib --test roundtrip -- --exact --nocapture \
   concurrent_collection_from_eight_threads \
   eight_collectors_while_queues_come_and_go \
   eight_threads_open_collect_close_concurrently \
