@@ -162,3 +162,39 @@ pub fn isolated(scenario: &str, body: impl FnOnce()) {
         Err(e) => panic!("{e}"),
     }
 }
+
+/// Maps `bytes` and runs the image's `DriverEntry`, which must succeed: how every scenario
+/// starts.
+///
+/// # Panics
+/// When the image does not map, an import does not bind, or `DriverEntry` fails.
+pub fn start(bytes: &[u8]) -> crate::LoadedDriver {
+    let driver = crate::LoadedDriver::load(bytes).expect("the image maps and every import binds");
+    assert_eq!(driver.entry(), 0, "DriverEntry succeeds");
+    driver
+}
+
+/// Runs the image's `DriverUnload`, then checks what a clean unload leaves: no pool, device,
+/// link or other kernel object ([`crate::ntos::leaks`]), no kernel rule broken
+/// ([`crate::ntos::violations`]), no counterset still registered, and a simulated PCW with
+/// nothing outstanding at teardown.
+///
+/// # Panics
+/// On the first of those that does not hold, naming it.
+pub fn stop(driver: &crate::LoadedDriver, kernel: pcw_sim::kernel_pcw::Kernel) {
+    assert!(driver.unload(), "DriverEntry set DriverUnload");
+    let leaks = crate::ntos::leaks();
+    assert!(leaks.is_empty(), "left behind at unload: {leaks:?}");
+    let violations = crate::ntos::violations();
+    assert!(
+        violations.is_empty(),
+        "contract violations: {violations:#?}"
+    );
+    let registered = kernel.countersets();
+    assert!(registered.is_empty(), "still registered: {registered:?}");
+    let teardown = kernel.teardown();
+    assert!(
+        teardown.is_clean(),
+        "simulated PCW at teardown: {teardown:?}"
+    );
+}

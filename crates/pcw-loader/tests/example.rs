@@ -11,7 +11,7 @@
 //! adler2 crates.
 
 use pcw_loader::driver::{IRP_MJ_CLOSE, IRP_MJ_CREATE, IRP_MJ_DEVICE_CONTROL};
-use pcw_loader::isolate::{image_from_env, image_scenario};
+use pcw_loader::isolate::{image_from_env, image_scenario, start, stop};
 use pcw_loader::{LoadedDriver, ntos};
 use pcw_sim::kernel_pcw::{
     BUILD_SERVER_2019, BUILD_SERVER_2022, Kernel, PCW_ANY_INSTANCE_ID, Request,
@@ -38,29 +38,6 @@ const ERROR_INVALID_FUNCTION: u32 = 1;
 /// Runs `body` with the image `PCW_EXAMPLE_IMAGE` names in a child process named after the test.
 fn scenario(name: &str, body: impl FnOnce(Vec<u8>)) {
     image_scenario("PCW_EXAMPLE_IMAGE", name, body);
-}
-
-fn start(bytes: &[u8]) -> LoadedDriver {
-    let driver = LoadedDriver::load(bytes).expect("the image maps and every import binds");
-    assert_eq!(driver.entry(), 0, "DriverEntry succeeds");
-    driver
-}
-
-fn stop(driver: &LoadedDriver, kernel: Kernel) {
-    assert!(driver.unload(), "DriverEntry set DriverUnload");
-    let leaks = ntos::leaks();
-    assert!(leaks.is_empty(), "left behind at unload: {leaks:?}");
-    let violations = ntos::violations();
-    assert!(
-        violations.is_empty(),
-        "contract violations: {violations:#?}"
-    );
-    assert!(kernel.countersets().is_empty(), "still registered");
-    let teardown = kernel.teardown();
-    assert!(
-        teardown.is_clean(),
-        "simulated PCW at teardown: {teardown:?}"
-    );
 }
 
 /// Deterministic pseudo-random bytes.

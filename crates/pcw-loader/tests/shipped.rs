@@ -18,7 +18,9 @@ use pcw_driver::control::{
     IOCTL_PCW_RECORD_QUEUE, IOCTL_PCW_SNAPSHOT, SYMBOLIC_LINK,
 };
 use pcw_loader::driver::{IRP_MJ_CLOSE, IRP_MJ_CREATE, IRP_MJ_DEVICE_CONTROL};
-use pcw_loader::isolate::{ScenarioFailure, image_from_env, image_scenario, run_child};
+use pcw_loader::isolate::{
+    ScenarioFailure, image_from_env, image_scenario, run_child, start, stop,
+};
 use pcw_loader::{IoResult, LoadError, LoadedDriver, ntos, security};
 use pcw_perfdll::source::{IoctlReply, set_host_ioctl};
 use pcw_sim::kernel_pcw::{
@@ -66,30 +68,6 @@ fn must(driver: &LoadedDriver, code: u32, input: &[u8], out_len: usize) -> IoRes
     let r = driver.ioctl(code, input, out_len);
     assert!(r.ok, "{} failed through the image: {r}", ioctl_name(code));
     r
-}
-
-/// Loads and starts the image against `kernel`'s simulated PCW.
-fn start(bytes: &[u8]) -> LoadedDriver {
-    let driver = LoadedDriver::load(bytes).expect("the image maps and every import binds");
-    assert_eq!(driver.entry(), 0, "DriverEntry succeeds");
-    driver
-}
-
-/// Unloads and checks that nothing is left and nothing was flagged.
-fn stop(driver: &LoadedDriver, kernel: Kernel) {
-    assert!(driver.unload(), "DriverEntry set DriverUnload");
-    let leaks = ntos::leaks();
-    assert!(leaks.is_empty(), "left behind at unload: {leaks:?}");
-    let violations = ntos::violations();
-    assert!(
-        violations.is_empty(),
-        "contract violations: {violations:#?}"
-    );
-    let teardown = kernel.teardown();
-    assert!(
-        teardown.is_clean(),
-        "simulated PCW at teardown: {teardown:?}"
-    );
 }
 
 #[test]
