@@ -32,6 +32,17 @@ impl<'a> InstanceFilter<'a> {
         self.id == PCW_ANY_INSTANCE_ID && self.mask.is_none()
     }
 
+    /// The same name mask with any id: what a caller that has already looked up the one id a
+    /// query names (or walks every instance once per id) filters by, without re-examining the
+    /// mask.
+    #[must_use]
+    pub const fn with_any_id(self) -> Self {
+        Self {
+            id: PCW_ANY_INSTANCE_ID,
+            mask: self.mask,
+        }
+    }
+
     /// The filter that passes everything.
     pub const fn all() -> Self {
         Self {
@@ -100,6 +111,10 @@ mod tests {
         assert!(InstanceFilter::new(PCW_ANY_INSTANCE_ID, Some(&star)).passes_all());
         assert!(!InstanceFilter::new(PCW_ANY_INSTANCE_ID, Some(&small)).passes_all());
         assert!(!InstanceFilter::new(0, None).passes_all());
+        let named = InstanceFilter::new(7, Some(&small)).with_any_id();
+        assert_eq!(named.single_id(), None);
+        assert!(named.selects(&w("small wave"), 3));
+        assert!(!named.selects(&w("Large Wave"), 3));
     }
 
     #[test]

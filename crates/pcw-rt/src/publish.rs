@@ -23,7 +23,7 @@
 use core::marker::PhantomData;
 use core::ops::ControlFlow;
 
-use pcw_core::filter::{InstanceFilter, PCW_ANY_INSTANCE_ID};
+use pcw_core::filter::InstanceFilter;
 
 use crate::{
     KEVENT, NTSTATUS, PCW_CALLBACK_INFORMATION, PCW_CALLBACK_TYPE, PCW_MASK_INFORMATION,
@@ -196,8 +196,6 @@ pub struct Summary {
 pub struct Visitor<'q, S: Counterset> {
     buffer: PPCW_BUFFER,
     filter: InstanceFilter<'q>,
-    /// The query's `InstanceMask` as PCW passed it (the filter's, before normalising).
-    name_mask: Option<&'q [u16]>,
     counters: CounterMask,
     cancel: *mut KEVENT,
     collect: bool,
@@ -296,12 +294,11 @@ impl<'q, S: Counterset> Visitor<'q, S> {
     {
         // The loop three times, each with what it can fold: a query that selects everything
         // (the common case) tests nothing per instance; one that names no id tests only names
-        // (the filter is rebuilt here with the "any" id, a constant the compiler folds out).
+        // (its id set to the "any" constant, which the compiler folds out; the mask as it is).
         if self.filter.passes_all() {
             self.offer_all(InstanceFilter::all(), items, name_id, values)
         } else if self.filter.single_id().is_none() {
-            let any_id = InstanceFilter::new(PCW_ANY_INSTANCE_ID, self.name_mask);
-            self.offer_all(any_id, items, name_id, values)
+            self.offer_all(self.filter.with_any_id(), items, name_id, values)
         } else {
             self.offer_all(self.filter, items, name_id, values)
         }
@@ -326,7 +323,6 @@ impl<'q, S: Counterset> Visitor<'q, S> {
         let mut local = Visitor::<S> {
             buffer: self.buffer,
             filter,
-            name_mask: self.name_mask,
             counters: self.counters,
             cancel: self.cancel,
             collect: self.collect,
@@ -447,7 +443,6 @@ fn visit<S: Counterset, P: Publish<S> + ?Sized>(
     let mut visitor = Visitor::<S> {
         buffer: mask.Buffer,
         filter,
-        name_mask,
         counters: CounterMask(mask.CounterMask),
         cancel: mask.CancelEvent,
         collect,
