@@ -22,6 +22,13 @@ pub use windows_sys;
 /// does not link pcw-sim: `PcwAddInstance` only counts its calls (read them with
 /// [`noop_added`]), the clocks return constants, nothing else does anything. Invoke it once, at
 /// the root of the binary.
+///
+/// The routines the callbacks call (`PcwAddInstance`, the clocks, `KeReadStateEvent`) are as
+/// opaque to the optimiser as a kernel import is to a driver: never inlined, their arguments
+/// taken as read (`black_box`) and their results unknown. Otherwise the release profile's LTO
+/// inlines them into our callback and deletes what PCW would read — the name, the value block,
+/// the values themselves, the clock arithmetic — which the C baseline (compiled apart) and the
+/// shipped image (calling `ntoskrnl.exe`) both do.
 #[macro_export]
 macro_rules! noop_pcw {
     () => {
@@ -30,15 +37,17 @@ macro_rules! noop_pcw {
         /// # Safety
         /// None needed: nothing is read.
         #[unsafe(no_mangle)]
+        #[inline(never)]
         pub unsafe extern "system" fn PcwAddInstance(
-            _buffer: $crate::windows_sys::Wdk::Foundation::PPCW_BUFFER,
-            _name: *const $crate::windows_sys::Win32::Foundation::UNICODE_STRING,
-            _id: u32,
-            _count: u32,
-            _data: *const $crate::windows_sys::Wdk::System::SystemServices::PCW_DATA,
+            buffer: $crate::windows_sys::Wdk::Foundation::PPCW_BUFFER,
+            name: *const $crate::windows_sys::Win32::Foundation::UNICODE_STRING,
+            id: u32,
+            count: u32,
+            data: *const $crate::windows_sys::Wdk::System::SystemServices::PCW_DATA,
         ) -> $crate::windows_sys::Win32::Foundation::NTSTATUS {
+            ::core::hint::black_box((buffer, name, id, count, data));
             $crate::NOOP_ADDED.fetch_add(1, ::core::sync::atomic::Ordering::Relaxed);
-            0
+            ::core::hint::black_box(0)
         }
 
         /// No-op `PcwRegister`: hands out a dummy handle.
@@ -91,12 +100,13 @@ macro_rules! noop_pcw {
         /// # Safety
         /// `frequency` is NULL or writable.
         #[unsafe(no_mangle)]
+        #[inline(never)]
         pub unsafe extern "system" fn KeQueryPerformanceCounter(frequency: *mut i64) -> i64 {
             if !frequency.is_null() {
                 // SAFETY: writable per this function's contract, checked non-NULL.
-                unsafe { frequency.write(10_000_000) };
+                unsafe { frequency.write(::core::hint::black_box(10_000_000)) };
             }
-            $crate::NOOP_TIME
+            ::core::hint::black_box($crate::NOOP_TIME)
         }
 
         /// Constant `KeQuerySystemTimePrecise`.
@@ -104,17 +114,20 @@ macro_rules! noop_pcw {
         /// # Safety
         /// `time` is writable.
         #[unsafe(no_mangle)]
+        #[inline(never)]
         pub unsafe extern "system" fn KeQuerySystemTimePrecise(time: *mut i64) {
             // SAFETY: writable per this function's contract.
-            unsafe { time.write($crate::NOOP_TIME) };
+            unsafe { time.write(::core::hint::black_box($crate::NOOP_TIME)) };
         }
 
         /// `KeReadStateEvent`: never signalled.
         #[unsafe(no_mangle)]
+        #[inline(never)]
         pub extern "system" fn KeReadStateEvent(
-            _event: *const $crate::windows_sys::Wdk::Foundation::KEVENT,
+            event: *const $crate::windows_sys::Wdk::Foundation::KEVENT,
         ) -> i32 {
-            0
+            ::core::hint::black_box(event);
+            ::core::hint::black_box(0)
         }
     };
 }
