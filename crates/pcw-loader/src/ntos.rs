@@ -591,8 +591,10 @@ unsafe extern "win64" fn ex_release_push_lock_shared_ex(lock: *mut usize, _flags
 // ---------------------------------------------------------------------------------------------
 // Clock and events: pcw-sim's.
 
-/// What the clock routines return in benchmark mode (the no-op PCW's constant).
-const BENCHMARK_TIME: i64 = 1_000_000_000;
+/// What the clock routines return in benchmark mode: the constant of the host build's no-op PCW
+/// (`pcw_bench::NOOP_TIME`, 2026-01-01 plus 3 s in 100 ns units since 1601), so the image
+/// computes the same wave values as the host build it is compared with.
+const BENCHMARK_TIME: i64 = 134_116_992_000_000_000 + 30_000_000;
 
 unsafe extern "win64" fn ke_query_performance_counter(frequency: *mut i64) -> i64 {
     if COUNT_ONLY.load(Ordering::Relaxed) {
