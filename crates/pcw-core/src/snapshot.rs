@@ -971,6 +971,47 @@ pub struct Record<'n, const N: usize> {
     pub values: [u64; N],
 }
 
+/// Writes `record` into `dst`, exactly its words (`2 + N + name length / 4 + 1`): the fixed
+/// fields, the values, then the name area (four units per word; the last word holds the last 0
+/// to 3 units, the NUL and the padding). Every byte is written. Returns whether the name holds
+/// a 0 unit (found while copying: the caller refuses the instance).
+#[inline]
+fn write_record<const N: usize>(dst: &mut [[u8; 8]], record: &Record<'_, N>) -> bool {
+    let Some(([head, len], rest)) = dst.split_first_chunk_mut::<2>() else {
+        return false;
+    };
+    let [i0, i1, i2, i3] = record.id.to_le_bytes();
+    let [p0, p1, p2, p3] = record.parent.to_le_bytes();
+    *head = [i0, i1, i2, i3, p0, p1, p2, p3];
+    *len = (record.name.len() as u64).to_le_bytes();
+    let Some((values, area)) = rest.split_first_chunk_mut::<N>() else {
+        return false;
+    };
+    for (d, v) in values.iter_mut().zip(&record.values) {
+        *d = v.to_le_bytes();
+    }
+    let (quads, tail) = record.name.as_chunks::<4>();
+    let Some((last, full)) = area.split_last_mut() else {
+        return false;
+    };
+    // Whole words of units: no lane is 0 (`zero_lanes`, its mask applied once at the end).
+    let mut zero = 0;
+    for (d, quad) in full.iter_mut().zip(quads) {
+        let w = bytes::pack4(*quad);
+        zero |= w.wrapping_sub(bytes::LANE_ONES) & !w;
+        *d = w.to_le_bytes();
+    }
+    zero &= bytes::LANE_HIGHS;
+    // 0 to 3 units, then the NUL and the padding.
+    let mut w = 0u64;
+    for (k, unit) in tail.iter().enumerate() {
+        zero |= u64::from(*unit == 0);
+        w |= u64::from(*unit) << (16 * k);
+    }
+    *last = w.to_le_bytes();
+    zero != 0
+}
+
 /// Writes a snapshot into a caller's buffer, or measures it, without allocating or panicking.
 ///
 /// Call [`begin_set`](Self::begin_set) for each counterset in increasing index order, then
@@ -1182,10 +1223,11 @@ impl<'a> SnapshotWriter<'a> {
             return self.instances_general(None, records);
         }
         // The table's entries still to fill, then the space left for records (the format's
-        // limit included).
+        // limit included) as whole words: records are whole words from a multiple of 8.
         let limit = self.buf.len().min(MAX_TOTAL_LEN);
         let buf = self.buf.get_mut(..limit).unwrap_or_default();
-        let (head, mut rest) = buf.split_at_mut_checked(self.pos).unwrap_or_default();
+        let (head, rest) = buf.split_at_mut_checked(self.pos).unwrap_or_default();
+        let mut rest = rest.as_chunks_mut::<8>().0;
         let mut table = head
             .get_mut(set.entry..)
             .unwrap_or_default()
@@ -1194,40 +1236,31 @@ impl<'a> SnapshotWriter<'a> {
             .iter_mut()
             .take((set.count - set.added) as usize);
         let mut pos = self.pos;
+        // A record the loop does not write goes to the general path, which refuses it (too
+        // many records, a name too long or with a NUL unit) or only counts it (no room): so
+        // its values are never written and need not be kept.
         let mut refused = None;
-        // One table entry per instance still announced.
         let mut filled = 0;
         while let Some(record) = records.next() {
-            let Some(slot) = table.next() else {
-                refused = Some(record);
-                break;
-            };
             let units = record.name.len();
-            if units > usize::from(MAX_NAME_UNITS) {
-                refused = Some(record);
-                break;
-            }
-            // At most 16 + 8 × 1 024 + 2 048 bytes.
-            let len = inf::LEN + 8 * N + name_area_len(units);
-            let Some((dst, after)) = rest.split_at_mut_checked(len) else {
-                refused = Some(record);
+            let Some(slot) = table.next() else {
+                refused = Some((record.id, record.parent, record.name));
                 break;
             };
-            #[allow(
-                clippy::cast_possible_truncation,
-                reason = "at most MAX_NAME_UNITS, checked above"
-            )]
-            let units = units as u16;
-            if write_instance(
-                dst,
-                record.id,
-                record.parent,
-                units,
-                record.name,
-                &record.values,
-            ) {
+            // At most 2 + 1 024 + 256 words (a longer name is refused below).
+            let words = 2 + N + units / 4 + 1;
+            let dst = if units > usize::from(MAX_NAME_UNITS) {
+                None
+            } else {
+                rest.split_at_mut_checked(words)
+            };
+            let Some((dst, after)) = dst else {
+                refused = Some((record.id, record.parent, record.name));
+                break;
+            };
+            if write_record(dst, &record) {
                 // A NUL unit: reported by the general path.
-                refused = Some(record);
+                refused = Some((record.id, record.parent, record.name));
                 break;
             }
             #[allow(
@@ -1237,20 +1270,26 @@ impl<'a> SnapshotWriter<'a> {
             {
                 *slot = (pos as u32).to_le_bytes();
             }
-            pos += len;
+            pos += 8 * words;
             rest = after;
             filled += 1;
         }
         let added = set.added + filled;
         self.pos = pos;
         self.set = Some(OpenSet {
-            entry: set.entry.saturating_add(4 * (added - set.added) as usize),
+            entry: set.entry.saturating_add(4 * filled as usize),
             added,
             ..set
         });
         if added == set.count {
             self.close_set();
         }
+        let refused = refused.map(|(id, parent, name)| Record {
+            id,
+            parent,
+            name,
+            values: [0; N],
+        });
         self.instances_general(refused, records)
     }
 
