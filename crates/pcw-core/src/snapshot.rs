@@ -78,7 +78,11 @@
 //!
 //! # Writing
 //!
-//! [`SnapshotWriter`] writes into a caller's buffer without allocating, or only measures. When
+//! [`SnapshotWriter`] writes into a caller's buffer without allocating, or only measures.
+//! [`SnapshotWriter::instances`] adds a set's instances in one call when the counter count is
+//! known where the records are made (the driver's and the benches' sets): its checks are made
+//! once per set and its loop only copies, checks each record's length and fills its
+//! offset-table entry; [`SnapshotWriter::instance`] adds one instance of any counter count. When
 //! the buffer runs out it keeps counting, so [`SnapshotWriter::finish`] reports the exact size of
 //! the whole snapshot in [`SnapshotError::NoSpace`] (the driver returns it with
 //! `STATUS_BUFFER_TOO_SMALL`). Every byte up to the returned length is written, padding included,
@@ -1241,7 +1245,7 @@ impl<'a> SnapshotWriter<'a> {
         // its values are never written and need not be kept.
         let mut refused = None;
         let mut filled = 0;
-        while let Some(record) = records.next() {
+        for record in records.by_ref() {
             let units = record.name.len();
             let Some(slot) = table.next() else {
                 refused = Some((record.id, record.parent, record.name));
