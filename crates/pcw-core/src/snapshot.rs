@@ -477,12 +477,15 @@ fn check_set(bytes: &[u8], pos: usize, last: Option<u16>) -> Result<u16, Snapsho
     let counters = usize::from(counters);
     // `head <= set_len`: the table is inside the set. The records are whole words: the set
     // and its head are multiples of 8 bytes.
-    let table = bytes.get(at(sf::OFFSETS)..at(head)).unwrap_or(&[]);
+    let table = bytes.get(at(sf::OFFSETS)..table_end).unwrap_or(&[]);
     let mut rest = bytes.get(ipos..end).unwrap_or(&[]).as_chunks::<8>().0;
-    for (i, entry) in table.as_chunks::<4>().0.iter().take(count).enumerate() {
+    for entry in table.as_chunks::<4>().0 {
         if u32::from_le_bytes(*entry) as usize != ipos {
-            let entry = at(sf::OFFSETS).saturating_add(i.saturating_mul(4));
-            return Err(SnapshotError::BadLength { offset: entry });
+            // The entry's offset, worked out only here (the loop keeps no index).
+            let i = entry.as_ptr().addr().wrapping_sub(table.as_ptr().addr());
+            return Err(SnapshotError::BadLength {
+                offset: at(sf::OFFSETS).saturating_add(i),
+            });
         }
         // The usual case in one pass over the record; anything it does not accept is
         // examined field by field, for the exact error.
@@ -1916,6 +1919,14 @@ mod tests {
                 offset: set.offset() + 20
             }),
             "offset-table padding"
+        );
+        let big = snap.find_set(9).unwrap();
+        let entry = big.offset() + 16 + 4;
+        let moved = (big.instance(1).unwrap().offset() as u32 + 8).to_le_bytes();
+        assert_eq!(
+            with(entry, &moved),
+            Err(E::BadLength { offset: entry }),
+            "an offset-table entry that is not where its instance is"
         );
         let i = set.instance(0).unwrap();
         for reserved in 10..16 {
