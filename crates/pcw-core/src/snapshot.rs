@@ -1244,9 +1244,11 @@ impl<'a> SnapshotWriter<'a> {
             .take((set.count - set.added) as usize);
         let mut pos = self.pos;
         // A record the loop does not write goes to the general path, which refuses it (too
-        // many records, a name too long or with a NUL unit) or only counts it (no room): so
-        // its values are never written and need not be kept.
+        // many records, a name too long) or only counts it (no room): so its values are never
+        // written and need not be kept. A name with a NUL unit is reported here, its record
+        // left as written, as `instance` leaves it.
         let mut refused = None;
+        let mut nul = false;
         let mut filled = 0;
         for record in records.by_ref() {
             let units = record.name.len();
@@ -1266,8 +1268,8 @@ impl<'a> SnapshotWriter<'a> {
                 break;
             };
             if write_record(dst, &record) {
-                // A NUL unit: reported by the general path.
                 refused = Some((record.id, record.parent, record.name));
+                nul = true;
                 break;
             }
             #[allow(
@@ -1291,6 +1293,9 @@ impl<'a> SnapshotWriter<'a> {
         if added == set.count {
             self.close_set();
         }
+        if nul && let Some((_, _, name)) = refused {
+            return self.nul_unit(pos.saturating_add(inf::VALUES + 8 * N), name);
+        }
         let refused = refused.map(|(id, parent, name)| Record {
             id,
             parent,
@@ -1298,6 +1303,17 @@ impl<'a> SnapshotWriter<'a> {
             values: [0; N],
         });
         self.instances_general(refused, records)
+    }
+
+    /// Reports the first NUL unit of the name whose area starts at `name_at`, as
+    /// [`Self::instance`] does.
+    #[cold]
+    #[inline(never)]
+    fn nul_unit(&mut self, name_at: usize, name: &[u16]) -> Result<(), SnapshotError> {
+        let i = name.iter().position(|u| *u == 0).unwrap_or(0);
+        self.sticky(Err(SnapshotError::BadName {
+            offset: name_at.saturating_add(2 * i),
+        }))
     }
 
     /// The rest of [`Self::instances`]: the record refused by its loop, if any, then any other,
@@ -2271,7 +2287,7 @@ mod tests {
     fn arb_batch_name() -> impl Strategy<Value = Vec<u16>> {
         prop_oneof![
             4 => proptest::collection::vec(1u16..=u16::MAX, 0..12),
-            1 => proptest::collection::vec(any::<u16>(), 0..6),
+            1 => proptest::collection::vec(prop_oneof![1u16..=u16::MAX, Just(0)], 1..6),
             1 => proptest::collection::vec(1u16..=u16::MAX, 1020..=1030),
         ]
     }
