@@ -7,7 +7,7 @@
 
 use core::sync::atomic::Ordering;
 
-use pcw_core::snapshot::{PARENT_NONE, SnapshotError, SnapshotHeader, SnapshotWriter};
+use pcw_core::snapshot::{PARENT_NONE, Record, SnapshotError, SnapshotHeader, SnapshotWriter};
 
 use crate::countersets::pcw_driver::{dynamic_queues, geometric_waves, provider_statistics};
 use crate::ffi;
@@ -62,16 +62,15 @@ fn fill(w: &mut SnapshotWriter<'_>, now: i64) -> Result<(), SnapshotError> {
             counters(geometric_waves::DESCRIPTORS.len()),
             count,
         )?;
-        for e in view.iter() {
+        w.instances(view.iter().map(|e| {
             let v = waves::values(*e.value(), now, u64::MAX);
-            w.instance(
-                e.id(),
-                PARENT_NONE,
-                e.name(),
-                &[u64::from(v.triangle), u64::from(v.square)],
-            )?;
-        }
-        Ok(())
+            Record {
+                id: e.id(),
+                parent: PARENT_NONE,
+                name: e.name(),
+                values: [u64::from(v.triangle), u64::from(v.square)],
+            }
+        }))
     })?;
     let s = STATS.snapshot();
     w.begin_set(
@@ -104,19 +103,18 @@ fn fill(w: &mut SnapshotWriter<'_>, now: i64) -> Result<(), SnapshotError> {
             counters(dynamic_queues::DESCRIPTORS.len()),
             count,
         )?;
-        for e in view.iter() {
+        w.instances(view.iter().map(|e| {
             let c = e.value().counters();
-            w.instance(
-                e.id(),
-                PARENT_NONE,
-                e.name(),
-                &[
+            Record {
+                id: e.id(),
+                parent: PARENT_NONE,
+                name: e.name(),
+                values: [
                     c.packets.load(Ordering::Relaxed),
                     c.bytes.load(Ordering::Relaxed),
                     u64::from(c.depth.load(Ordering::Relaxed)),
                 ],
-            )?;
-        }
-        Ok(())
+            }
+        }))
     })
 }

@@ -5,7 +5,9 @@
 //! (`Snapshot::parse` and its checks; the V1 writer then reads the records in place), each
 //! compared with a `memcpy` of the snapshot's bytes.
 
-use pcw_core::snapshot::{PARENT_NONE, Snapshot, SnapshotError, SnapshotHeader, SnapshotWriter};
+use pcw_core::snapshot::{
+    PARENT_NONE, Record, Snapshot, SnapshotError, SnapshotHeader, SnapshotWriter,
+};
 
 use crate::utf16;
 
@@ -51,11 +53,18 @@ impl SnapshotData {
     fn write(&self, w: &mut SnapshotWriter<'_>) -> Result<(), SnapshotError> {
         let count = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
         w.begin_set(0, true, COUNTERS, count)?;
-        for (i, (name, values)) in self.names.iter().zip(&self.values).enumerate() {
-            let id = u32::try_from(i).unwrap_or(u32::MAX);
-            w.instance(id, PARENT_NONE, name, values)?;
-        }
-        Ok(())
+        w.instances(
+            self.names
+                .iter()
+                .zip(&self.values)
+                .enumerate()
+                .map(|(i, (name, values))| Record {
+                    id: u32::try_from(i).unwrap_or(u32::MAX),
+                    parent: PARENT_NONE,
+                    name,
+                    values: *values,
+                }),
+        )
     }
 
     /// Encodes into `buf`; the bytes written.

@@ -6,7 +6,9 @@
 //! `memcpy` floor of the same output size.
 
 use pcw_core::counter_type::{CounterType, DetailLevel};
-use pcw_core::snapshot::{PARENT_NONE, Snapshot, SnapshotError, SnapshotHeader, SnapshotWriter};
+use pcw_core::snapshot::{
+    PARENT_NONE, Record, Snapshot, SnapshotError, SnapshotHeader, SnapshotWriter,
+};
 use pcw_core::v1::collect::{self, Collected};
 use pcw_core::v1::from_snapshot::SetObject;
 use pcw_core::v1::writer::{
@@ -165,14 +167,18 @@ impl V1Object {
         let mut w = SnapshotWriter::new(buf, SNAPSHOT_HEADER);
         let count = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
         w.begin_set(0, true, COUNTERS_U16, count)?;
-        for (i, (name, values)) in self.names.iter().zip(&self.values).enumerate() {
-            w.instance(
-                u32::try_from(i).unwrap_or(u32::MAX),
-                PARENT_NONE,
-                name,
-                values,
-            )?;
-        }
+        w.instances(
+            self.names
+                .iter()
+                .zip(&self.values)
+                .enumerate()
+                .map(|(i, (name, values))| Record {
+                    id: u32::try_from(i).unwrap_or(u32::MAX),
+                    parent: PARENT_NONE,
+                    name,
+                    values: *values,
+                }),
+        )?;
         w.finish()
     }
 

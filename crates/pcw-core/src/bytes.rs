@@ -103,9 +103,9 @@ pub const fn align8(n: usize) -> Option<usize> {
 }
 
 /// Lanes of four `u16`s in a `u64`, each holding 1.
-const LANE_ONES: u64 = 0x0001_0001_0001_0001;
+pub(crate) const LANE_ONES: u64 = 0x0001_0001_0001_0001;
 /// Lanes of four `u16`s in a `u64`, each holding its high bit.
-const LANE_HIGHS: u64 = 0x8000_8000_8000_8000;
+pub(crate) const LANE_HIGHS: u64 = 0x8000_8000_8000_8000;
 
 /// The high bit of every `u16` lane of `w` that is 0, and possibly of lanes above a zero lane
 /// (subtracting 1 borrows into the high bit of a zero lane whose own high bit is clear; a

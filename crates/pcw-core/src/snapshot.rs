@@ -78,7 +78,11 @@
 //!
 //! # Writing
 //!
-//! [`SnapshotWriter`] writes into a caller's buffer without allocating, or only measures. When
+//! [`SnapshotWriter`] writes into a caller's buffer without allocating, or only measures.
+//! [`SnapshotWriter::instances`] adds a set's instances in one call when the counter count is
+//! known where the records are made (the driver's and the benches' sets): its checks are made
+//! once per set and its loop only copies, checks each record's length and fills its
+//! offset-table entry; [`SnapshotWriter::instance`] adds one instance of any counter count. When
 //! the buffer runs out it keeps counting, so [`SnapshotWriter::finish`] reports the exact size of
 //! the whole snapshot in [`SnapshotError::NoSpace`] (the driver returns it with
 //! `STATUS_BUFFER_TOO_SMALL`). Every byte up to the returned length is written, padding included,
@@ -471,22 +475,27 @@ fn check_set(bytes: &[u8], pos: usize, last: Option<u16>) -> Result<u16, Snapsho
     check_zero(bytes, table_end, at(head))?;
     let mut ipos = at(head);
     let counters = usize::from(counters);
-    // `head <= set_len`: the table is inside the set.
-    let table = bytes.get(at(sf::OFFSETS)..at(head)).unwrap_or(&[]);
-    let mut rest = bytes.get(ipos..end).unwrap_or(&[]);
-    for (i, entry) in table.as_chunks::<4>().0.iter().take(count).enumerate() {
+    // `head <= set_len`: the table is inside the set. The records are whole words: the set
+    // and its head are multiples of 8 bytes.
+    let table = bytes.get(at(sf::OFFSETS)..table_end).unwrap_or(&[]);
+    let mut rest = bytes.get(ipos..end).unwrap_or(&[]).as_chunks::<8>().0;
+    for entry in table.as_chunks::<4>().0 {
         if u32::from_le_bytes(*entry) as usize != ipos {
-            let entry = at(sf::OFFSETS).saturating_add(i.saturating_mul(4));
-            return Err(SnapshotError::BadLength { offset: entry });
+            // The entry's offset, worked out only here (the loop keeps no index).
+            let i = entry.as_ptr().addr().wrapping_sub(table.as_ptr().addr());
+            return Err(SnapshotError::BadLength {
+                offset: at(sf::OFFSETS).saturating_add(i),
+            });
         }
         // The usual case in one pass over the record; anything it does not accept is
         // examined field by field, for the exact error.
-        if let Some(after) = valid_instance(rest, 8 * counters) {
-            ipos = ipos.saturating_add(rest.len() - after.len());
+        if let Some(after) = valid_instance(rest, counters) {
+            // Inside the set: no overflow.
+            ipos = ipos.wrapping_add(8 * (rest.len() - after.len()));
             rest = after;
         } else {
             ipos = check_instance(bytes, ipos, end, counters)?;
-            rest = bytes.get(ipos..end).unwrap_or(&[]);
+            rest = bytes.get(ipos..end).unwrap_or(&[]).as_chunks::<8>().0;
         }
     }
     if ipos != end {
@@ -495,14 +504,16 @@ fn check_set(bytes: &[u8], pos: usize, last: Option<u16>) -> Result<u16, Snapsho
     Ok(index)
 }
 
-/// Whether `records` starts with a valid instance record of `values_len` bytes of values; the
-/// bytes after it if so. Accepts only what [`check_instance`] accepts (word by word: the name
-/// length and reserved bytes, then the name area's whole words of units, then its last word of
-/// units, NUL and padding); `None` sends the record to [`check_instance`].
+/// Whether `records` (whole words) starts with a valid instance record of `counters` values;
+/// the words after it if so. Accepts only what [`check_instance`] accepts (word by word: the
+/// name length and reserved bytes, then the name area's whole words of units, then its last
+/// word of units, NUL and padding); `None` sends the record to [`check_instance`].
 #[inline]
-fn valid_instance(records: &[u8], values_len: usize) -> Option<&[u8]> {
-    let (fixed, tail) = records.split_first_chunk::<{ inf::LEN }>()?;
-    let word = u64::from_le_bytes(*fixed.last_chunk::<8>()?);
+fn valid_instance(records: &[[u8; 8]], counters: usize) -> Option<&[[u8; 8]]> {
+    let [_, len, tail @ ..] = records else {
+        return None;
+    };
+    let word = u64::from_le_bytes(*len);
     #[allow(
         clippy::cast_possible_truncation,
         reason = "the low 16 bits: the name length field"
@@ -511,17 +522,19 @@ fn valid_instance(records: &[u8], values_len: usize) -> Option<&[u8]> {
     if word >> 16 != 0 || units > usize::from(MAX_NAME_UNITS) {
         return None;
     }
-    let (_, tail) = tail.split_at_checked(values_len)?;
-    let (area, after) = tail.split_at_checked(name_area_len(units))?;
-    let (last, full) = area.as_chunks::<8>().0.split_last()?;
-    // Whole words of units: no lane is 0.
-    let mut zero = full
-        .iter()
-        .fold(0, |z, w| z | bytes::zero_lanes(u64::from_le_bytes(*w)));
+    let (_, tail) = tail.split_at_checked(counters)?;
+    // The name area: `units / 4` whole words of units, then a last word.
+    let (full, tail) = tail.split_at_checked(units / 4)?;
+    let (last, after) = tail.split_first()?;
+    // Whole words of units: no lane is 0 (`zero_lanes`, its mask applied once at the end).
+    let zero = full.iter().fold(0, |z, w| {
+        let w = u64::from_le_bytes(*w);
+        z | (w.wrapping_sub(bytes::LANE_ONES) & !w)
+    }) & bytes::LANE_HIGHS;
     // The last word: `units % 4` units, then zeroes (the NUL and the padding).
     let last = u64::from_le_bytes(*last);
     let name = (1u64 << (16 * (units % 4))) - 1;
-    zero |= bytes::zero_lanes(last | !name);
+    let zero = zero | bytes::zero_lanes(last | !name);
     (zero == 0 && last & !name == 0).then_some(after)
 }
 
@@ -951,6 +964,61 @@ fn write_instance(
     zero != 0
 }
 
+/// One instance for [`SnapshotWriter::instances`]: its id, its parent ([`PARENT_NONE`] for
+/// none), its name (at most [`MAX_NAME_UNITS`] units, none 0) and its `N` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Record<'n, const N: usize> {
+    /// The instance id.
+    pub id: u32,
+    /// Zero-based position of the parent instance in the parent object, or [`PARENT_NONE`].
+    pub parent: u32,
+    /// The name, UTF-16, no terminator.
+    pub name: &'n [u16],
+    /// One raw value per counter, in counterset descriptor order.
+    pub values: [u64; N],
+}
+
+/// Writes `record` into `dst`, exactly its words (`2 + N + name length / 4 + 1`): the fixed
+/// fields, the values, then the name area (four units per word; the last word holds the last 0
+/// to 3 units, the NUL and the padding). Every byte is written. Returns whether the name holds
+/// a 0 unit (found while copying: the caller refuses the instance).
+#[inline]
+fn write_record<const N: usize>(dst: &mut [[u8; 8]], record: &Record<'_, N>) -> bool {
+    let Some(([head, len], rest)) = dst.split_first_chunk_mut::<2>() else {
+        return false;
+    };
+    let [i0, i1, i2, i3] = record.id.to_le_bytes();
+    let [p0, p1, p2, p3] = record.parent.to_le_bytes();
+    *head = [i0, i1, i2, i3, p0, p1, p2, p3];
+    *len = (record.name.len() as u64).to_le_bytes();
+    let Some((values, area)) = rest.split_first_chunk_mut::<N>() else {
+        return false;
+    };
+    for (d, v) in values.iter_mut().zip(&record.values) {
+        *d = v.to_le_bytes();
+    }
+    let (quads, tail) = record.name.as_chunks::<4>();
+    let Some((last, full)) = area.split_last_mut() else {
+        return false;
+    };
+    // Whole words of units: no lane is 0 (`zero_lanes`, its mask applied once at the end).
+    let mut zero = 0;
+    for (d, quad) in full.iter_mut().zip(quads) {
+        let w = bytes::pack4(*quad);
+        zero |= w.wrapping_sub(bytes::LANE_ONES) & !w;
+        *d = w.to_le_bytes();
+    }
+    zero &= bytes::LANE_HIGHS;
+    // 0 to 3 units, then the NUL and the padding.
+    let mut w = 0u64;
+    for (k, unit) in tail.iter().enumerate() {
+        zero |= u64::from(*unit == 0);
+        w |= u64::from(*unit) << (16 * k);
+    }
+    *last = w.to_le_bytes();
+    zero != 0
+}
+
 /// Writes a snapshot into a caller's buffer, or measures it, without allocating or panicking.
 ///
 /// Call [`begin_set`](Self::begin_set) for each counterset in increasing index order, then
@@ -1139,6 +1207,131 @@ impl<'a> SnapshotWriter<'a> {
             }
         }
         self.instance_general(id, parent, name, values)
+    }
+
+    /// Adds the next instances of the open set, as many calls of [`instance`](Self::instance)
+    /// would, with `N` values each (a counter count known where the records are made): the
+    /// checks that hold for the whole set (no error so far, a set open and written with `N`
+    /// counters) are made once, and the loop keeps its position in registers, so each record
+    /// costs its copy, its length check and its offset-table entry.
+    ///
+    /// # Errors
+    /// As [`instance`](Self::instance), for the first record refused; the records after it are
+    /// not read.
+    pub fn instances<'n, const N: usize, I>(&mut self, records: I) -> Result<(), SnapshotError>
+    where
+        I: IntoIterator<Item = Record<'n, N>>,
+    {
+        let mut records = records.into_iter();
+        let Some(set) = self.set else {
+            return self.instances_general(None, records);
+        };
+        if self.error.is_some() || self.overflow || !set.written || usize::from(set.counters) != N {
+            return self.instances_general(None, records);
+        }
+        // The table's entries still to fill, then the space left for records (the format's
+        // limit included) as whole words: records are whole words from a multiple of 8.
+        let limit = self.buf.len().min(MAX_TOTAL_LEN);
+        let buf = self.buf.get_mut(..limit).unwrap_or_default();
+        let (head, rest) = buf.split_at_mut_checked(self.pos).unwrap_or_default();
+        let mut rest = rest.as_chunks_mut::<8>().0;
+        let mut table = head
+            .get_mut(set.entry..)
+            .unwrap_or_default()
+            .as_chunks_mut::<4>()
+            .0
+            .iter_mut()
+            .take((set.count - set.added) as usize);
+        let mut pos = self.pos;
+        // A record the loop does not write goes to the general path, which refuses it (too
+        // many records, a name too long) or only counts it (no room): so its values are never
+        // written and need not be kept. A name with a NUL unit is reported here, its record
+        // left as written, as `instance` leaves it.
+        let mut refused = None;
+        let mut nul = false;
+        let mut filled = 0;
+        for record in records.by_ref() {
+            let units = record.name.len();
+            let Some(slot) = table.next() else {
+                refused = Some((record.id, record.parent, record.name));
+                break;
+            };
+            // At most 2 + 1 024 + 256 words (a longer name is refused below).
+            let words = 2 + N + units / 4 + 1;
+            let dst = if units > usize::from(MAX_NAME_UNITS) {
+                None
+            } else {
+                rest.split_at_mut_checked(words)
+            };
+            let Some((dst, after)) = dst else {
+                refused = Some((record.id, record.parent, record.name));
+                break;
+            };
+            if write_record(dst, &record) {
+                refused = Some((record.id, record.parent, record.name));
+                nul = true;
+                break;
+            }
+            #[allow(
+                clippy::cast_possible_truncation,
+                reason = "inside the buffer, which is cut at MAX_TOTAL_LEN"
+            )]
+            {
+                *slot = (pos as u32).to_le_bytes();
+            }
+            pos += 8 * words;
+            rest = after;
+            filled += 1;
+        }
+        let added = set.added + filled;
+        self.pos = pos;
+        self.set = Some(OpenSet {
+            entry: set.entry.saturating_add(4 * filled as usize),
+            added,
+            ..set
+        });
+        if added == set.count {
+            self.close_set();
+        }
+        if nul && let Some((_, _, name)) = refused {
+            return self.nul_unit(pos.saturating_add(inf::VALUES + 8 * N), name);
+        }
+        let refused = refused.map(|(id, parent, name)| Record {
+            id,
+            parent,
+            name,
+            values: [0; N],
+        });
+        self.instances_general(refused, records)
+    }
+
+    /// Reports the first NUL unit of the name whose area starts at `name_at`, as
+    /// [`Self::instance`] does.
+    #[cold]
+    #[inline(never)]
+    fn nul_unit(&mut self, name_at: usize, name: &[u16]) -> Result<(), SnapshotError> {
+        let i = name.iter().position(|u| *u == 0).unwrap_or(0);
+        self.sticky(Err(SnapshotError::BadName {
+            offset: name_at.saturating_add(2 * i),
+        }))
+    }
+
+    /// The rest of [`Self::instances`]: the record refused by its loop, if any, then any other,
+    /// one by one (errors, a measuring writer, no room, too many records).
+    #[cold]
+    #[inline(never)]
+    fn instances_general<'n, const N: usize, I>(
+        &mut self,
+        refused: Option<Record<'n, N>>,
+        records: I,
+    ) -> Result<(), SnapshotError>
+    where
+        I: Iterator<Item = Record<'n, N>>,
+    {
+        for record in refused.into_iter().chain(records) {
+            self.instance(record.id, record.parent, record.name, &record.values)?;
+        }
+        Ok(())
     }
 
     /// [`Self::instance`] for every other case (errors, a measuring writer, no room): kept out
@@ -1743,6 +1936,14 @@ mod tests {
             }),
             "offset-table padding"
         );
+        let big = snap.find_set(9).unwrap();
+        let entry = big.offset() + 16 + 4;
+        let moved = (big.instance(1).unwrap().offset() as u32 + 8).to_le_bytes();
+        assert_eq!(
+            with(entry, &moved),
+            Err(E::BadLength { offset: entry }),
+            "an offset-table entry that is not where its instance is"
+        );
         let i = set.instance(0).unwrap();
         for reserved in 10..16 {
             assert_eq!(
@@ -2077,6 +2278,88 @@ mod tests {
                     let (h, s) = decode(&snap);
                     prop_assert_eq!(encode(h, &s), bytes);
                 }
+            }
+        }
+    }
+
+    /// Names for [`batch_writes_what_single_calls_write`]: mostly valid, some with NUL units,
+    /// some too long.
+    fn arb_batch_name() -> impl Strategy<Value = Vec<u16>> {
+        prop_oneof![
+            4 => proptest::collection::vec(1u16..=u16::MAX, 0..12),
+            1 => proptest::collection::vec(prop_oneof![1u16..=u16::MAX, Just(0)], 1..6),
+            1 => proptest::collection::vec(1u16..=u16::MAX, 1020..=1030),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// `instances` writes the same bytes and reports the same errors as `instance` called
+        /// once per record, whatever the buffer (too small included), the announced counts
+        /// (too many or too few records, another counter count) and the names (NUL units, too
+        /// long), when a set is filled in two batch calls and another set follows.
+        #[test]
+        fn batch_writes_what_single_calls_write(
+            names in proptest::collection::vec(arb_batch_name(), 0..8),
+            announced in 0u32..10,
+            counters in prop_oneof![4 => Just(3u16), 1 => Just(2u16)],
+            cap in prop_oneof![Just(4096usize), 0usize..3000],
+            measuring in any::<bool>(),
+            split in 0usize..8,
+        ) {
+            let records: Vec<Record<'_, 3>> = names
+                .iter()
+                .enumerate()
+                .map(|(i, name)| Record {
+                    id: i as u32,
+                    parent: if i % 2 == 0 { PARENT_NONE } else { i as u32 - 1 },
+                    name,
+                    values: [i as u64, u64::MAX - i as u64, 7],
+                })
+                .collect();
+            let run = |batch: bool| {
+                let mut buf = vec![0xA5u8; cap];
+                let mut wr = if measuring {
+                    SnapshotWriter::measuring(HDR)
+                } else {
+                    SnapshotWriter::new(&mut buf, HDR)
+                };
+                let mut feed = || {
+                    wr.begin_set(2, true, counters, announced)?;
+                    if batch {
+                        let (a, b) = records.split_at(split.min(records.len()));
+                        wr.instances(a.iter().copied())?;
+                        wr.instances(b.iter().copied())?;
+                    } else {
+                        for r in &records {
+                            wr.instance(r.id, r.parent, r.name, &r.values)?;
+                        }
+                    }
+                    wr.begin_set(5, false, 1, 1)?;
+                    wr.instances([Record { id: 0, parent: PARENT_NONE, name: &[], values: [9] }])
+                };
+                let result = feed();
+                let finished = wr.finish();
+                (result, finished, buf)
+            };
+            let (batch, single) = (run(true), run(false));
+            prop_assert_eq!(&batch, &single);
+            // A complete snapshot parses back to the records given.
+            if let (Ok(()), Ok(len)) = (batch.0, batch.1)
+                && !measuring
+            {
+                let snap = Snapshot::parse(&batch.2[..len]).unwrap();
+                let set = snap.find_set(2).unwrap();
+                let decoded: Vec<(u32, u32, Vec<u16>, Vec<u64>)> = set
+                    .instances()
+                    .map(|i| (i.id(), i.parent(), i.name_utf16().collect(), i.values().collect()))
+                    .collect();
+                let given: Vec<(u32, u32, Vec<u16>, Vec<u64>)> = records
+                    .iter()
+                    .map(|r| (r.id, r.parent, r.name.to_vec(), r.values.to_vec()))
+                    .collect();
+                prop_assert_eq!(decoded, given);
             }
         }
     }
