@@ -184,7 +184,8 @@ impl CounterMask {
 /// What one visit did (the publisher may feed it to its statistics).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Summary {
-    /// Instances offered to the visitor before it stopped.
+    /// Instances offered to the visitor before it stopped (wrapping at 2^32: no collection
+    /// comes near, and the statistics it feeds are wrapping counters).
     pub considered: u32,
     /// Instances the filters selected and `PcwAddInstance` accepted.
     pub returned: u32,
@@ -254,7 +255,7 @@ impl<'q, S: Counterset> Visitor<'q, S> {
             self.status = STATUS_CANCELLED;
             return ControlFlow::Break(());
         }
-        self.summary.considered = self.summary.considered.saturating_add(1);
+        self.summary.considered = self.summary.considered.wrapping_add(1);
         if !self.filter.selects(name, id) {
             return ControlFlow::Continue(());
         }
@@ -273,7 +274,7 @@ impl<'q, S: Counterset> Visitor<'q, S> {
             self.status = status;
             return ControlFlow::Break(());
         }
-        self.summary.returned = self.summary.returned.saturating_add(1);
+        self.summary.returned = self.summary.returned.wrapping_add(1);
         ControlFlow::Continue(())
     }
 
@@ -295,6 +296,8 @@ impl<'q, S: Counterset> Visitor<'q, S> {
         // The loop three times, each with what it can fold: a query that selects everything
         // (the common case) tests nothing per instance; one that names no id tests only names
         // (its id set to the "any" constant, which the compiler folds out; the mask as it is).
+        // Each runs over a copy of the state in locals (measured with callgrind: keeping the
+        // state in the visitor instead costs the masked loops 10 instructions per instance).
         if self.filter.passes_all() {
             self.offer_all(InstanceFilter::all(), items, name_id, values)
         } else if self.filter.single_id().is_none() {
@@ -307,7 +310,7 @@ impl<'q, S: Counterset> Visitor<'q, S> {
     /// [`Visitor::instances`] with `filter`, over a copy of the state held in locals.
     #[allow(
         clippy::inline_always,
-        reason = "two copies of the loop on purpose, each with its filter folded in"
+        reason = "copies of the loop on purpose, each with its filter folded in"
     )]
     #[inline(always)]
     fn offer_all<T, V>(
@@ -432,6 +435,11 @@ pub unsafe fn respond<S: Counterset, P: Publish<S> + ?Sized>(
 }
 
 /// One `EnumerateInstances` (`collect` false) or `CollectData` visit.
+#[allow(
+    clippy::inline_always,
+    reason = "measured with callgrind: out of line, the visitor is built in memory for the call"
+)]
+#[inline(always)]
 fn visit<S: Counterset, P: Publish<S> + ?Sized>(
     publisher: &P,
     mask: &PCW_MASK_INFORMATION,
