@@ -199,6 +199,10 @@ pub struct Visitor<'q, S: Counterset> {
     filter: InstanceFilter<'q>,
     counters: CounterMask,
     cancel: *mut KEVENT,
+    /// The instances between two polls of `cancel`, less one, as a mask of `considered`: 15
+    /// (every 16th instance), or all ones when there is no event (only the first instance
+    /// reaches the poll, which finds NULL). One test per instance either way.
+    poll_mask: u32,
     collect: bool,
     summary: Summary,
     status: NTSTATUS,
@@ -251,7 +255,8 @@ impl<'q, S: Counterset> Visitor<'q, S> {
         // Poll the cancel event before the first instance and every 16th after it.
         // SAFETY: PCW passes NULL or an event that lives across the callback, which outlives
         // this visitor.
-        if self.summary.considered.is_multiple_of(16) && unsafe { event_signalled(self.cancel) } {
+        if self.summary.considered & self.poll_mask == 0 && unsafe { event_signalled(self.cancel) }
+        {
             self.status = STATUS_CANCELLED;
             return ControlFlow::Break(());
         }
@@ -328,6 +333,7 @@ impl<'q, S: Counterset> Visitor<'q, S> {
             filter,
             counters: self.counters,
             cancel: self.cancel,
+            poll_mask: self.poll_mask,
             collect: self.collect,
             summary: self.summary,
             status: self.status,
@@ -453,6 +459,11 @@ fn visit<S: Counterset, P: Publish<S> + ?Sized>(
         filter,
         counters: CounterMask(mask.CounterMask),
         cancel: mask.CancelEvent,
+        poll_mask: if mask.CancelEvent.is_null() {
+            u32::MAX
+        } else {
+            15
+        },
         collect,
         summary: Summary::default(),
         status: STATUS_SUCCESS,
