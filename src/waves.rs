@@ -93,12 +93,19 @@ pub fn clear() {
 /// The wave's values at `time` (100 ns units), computing only the counters `counter_mask`
 /// asks for (the others stay 0, as the `CounterMask` contract allows).
 pub fn values(wave: Wave, time: i64, counter_mask: u64) -> set::GeometricWaveValues {
-    // Position in the period, 0..10; the triangle falls then rises, the square is high for the
-    // first half.
+    values_at(wave, phase(time), counter_mask)
+}
+
+/// The position in the period at `time`, 0..10 (whole seconds): the triangle falls then rises,
+/// the square is high for the first half.
+fn phase(time: i64) -> u32 {
     // System time is never negative (100 ns units since 1601); unsigned division by constants
     // is a multiply each, about half the instructions of the signed `rem_euclid`.
-    let index = u32::try_from(time.unsigned_abs() / 10_000_000 % PERIOD_SECONDS.unsigned_abs())
-        .unwrap_or(0);
+    u32::try_from(time.unsigned_abs() / 10_000_000 % PERIOD_SECONDS.unsigned_abs()).unwrap_or(0)
+}
+
+/// [`values`] at a [`phase`].
+fn values_at(wave: Wave, index: u32, counter_mask: u64) -> set::GeometricWaveValues {
     let mut v = set::GeometricWaveValues::default();
     if counter_wanted(counter_mask, set::ids::WAVE_TRIANGLE) {
         v.triangle = wave.minimum + wave.amplitude * 5u32.abs_diff(index) / 5;
@@ -117,22 +124,12 @@ pub struct Waves<'r>(pub &'r Registry<ffi::RegistryLock, Wave>);
 /// The driver's publisher, over [`REGISTRY`] (registered with `register_publisher`).
 pub static PUBLISHER: Waves<'static> = Waves(&REGISTRY);
 
-/// Offers one wave (the `InstanceId` lookup), its values computed at `now` if the query selects
-/// it.
-fn offer(visitor: &mut Visitor<'_, set::Set>, entry: &Entry<Wave>, now: i64) -> ControlFlow<()> {
+/// Offers one wave (the `InstanceId` lookup), its values computed now if the query selects it.
+fn offer(visitor: &mut Visitor<'_, set::Set>, entry: &Entry<Wave>) -> ControlFlow<()> {
     let wave = *entry.value();
     visitor.instance(entry.name(), entry.id(), |counters| {
-        values(wave, now, counters.bits())
+        values(wave, ffi::system_time(), counters.bits())
     })
-}
-
-/// The time the values are computed at: read once per collection, not for an enumeration.
-fn now(visitor: &Visitor<'_, set::Set>) -> i64 {
-    if visitor.collecting() {
-        ffi::system_time()
-    } else {
-        0
-    }
 }
 
 impl Publish<set::Set> for Waves<'_> {
@@ -144,7 +141,10 @@ impl Publish<set::Set> for Waves<'_> {
     #[inline(always)]
     fn visit(&self, visitor: &mut Visitor<'_, set::Set>) -> ControlFlow<()> {
         timed(visitor, |visitor| {
-            let now = now(visitor);
+            // The phase the values are computed at: the clock read once per collection, when
+            // the first instance is selected (a query that selects none, or an enumeration,
+            // needs no clock).
+            let mut at = None;
             // `instances`, not `instance` in a loop: the visitor's state stays in registers
             // (measured with callgrind: a loop of `instance` calls behind the registry's closure
             // cost 37 instructions per instance against 16).
@@ -152,7 +152,10 @@ impl Publish<set::Set> for Waves<'_> {
                 visitor.instances(
                     view.iter(),
                     |e| (e.name(), e.id()),
-                    |e, counters| values(*e.value(), now, counters.bits()),
+                    |e, counters| {
+                        let index = *at.get_or_insert_with(|| phase(ffi::system_time()));
+                        values_at(*e.value(), index, counters.bits())
+                    },
                 )
             })
         })
@@ -162,10 +165,9 @@ impl Publish<set::Set> for Waves<'_> {
     #[inline(always)]
     fn visit_id(&self, id: u32, visitor: &mut Visitor<'_, set::Set>) -> ControlFlow<()> {
         timed(visitor, |visitor| {
-            let now = now(visitor);
             self.0.read(|view| {
                 view.get(id)
-                    .map_or(ControlFlow::Continue(()), |e| offer(visitor, e, now))
+                    .map_or(ControlFlow::Continue(()), |e| offer(visitor, e))
             })
         })
     }
