@@ -402,6 +402,13 @@ pub unsafe extern "system" fn callback<S: Counterset, P: Publish<S> + Sync>(
 ///
 /// # Safety
 /// `info` is NULL or a valid information block for `kind`, as PCW passes it to a callback.
+#[allow(
+    clippy::inline_always,
+    reason = "one body with `callback`: out of line, `callback` is a two-instruction thunk that \
+              the compiler may keep local to its codegen unit, and the image's PDB then has no \
+              public `pcw_rt::callback` for the no-panic and kernel-constraint checks to root at"
+)]
+#[inline(always)]
 pub unsafe fn respond<S: Counterset, P: Publish<S> + ?Sized>(
     publisher: &P,
     kind: PCW_CALLBACK_TYPE,
