@@ -4,8 +4,9 @@
 //!
 //! * `pcw lint FILE…` prints every diagnostic of every file (`file:line:column: error: …`) and
 //!   exits 1 if any is an error, 0 otherwise (warnings alone pass).
-//! * `pcw gen FILE [-o OUT.rs] [--rc F] [--ini F --symbols F]` writes the generated Rust module
-//!   (to stdout without `-o`) and, on request, the `.rc` string table and the lodctr `.ini` and
+//! * `pcw gen FILE [-o OUT.rs] [--rc F] [--res F] [--ini F --symbols F]` writes the generated
+//!   Rust module (to stdout without `-o`) and, on request, the `.rc` string table (also compiled,
+//!   as a `.res`) and the lodctr `.ini` and
 //!   symbol `.h`. Files are written only when their content changed. Warnings go to stderr;
 //!   a manifest with errors writes nothing and exits 1.
 //! * `pcw inspect FILE [--json]` prints the resolved layout: per counterset its name, GUID and
@@ -40,6 +41,10 @@ pub struct GenArgs {
     /// Write the `.rc` string table (counter names and help for lodctr) here.
     #[arg(long)]
     rc: Option<PathBuf>,
+    /// Write the same string table compiled, as a `.res` file that `link.exe` and `lld-link`
+    /// take as input, here.
+    #[arg(long)]
+    res: Option<PathBuf>,
     /// Write the lodctr `.ini` (UTF-16LE) here; needs `--symbols`.
     #[arg(long, requires = "symbols")]
     ini: Option<PathBuf>,
@@ -165,8 +170,9 @@ pub fn gen_files(args: &GenArgs) -> Result<(), ManifestError> {
         .generate_file(&args.file)
         .map_err(|e| refused(e, "nothing was written"))?;
     print_diagnostics(&generated.warnings);
-    let outputs: [(&Option<PathBuf>, &[u8]); 3] = [
+    let outputs: [(&Option<PathBuf>, &[u8]); 4] = [
         (&args.rc, generated.rc.as_bytes()),
+        (&args.res, &generated.res),
         (&args.ini, &generated.ini),
         (&args.symbols, generated.symbols_h.as_bytes()),
     ];

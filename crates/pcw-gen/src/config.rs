@@ -84,6 +84,9 @@ pub struct Generated {
     pub rust: String,
     /// The `.rc` string table.
     pub rc: String,
+    /// The same string table compiled: a `.res` file, which `link.exe` and `lld-link` link
+    /// into the binary as its `.rsrc` section.
+    pub res: Vec<u8>,
     /// The lodctr `.ini`, UTF-16LE with BOM.
     pub ini: Vec<u8>,
     /// The lodctr symbol `.h`.
@@ -101,6 +104,8 @@ pub struct Written {
     pub rust: PathBuf,
     /// `<out>/<stem>.rc`.
     pub rc: PathBuf,
+    /// `<out>/<stem>.res`, the compiled `.rc` (see [`Config::link_resources`]).
+    pub res: PathBuf,
     /// `<out>/<stem>.ini`.
     pub ini: PathBuf,
     /// `<out>/<stem>.h`.
@@ -112,6 +117,10 @@ pub struct Written {
 
 /// Generator configuration (prost-build style builder).
 #[derive(Clone, Debug)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "independent builder switches, each set by its own method"
+)]
 pub struct Config {
     runtime_path: String,
     silo_neutral: bool,
@@ -122,6 +131,7 @@ pub struct Config {
     cargo_protocol: bool,
     user_runtime_path: String,
     publisher: bool,
+    link_resources: bool,
 }
 
 impl Default for Config {
@@ -144,6 +154,7 @@ impl Config {
             cargo_protocol: true,
             user_runtime_path: "::pcw_um".to_owned(),
             publisher: true,
+            link_resources: true,
         }
     }
 
@@ -219,6 +230,71 @@ impl Config {
     pub fn cargo_protocol(&mut self, yes: bool) -> &mut Self {
         self.cargo_protocol = yes;
         self
+    }
+
+    /// Whether [`Config::compile`], in a build script for a Windows target, links the compiled
+    /// string table (`<stem>.res`) into what the package links (default: yes). The provider's
+    /// `applicationIdentity` binary must carry these strings: `lodctr /m:` and every consumer
+    /// read the counterset and counter names and descriptions from its resources. A package
+    /// that links the `.rc` or `.res` itself, or whose binary is not the provider's, turns this
+    /// off.
+    ///
+    /// For an MSVC target the `.res` goes to the linker as it is (`link.exe` and `lld-link` both
+    /// take `.res` inputs). GNU `ld` does not, so for a GNU target the `.res` is first converted
+    /// to a COFF object with binutils' `windres` (`<arch>-w64-mingw32-windres`, else `windres`;
+    /// a conversion, no resource script is compiled); without one, a `cargo:warning` says the
+    /// strings were not linked and what to install.
+    pub fn link_resources(&mut self, yes: bool) -> &mut Self {
+        self.link_resources = yes;
+        self
+    }
+
+    /// The `cargo:` lines [`Config::compile`] prints to link `res` for the target cargo is
+    /// building (`CARGO_CFG_TARGET_OS`, `_ENV`, `_ARCH`): a link argument for a Windows target
+    /// (the `.res` itself for MSVC, its COFF conversion for GNU), a warning when the GNU
+    /// conversion is impossible, nothing otherwise.
+    fn resource_link_lines(&self, res: &Path) -> Vec<String> {
+        if !self.link_resources {
+            return Vec::new();
+        }
+        let var = |k: &str| std::env::var(k).unwrap_or_default();
+        if var("CARGO_CFG_TARGET_OS") != "windows" {
+            return Vec::new();
+        }
+        if var("CARGO_CFG_TARGET_ENV") == "msvc" {
+            return vec![format!("cargo:rustc-link-arg={}", res.display())];
+        }
+        let object = res.with_extension("res.o");
+        let tools = [
+            format!("{}-w64-mingw32-windres", var("CARGO_CFG_TARGET_ARCH")),
+            "windres".to_owned(),
+        ];
+        let mut tried = Vec::new();
+        for tool in &tools {
+            let run = std::process::Command::new(tool)
+                .args(["-J", "res", "-O", "coff", "-i"])
+                .arg(res)
+                .arg("-o")
+                .arg(&object)
+                .output();
+            match run {
+                Ok(out) if out.status.success() => {
+                    return vec![format!("cargo:rustc-link-arg={}", object.display())];
+                }
+                Ok(out) => tried.push(format!(
+                    "`{tool}` failed: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                )),
+                Err(e) => tried.push(format!("`{tool}`: {e}")),
+            }
+        }
+        vec![format!(
+            "cargo:warning=the counter name resources `{}` are not linked: a GNU target needs \
+             windres to convert them to an object ({}; on Debian, install \
+             binutils-mingw-w64-x86-64)",
+            res.display(),
+            tried.join("; ")
+        )]
     }
 
     fn stem(file: &Path) -> String {
@@ -347,6 +423,7 @@ impl Config {
         Ok(Generated {
             rust,
             rc: resources::rc(&manifest, &opts.source_name),
+            res: resources::res(&manifest),
             ini: resources::utf16le_with_bom(&resources::ini(
                 &manifest,
                 &driver,
@@ -421,10 +498,11 @@ impl Config {
         ))
     }
 
-    /// Reads `manifest`, generates, and writes `<stem>.rs`, `<stem>.rc`, `<stem>.ini` and
-    /// `<stem>.h` into the output directory, each only if its content changed. In a build
-    /// script it prints `cargo:rerun-if-changed` for the manifest and one `cargo:warning` per
-    /// manifest warning.
+    /// Reads `manifest`, generates, and writes `<stem>.rs`, `<stem>.rc`, `<stem>.res`,
+    /// `<stem>.ini` and `<stem>.h` into the output directory, each only if its content changed.
+    /// In a build script it prints `cargo:rerun-if-changed` for the manifest, one
+    /// `cargo:warning` per manifest warning, and, building for a Windows target, the link
+    /// argument that puts the string table into the binary ([`Config::link_resources`]).
     ///
     /// # Errors
     ///
@@ -452,14 +530,21 @@ impl Config {
         let written = Written {
             rust: out.join(format!("{stem}.rs")),
             rc: out.join(format!("{stem}.rc")),
+            res: out.join(format!("{stem}.res")),
             ini: out.join(format!("{stem}.ini")),
             symbols_h: out.join(format!("{stem}.h")),
             warnings: generated.warnings.clone(),
         };
         write_if_changed(&written.rust, generated.rust.as_bytes())?;
         write_if_changed(&written.rc, generated.rc.as_bytes())?;
+        write_if_changed(&written.res, &generated.res)?;
         write_if_changed(&written.ini, &generated.ini)?;
         write_if_changed(&written.symbols_h, generated.symbols_h.as_bytes())?;
+        if self.cargo_protocol {
+            for line in self.resource_link_lines(&written.res) {
+                println!("{line}");
+            }
+        }
         Ok(written)
     }
 }

@@ -29,7 +29,11 @@
 //! [`compile`] is the one-line form with the defaults. `compile` prints
 //! `cargo:rerun-if-changed=<manifest>` and one `cargo:warning` line per manifest warning; a
 //! manifest error fails the build with every diagnostic rendered as
-//! `file:line:column: error: message` plus a `= hint:` line.
+//! `file:line:column: error: message` plus a `= hint:` line. Building for a Windows target,
+//! it also links the counter names and descriptions into the binary: it writes the
+//! string table compiled (`<stem>.res`, no resource compiler needed) and passes it to the
+//! linker (for a GNU target as an object converted by binutils' `windres`), since `lodctr /m:` and every consumer read those strings from the resources of the
+//! binary the manifest's `applicationIdentity` names ([`Config::link_resources`]).
 //!
 //! # What is generated
 //!

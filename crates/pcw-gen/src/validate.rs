@@ -19,6 +19,10 @@ use crate::parse::{Attr, Attrs, RawCounter, RawManifest, RawProvider, RawSet, ba
 
 /// Longest `name` the schema allows.
 const MAX_NAME_CHARS: usize = 1023;
+/// Longest text a string resource holds: its length is a 16-bit count of UTF-16 units.
+const MAX_STRING_UNITS: usize = 0xFFFF;
+/// Largest string resource id: `STRINGTABLE` ids are 16 bits.
+const MAX_STRING_ID: u32 = 0xFFFF;
 /// First resource id pcw-gen assigns in a schema 1.1 manifest without `resourceBase`.
 pub(crate) const DEFAULT_RESOURCE_BASE: u32 = 1000;
 
@@ -105,6 +109,14 @@ impl Cx<'_> {
             self.sink.error(
                 a.pos,
                 format!("`name` is longer than {MAX_NAME_CHARS} characters"),
+            );
+            return None;
+        }
+        if resolved.encode_utf16().count() > MAX_STRING_UNITS {
+            self.sink.error_hint(
+                a.pos,
+                format!("`{name}` is longer than {MAX_STRING_UNITS} UTF-16 units"),
+                "a string resource holds at most 65535 units; shorten the text",
             );
             return None;
         }
@@ -397,6 +409,15 @@ fn strings(
                 ),
             ] {
                 let id = a.get(id_attr).and_then(|i| cx.uint(i, id_attr));
+                if let (Some(v), Some(i)) = (id, a.get(id_attr))
+                    && v > MAX_STRING_ID
+                {
+                    cx.sink.error_hint(
+                        i.pos,
+                        format!("`{id_attr}` `{v}` is not a string resource id, which is 16 bits"),
+                        "string resource ids run from 0 to 65535",
+                    );
+                }
                 if present && a.get(id_attr).is_none() {
                     cx.sink.error_hint(
                         a.pos,
@@ -436,6 +457,17 @@ fn strings(
             if out.description.is_some() || !name_optional {
                 out.description_id = Some(*next_rid);
                 *next_rid = next_rid.saturating_add(1);
+            }
+            if let Some(last) = out.description_id.or(out.name_id)
+                && last > MAX_STRING_ID
+            {
+                cx.sink.error_hint(
+                    a.pos,
+                    format!(
+                        "`<{elem}>`'s strings are numbered {last}, past 65535, the largest string resource id"
+                    ),
+                    "lower `resourceBase` on `<provider>`",
+                );
             }
         }
         None => {}

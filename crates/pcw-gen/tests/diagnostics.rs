@@ -130,6 +130,8 @@ fn cases() -> Vec<Case> {
         case("duplicate set guid", with("   </provider>", second_set), E, (14, 23), "counterset guid `{aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee}` is already used by counterset `TSet`"),
         case("duplicate resource id", with(r#"descriptionID="11""#, r#"descriptionID="7""#), E, (11, 93), "resource id `7` is already used at line 8"),
         case("undefined string", with(r#"name="T Set""#, r#"name="$(string.Missing)""#), E, (7, 23), "`name` refers to string `Missing`, which no `<stringTable>` defines"),
+        case("string id too large", with(r#"nameID="5""#, r#"nameID="70000""#), E, (8, 59), "`nameID` `70000` is not a string resource id, which is 16 bits"),
+        case("description too long", with(r#"description="a""#, &format!(r#"description="{}""#, "a".repeat(65536))), E, (8, 75), "`description` is longer than 65535 UTF-16 units"),
         case("name too long", with(r#"name="T Set""#, &format!(r#"name="{}""#, "n".repeat(1024))), E, (7, 23), "`name` is longer than 1023 characters"),
         case("two providers", with("  </counters>", "   <provider providerGuid=\"{11111111-2222-3333-4444-555555555556}\" applicationIdentity=\"u.sys\"/>\n  </counters>"), E, (15, 4), "a manifest may contain only one `<provider>`"),
         case("empty set", with(&format!("{C3}\n"), "").replace(r#"     <counter id="1" uri="T.A" field="A" name="A" nameID="5" description="a" descriptionID="7"
