@@ -9,12 +9,12 @@
 //!    (scripts/wdk-build.sh) is building and linking it.
 //! 2. Always: pcw-gen compiles `manifest/pcw_driver.man` into the driver's register/add layer
 //!    (prost-build style: outputs in `OUT_DIR`, rewritten only when changed), plus the `.rc`
-//!    string table and the lodctr `.ini`/`.h` pair.
-//! 3. When building for Windows on Windows: the generated `.rc` (counterset and counter names and
-//!    descriptions under their manifest `nameID`/`descriptionID`) is compiled by rc.exe and
-//!    linked into the `.sys` (embed-resource), because `lodctr /m:` and every consumer load those
-//!    strings from the binary the manifest's `applicationIdentity` names. Required with `wdk`, a
-//!    warning without it.
+//!    string table, the same table compiled (`.res`) and the lodctr `.ini`/`.h` pair.
+//! 3. Building for Windows (MSVC), on any host: pcw-gen passes the `.res` (counterset and counter
+//!    names and descriptions under their manifest `nameID`/`descriptionID`) to the linker, which
+//!    puts it in the `.sys`'s resources, because `lodctr /m:` and every consumer load those
+//!    strings from the binary the manifest's `applicationIdentity` names. No resource compiler
+//!    is involved: pcw-gen writes the `.res` itself.
 
 use std::process::ExitCode;
 
@@ -32,19 +32,15 @@ fn main() -> ExitCode {
             "crate::queues::QueueCounters",
         )
         .compile("manifest/pcw_driver.man");
-    let written = match written {
-        Ok(written) => written,
+    // On success pcw-gen has also linked the string table into the `.sys` (step 3).
+    match written {
+        Ok(_) => ExitCode::SUCCESS,
         Err(e) => {
             // pcw-gen renders every diagnostic with file:line:column and a hint.
             eprintln!("{e}");
-            return ExitCode::FAILURE;
+            ExitCode::FAILURE
         }
-    };
-    if windows_target && let Err(e) = embed_resources(&written.rc, wdk) {
-        eprintln!("{e}");
-        return ExitCode::FAILURE;
     }
-    ExitCode::SUCCESS
 }
 
 /// Step 1: wdk-build's configuration, on a Windows host with the WDK.
@@ -78,40 +74,4 @@ fn configure_wdk(windows_target: bool) -> Result<(), String> {
          scripts/wdk-build.sh builds this flavour with PCW_WDK_CROSS_STAGE=1"
             .into(),
     )
-}
-
-/// Step 3: the string table into the `.sys`, with rc.exe (found by embed-resource in the
-/// Windows SDK / eWDK).
-#[cfg(windows)]
-fn embed_resources(rc: &std::path::Path, required: bool) -> Result<(), String> {
-    let result = embed_resource::compile_for_cdylib(rc, embed_resource::NONE);
-    if required {
-        result
-            .manifest_required()
-            .map_err(|e| format!("error: cannot compile `{}`: {e}", rc.display()))
-    } else {
-        if let Err(e) = result.manifest_optional() {
-            println!(
-                "cargo:warning=the counter name resources were not linked ({e}); \
-                 lodctr /m: needs them in pcw_driver.sys"
-            );
-        }
-        Ok(())
-    }
-}
-
-/// Step 3 on a non-Windows host (the cross-build): no rc.exe here, so the `.sys` carries no
-/// string table; a warning says so, since such a binary cannot serve counter names to lodctr.
-#[cfg(not(windows))]
-#[allow(
-    clippy::unnecessary_wraps,
-    reason = "the same signature as the Windows version"
-)]
-fn embed_resources(rc: &std::path::Path, _required: bool) -> Result<(), String> {
-    println!(
-        "cargo:warning=`{}` is not linked into the cross-built driver (no resource compiler on \
-         this host); build on Windows with `cargo make` for a .sys lodctr can use",
-        rc.display()
-    );
-    Ok(())
 }
