@@ -59,7 +59,7 @@ bash scripts/stress.sh
 step "Windows artifacts: cross-build with Debian's toolchain (scripts/cross-windows.sh)"
 bash scripts/cross-windows.sh
 
-step "PE checks of target/windows (crates/pcw-pecheck: tests/artifacts.rs, tests/analysis_artifacts.rs)"
+step "PE checks of target/windows, the counter names in both drivers' string resources included (crates/pcw-pecheck: tests/artifacts.rs, tests/analysis_artifacts.rs)"
 PCW_WINDOWS_ARTIFACTS=target/windows \
   PCW_DRIVER_PDB=target/xwin-msvc/x86_64-pc-windows-msvc/release/pcw_driver.pdb \
   cargo test -p pcw-pecheck --test artifacts --test analysis_artifacts --locked
@@ -77,6 +77,8 @@ cargo run -q -p pcw-pecheck --bin pcw-pecheck --locked -- no-panic \
   --driver target/windows/checksum_driver.sys "$example_pdb" "${example_roots[@]}"
 cargo run -q -p pcw-pecheck --bin pcw-pecheck --locked -- kernel-constraints \
   target/windows/checksum_driver.sys "$example_pdb" "${example_roots[@]}"
+cargo run -q -p pcw-pecheck --bin pcw-pecheck --locked -- strings \
+  target/windows/checksum_driver.sys examples/checksum-driver/checksum_driver.man
 
 step "no panic: nothing in the .sys, nor the DLL's Collect/Close, reaches Rust's panic machinery; a missing root fails (pcw-pecheck no-panic)"
 cargo run -q -p pcw-pecheck --bin pcw-pecheck --locked -- no-panic \
@@ -90,7 +92,7 @@ cargo run -q -p pcw-pecheck --bin pcw-pecheck --locked -- kernel-constraints \
 step "the WDK flavour built on Linux: --features wdk from wdk-sys's own generated bindings into target/windows/wdk/{pcw_driver,checksum_driver}.sys (scripts/wdk-build.sh)"
 bash scripts/wdk-build.sh
 
-step "the WDK images checked like the windows-sys ones: PE facts, the loader scenarios (both drivers), no panic, kernel constraints"
+step "the WDK images checked like the windows-sys ones: PE facts and counter-name resources, the loader scenarios (both drivers), no panic, kernel constraints"
 wdk_pdb=target/xwin-wdk/x86_64-pc-windows-msvc/release/pcw_driver.pdb
 # Only the driver's artifact tests: target/windows/wdk holds no perf DLL.
 PCW_WINDOWS_ARTIFACTS=target/windows/wdk cargo test -p pcw-pecheck --test artifacts --locked driver_artifact

@@ -22,13 +22,15 @@
 //!   from [`PERF_DLL_ALLOWED_IMPORTS`], the system DLLs a mingw `std` build needs plus
 //!   `advapi32.dll` for the registry and event log.
 //!
-//! Beside these header facts, three modules analyse the code (the binary `pcw-pecheck` runs
+//! Beside these header facts, four modules analyse the code (the binary `pcw-pecheck` runs
 //! them on the cross-built artifacts):
 //!
 //! * [`code`]: functions, instructions (decoded with `iced-x86`) and the call graph of an
 //!   image, with names from the driver's PDB (`pdb`) or the DLL's COFF symbol table;
 //! * [`nopanic`]: no entry point of the driver, nor the DLL's Collect/Close (nor Open, but for
 //!   allocation failure), reaches Rust's panic machinery; a root that is not found fails;
+//! * [`strings`]: the counter names and descriptions of the manifest are in the driver's
+//!   `RT_STRING` resources under their ids, as `lodctr /m:` reads them;
 //! * [`kernel`]: the driver's stack frames (1 KiB per frame from every entry point, no
 //!   recursion, no `__chkstk` or dynamic allocation) and no x87/MMX/AVX or floating-point math.
 
@@ -36,6 +38,7 @@ pub mod code;
 pub mod constraints;
 mod load;
 pub mod nopanic;
+pub mod strings;
 
 use object::LittleEndian as LE;
 use object::pe;

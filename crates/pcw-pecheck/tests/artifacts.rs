@@ -5,14 +5,15 @@
 //!
 //! Besides passing every check, each artifact is broken on purpose by patching its bytes (the
 //! subsystem, the DLL characteristics, an imported DLL's name, an export's name) and the
-//! checks must then name the broken fact.
+//! checks must then name the broken fact. The drivers must also carry their manifests' counter
+//! names in their string resources, and a string changed in the image must be named.
 
 mod common;
 
 use std::io::Write as _;
 use std::path::PathBuf;
 
-use pcw_pecheck::{Fact, Image, check_driver, check_perf_dll};
+use pcw_pecheck::{Fact, Image, check_driver, check_perf_dll, strings};
 
 const DRIVER: &str = "pcw_driver.sys";
 const PERF_DLL: &str = "pcw_perfdll.dll";
@@ -195,6 +196,79 @@ fn perf_dll_artifact_broken_on_purpose_names_the_fact() {
     assert!(
         got.iter()
             .any(|m| m.starts_with("imports:") && m.contains("`USER32XX.dll`")),
+        "{got:#?}"
+    );
+}
+
+/// The manifest each driver image was generated from, relative to the workspace root.
+const MANIFESTS: [(&str, &str); 2] = [
+    (DRIVER, "manifest/pcw_driver.man"),
+    (
+        "checksum_driver.sys",
+        "examples/checksum-driver/checksum_driver.man",
+    ),
+];
+
+fn manifest_strings(manifest: &str) -> std::collections::BTreeMap<u32, String> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(manifest);
+    let xml = std::fs::read_to_string(&path).unwrap();
+    strings::manifest_strings(&xml).unwrap()
+}
+
+#[test]
+fn driver_artifact_carries_the_manifest_strings() {
+    for (name, manifest) in MANIFESTS {
+        let Some(bytes) = artifact(name, name == DRIVER) else {
+            return;
+        };
+        let expected = manifest_strings(manifest);
+        let found = strings::image_strings(&bytes).unwrap();
+        let mismatches = strings::compare(&expected, &found);
+        assert!(
+            mismatches.is_empty(),
+            "{name} lacks its counter names, so lodctr /m: and perfmon would show none:\n  {}",
+            mismatches
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("\n  ")
+        );
+        eprintln!(
+            "{name}: all {} strings of {manifest} in RT_STRING",
+            expected.len()
+        );
+    }
+}
+
+#[test]
+fn driver_artifact_with_a_string_changed_names_it() {
+    let Some(mut bytes) = artifact(DRIVER, false) else {
+        return;
+    };
+    // The string table entry: its length in units, then the units (the image also holds the
+    // name as the UTF-16 string given to PcwRegister, which the resources do not share).
+    let entry = |s: &str| -> Vec<u8> {
+        let units: Vec<u16> = s.encode_utf16().collect();
+        let mut out = u16::try_from(units.len()).unwrap().to_le_bytes().to_vec();
+        out.extend(units.iter().flat_map(|u| u.to_le_bytes()));
+        out
+    };
+    let (from, to) = (entry("Geometric Waves"), entry("Geometric Wavez"));
+    let at = bytes
+        .windows(from.len())
+        .position(|w| w == from)
+        .expect("the counterset name is in the image's string table");
+    bytes[at..at + to.len()].copy_from_slice(&to);
+    let mismatches = strings::compare(
+        &manifest_strings("manifest/pcw_driver.man"),
+        &strings::image_strings(&bytes).unwrap(),
+    );
+    let got: Vec<String> = mismatches.iter().map(ToString::to_string).collect();
+    assert_eq!(got.len(), 1, "{got:#?}");
+    assert!(
+        got[0].ends_with(r#"the image has "Geometric Wavez", the manifest says "Geometric Waves""#),
         "{got:#?}"
     );
 }

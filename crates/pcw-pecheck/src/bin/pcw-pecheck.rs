@@ -4,6 +4,7 @@
 //! ```text
 //! pcw-pecheck no-panic [--driver SYS PDB] [--dll DLL] [--list] [--root TITLE=PART]...
 //! pcw-pecheck kernel-constraints SYS PDB [--limit BYTES] [--all] [--root TITLE=PART]...
+//! pcw-pecheck strings SYS MANIFEST
 //! ```
 //!
 //! `--root TITLE=PART` (repeatable) replaces the driver's default roots (`pcw_driver`'s entry
@@ -14,18 +15,21 @@
 //! from pcw-rs code into code that reaches one; a root missing from the image fails. `--list`
 //! prints every function reachable from each root. `kernel-constraints` reports the frames and
 //! chains of the driver's entry points and its floating-point use; `--limit` changes the
-//! per-frame limit (1024 bytes), `--all` lists every function's frame. Exit status 0 when every
+//! per-frame limit (1024 bytes), `--all` lists every function's frame. `strings` compares the
+//! names and descriptions of a schema 2.0 manifest with the image's `RT_STRING` resources,
+//! which `lodctr /m:` reads them from, and names every id missing or different. Exit status 0 when every
 //! check holds, 1 when one fails, 2 on bad usage or an unreadable input.
 
 use std::process::ExitCode;
 
 use pcw_pecheck::code::{AnalysisError, Program};
-use pcw_pecheck::{constraints, nopanic};
+use pcw_pecheck::{constraints, nopanic, strings};
 
 const USAGE: &str = "usage: pcw-pecheck no-panic [--driver SYS PDB] [--dll DLL] [--list] \
                      [--root TITLE=PART]...\n       \
                      pcw-pecheck kernel-constraints SYS PDB [--limit BYTES] [--all] \
-                     [--root TITLE=PART]...";
+                     [--root TITLE=PART]...\n       \
+                     pcw-pecheck strings SYS MANIFEST";
 
 /// Takes every `--root TITLE=PART` out of `rest`.
 fn take_roots<'a>(rest: &mut Vec<&'a str>) -> Result<Vec<(&'a str, &'a str)>, String> {
@@ -117,6 +121,27 @@ fn run(args: &[String]) -> Result<bool, String> {
             let r = constraints::check(&p, roots, limit, all).map_err(|e| e.to_string())?;
             print!("== {sys}\n{r}");
             Ok(r.failures.is_empty())
+        }
+        "strings" => {
+            let [sys, manifest] = rest[..] else {
+                return Err(format!("strings needs SYS and MANIFEST\n{USAGE}"));
+            };
+            let image = std::fs::read(sys).map_err(|e| format!("{sys}: {e}"))?;
+            let xml = std::fs::read_to_string(manifest).map_err(|e| format!("{manifest}: {e}"))?;
+            let found = strings::image_strings(&image).map_err(|e| format!("{sys}: {e}"))?;
+            let expected =
+                strings::manifest_strings(&xml).map_err(|e| format!("{manifest}: {e}"))?;
+            let mismatches = strings::compare(&expected, &found);
+            println!("== {sys} against {manifest}");
+            for m in &mismatches {
+                println!("  FAILED: {m}");
+            }
+            println!(
+                "  {} of the manifest's {} strings in the image's RT_STRING resources",
+                expected.len() - mismatches.len(),
+                expected.len()
+            );
+            Ok(mismatches.is_empty())
         }
         other => Err(format!("unknown command `{other}`\n{USAGE}")),
     }
