@@ -7,7 +7,9 @@
 
 use core::sync::atomic::Ordering;
 
-use pcw_core::snapshot::{PARENT_NONE, Record, SnapshotError, SnapshotHeader, SnapshotWriter};
+use pcw_core::snapshot::{
+    CounterSizes, PARENT_NONE, Record, SnapshotError, SnapshotHeader, SnapshotWriter,
+};
 
 use crate::countersets::pcw_driver::{dynamic_queues, geometric_waves, provider_statistics};
 use crate::ffi;
@@ -48,21 +50,66 @@ pub fn write(out: &mut [u8]) -> Result<usize, usize> {
     }
 }
 
-/// A descriptor count as the snapshot's `u16` (the manifest compiler keeps it far below).
-fn counters(n: usize) -> u16 {
-    u16::try_from(n).unwrap_or(u16::MAX)
+/// Each descriptor's `Size`, in descriptor order, as the snapshot's counter sizes: the layout
+/// of the V1 counter blocks the DLL copies (it checks the sizes against its own definitions).
+/// A size the format does not know becomes one the writer refuses, and the build fails on it
+/// below.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "evaluated at compile time, where an index out of range fails the build"
+)]
+const fn sizes<const N: usize>(descriptors: &[pcw_rt::PCW_COUNTER_DESCRIPTOR; N]) -> [u8; N] {
+    let mut out = [0u8; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = match descriptors[i].Size {
+            0 => 0,
+            4 => 4,
+            8 => 8,
+            _ => u8::MAX,
+        };
+        i += 1;
+    }
+    out
 }
+
+/// Whether every size is one the snapshot format knows.
+#[allow(
+    clippy::indexing_slicing,
+    reason = "evaluated at compile time, where an index out of range fails the build"
+)]
+const fn known(sizes: &[u8]) -> bool {
+    let mut i = 0;
+    while i < sizes.len() {
+        if sizes[i] == u8::MAX {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The counter sizes of "Geometric Waves".
+struct WavesSizes;
+impl CounterSizes<{ geometric_waves::DESCRIPTORS.len() }> for WavesSizes {
+    const SIZES: [u8; geometric_waves::DESCRIPTORS.len()] = sizes(&geometric_waves::DESCRIPTORS);
+}
+/// The counter sizes of "PCW Dynamic Queues".
+struct QueuesSizes;
+impl CounterSizes<{ dynamic_queues::DESCRIPTORS.len() }> for QueuesSizes {
+    const SIZES: [u8; dynamic_queues::DESCRIPTORS.len()] = sizes(&dynamic_queues::DESCRIPTORS);
+}
+/// The counter sizes of "PCW Provider Statistics" (written one instance at a time).
+const STATISTICS_SIZES: [u8; provider_statistics::DESCRIPTORS.len()] =
+    sizes(&provider_statistics::DESCRIPTORS);
+const _: () =
+    assert!(known(&WavesSizes::SIZES) && known(&STATISTICS_SIZES) && known(&QueuesSizes::SIZES));
 
 fn fill(w: &mut SnapshotWriter<'_>, now: i64) -> Result<(), SnapshotError> {
     waves::REGISTRY.read(|view| {
         let count = u32::try_from(view.len()).unwrap_or(u32::MAX);
-        w.begin_set(
-            SET_WAVES,
-            true,
-            counters(geometric_waves::DESCRIPTORS.len()),
-            count,
-        )?;
-        w.instances(view.iter().map(|e| {
+        w.begin_set(SET_WAVES, true, &WavesSizes::SIZES, count)?;
+        w.instances::<WavesSizes, _, _>(view.iter().map(|e| {
             let v = waves::values(*e.value(), now, u64::MAX);
             Record {
                 id: e.id(),
@@ -73,12 +120,7 @@ fn fill(w: &mut SnapshotWriter<'_>, now: i64) -> Result<(), SnapshotError> {
         }))
     })?;
     let s = STATS.snapshot();
-    w.begin_set(
-        SET_STATISTICS,
-        false,
-        counters(provider_statistics::DESCRIPTORS.len()),
-        1,
-    )?;
+    w.begin_set(SET_STATISTICS, false, &STATISTICS_SIZES, 1)?;
     w.instance(
         0,
         PARENT_NONE,
@@ -97,13 +139,8 @@ fn fill(w: &mut SnapshotWriter<'_>, now: i64) -> Result<(), SnapshotError> {
     )?;
     queues::REGISTRY.read(|view| {
         let count = u32::try_from(view.len()).unwrap_or(u32::MAX);
-        w.begin_set(
-            SET_QUEUES,
-            true,
-            counters(dynamic_queues::DESCRIPTORS.len()),
-            count,
-        )?;
-        w.instances(view.iter().map(|e| {
+        w.begin_set(SET_QUEUES, true, &QueuesSizes::SIZES, count)?;
+        w.instances::<QueuesSizes, _, _>(view.iter().map(|e| {
             let c = e.value().counters();
             Record {
                 id: e.id(),

@@ -18,7 +18,7 @@ fuzz_target!(|data: &[u8]| {
     for set in snap.sets() {
         let count = u32::try_from(set.instance_count()).expect("bounded by MAX_INSTANCES");
         for w in [&mut writer, &mut measuring] {
-            w.begin_set(set.index(), set.multi(), set.counter_count(), count)
+            w.begin_set(set.index(), set.multi(), set.counter_sizes(), count)
                 .expect("an accepted set re-encodes");
         }
         for (i, instance) in set.instances().enumerate() {
@@ -47,7 +47,7 @@ fuzz_target!(|data: &[u8]| {
         let mut w = SnapshotWriter::new(&mut small, snap.header());
         for set in snap.sets() {
             let count = u32::try_from(set.instance_count()).expect("bounded");
-            w.begin_set(set.index(), set.multi(), set.counter_count(), count)
+            w.begin_set(set.index(), set.multi(), set.counter_sizes(), count)
                 .expect("accepted");
             for instance in set.instances() {
                 let name: Vec<u16> = instance.name_utf16().collect();

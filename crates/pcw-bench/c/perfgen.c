@@ -179,9 +179,10 @@ void pg_memcpy(uint8_t *dst, const uint8_t *src, size_t len) { memcpy(dst, src, 
  * pg_collect's: the driver sizes its snapshot, then writes a header and one record per instance
  * (id, parent, name length, the values, the name with a NUL padded to 8 bytes); the DLL checks
  * every length, fills its own PG_INSTANCE array pointing into the snapshot, and writes the V1
- * object with pg_collect. The records have the layout of pcw-core's snapshot records, so both
- * sides move the same bytes; the C decoder checks lengths only (not names, padding or reserved
- * fields, which pcw-core's parser checks too). */
+ * object with pg_collect. The records are the plain ones (values as 8-byte words, as the driver
+ * holds them), about as many bytes as pcw-core's, whose records are already the V1 instances;
+ * the C decoder checks lengths only (not names, padding or reserved fields, which pcw-core's
+ * parser checks too). */
 #define DP_MAGIC 0x53574350u /* "PCWS" */
 
 typedef struct {

@@ -3,13 +3,15 @@
 //! and its reply, minus the kernel transition. The driver writes the snapshot
 //! (`IOCTL_PCW_SNAPSHOT`, `SnapshotWriter` as `src/snapshot.rs` drives it), the DLL parses and
 //! checks it (`Snapshot::parse`, `pcw_perfdll::objects::check`) and writes the V1 object from
-//! it in place (`SetObject`, `collect`) — here over one 4-counter set of N instances, the
+//! it (`SetObject`, `collect`: the object's definitions, then the set's records, which are
+//! already V1 instances, copied) — here over one 4-counter set of N instances, the
 //! object of [`crate::v1`]. Not included, on either side: the system call and the I/O
 //! manager's copy of the `METHOD_BUFFERED` buffer (one `memcpy` of the snapshot).
 //!
 //! The C baseline (`dp_path` in `c/perfgen.c`) does the same work the plain way: sizes and
-//! writes a snapshot of the same record layout, decodes it into its own instance array, and
-//! writes V1 with the PerfGen-style `pg_collect`. Both write the same V1 bytes (tested).
+//! writes a snapshot of plain records (id, parent, name length, the values as `u64`s, the
+//! name), decodes it into its own instance array checking lengths only, and writes V1 with the
+//! PerfGen-style `pg_collect`. Both write the same V1 bytes (tested).
 
 use pcw_core::snapshot::{Snapshot, SnapshotError};
 

@@ -2,7 +2,7 @@
 //! The snapshot scenario (the driver↔DLL path of the V1 shim): N instances of a 4-counter set
 //! encoded with `pcw_core::snapshot::SnapshotWriter` (what the driver does for
 //! `IOCTL_PCW_SNAPSHOT`) and decoded as the DLL does before writing V1 objects
-//! (`Snapshot::parse` and its checks; the V1 writer then reads the records in place), each
+//! (`Snapshot::parse` and its checks; the V1 writer then copies the records), each
 //! compared with a `memcpy` of the snapshot's bytes.
 
 use pcw_core::snapshot::{
@@ -12,12 +12,12 @@ use pcw_core::snapshot::{
 use crate::utf16;
 
 /// Counters per instance.
-pub const COUNTERS: u16 = 4;
+pub const COUNTERS: usize = crate::v1::COUNTERS;
 
 /// The data to encode.
 pub struct SnapshotData {
     names: Vec<Vec<u16>>,
-    values: Vec<[u64; COUNTERS as usize]>,
+    values: Vec<[u64; COUNTERS]>,
 }
 
 const HEADER: SnapshotHeader = SnapshotHeader {
@@ -52,19 +52,15 @@ impl SnapshotData {
 
     fn write(&self, w: &mut SnapshotWriter<'_>) -> Result<(), SnapshotError> {
         let count = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
-        w.begin_set(0, true, COUNTERS, count)?;
-        w.instances(
-            self.names
-                .iter()
-                .zip(&self.values)
-                .enumerate()
-                .map(|(i, (name, values))| Record {
-                    id: u32::try_from(i).unwrap_or(u32::MAX),
-                    parent: PARENT_NONE,
-                    name,
-                    values: *values,
-                }),
-        )
+        w.begin_set(0, true, &crate::v1::SIZES, count)?;
+        w.instances::<crate::v1::Sizes, _, _>(self.names.iter().zip(&self.values).enumerate().map(
+            |(i, (name, values))| Record {
+                id: u32::try_from(i).unwrap_or(u32::MAX),
+                parent: PARENT_NONE,
+                name,
+                values: *values,
+            },
+        ))
     }
 
     /// Encodes into `buf`; the bytes written.
@@ -81,7 +77,7 @@ impl SnapshotData {
 
 /// What the DLL does with a snapshot before writing V1 objects from it: `Snapshot::parse`
 /// (which checks every length, name, padding byte and offset) and its own checks; the records
-/// are then read in place by the V1 writer. Returns a figure of the snapshot so nothing is
+/// are then copied by the V1 writer. Returns a figure of the snapshot so nothing is
 /// optimised away.
 ///
 /// # Errors

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! The V1 collect scenario: one multi-instance object of N instances and 4 counters (two
 //! `PERF_COUNTER_RAWCOUNT`, two `PERF_COUNTER_BULK_COUNT`), described for pcw-core's `collect`
-//! twice — as the DLL hands it over (a `SetObject` reading a snapshot in place) and as fixed
+//! twice — as the DLL hands it over (a `SetObject` copying a snapshot's records) and as fixed
 //! data (an `ObjectDesc`) — and once for the PerfGen-style C baseline (a `PG_OBJECT`), plus the
 //! `memcpy` floor of the same output size.
 
 use pcw_core::counter_type::{CounterType, DetailLevel};
 use pcw_core::snapshot::{
-    PARENT_NONE, Record, Snapshot, SnapshotError, SnapshotHeader, SnapshotWriter,
+    CounterSizes, PARENT_NONE, Record, Snapshot, SnapshotError, SnapshotHeader, SnapshotWriter,
 };
 use pcw_core::v1::collect::{self, Collected};
 use pcw_core::v1::from_snapshot::SetObject;
@@ -22,8 +22,15 @@ use crate::utf16;
 /// Counters per instance.
 pub const COUNTERS: usize = 4;
 
-/// [`COUNTERS`] as the snapshot's `u16`.
-const COUNTERS_U16: u16 = 4;
+/// The counters' sizes, as the snapshot carries them: two `PERF_COUNTER_RAWCOUNT` (4 bytes),
+/// two `PERF_COUNTER_BULK_COUNT` (8 bytes).
+pub const SIZES: [u8; COUNTERS] = [4, 4, 8, 8];
+
+/// [`SIZES`] as the snapshot writer's batch call takes them.
+pub struct Sizes;
+impl CounterSizes<COUNTERS> for Sizes {
+    const SIZES: [u8; COUNTERS] = SIZES;
+}
 
 /// The snapshot's clocks; `perf_time` is the object's `PerfTime`, as in [`V1Object::new`].
 const SNAPSHOT_HEADER: SnapshotHeader = SnapshotHeader {
@@ -73,6 +80,13 @@ impl V1Object {
             counter(3, CounterType::BulkCount, 8),
         ];
         let block_len = assign_offsets(&mut counters).expect("fixed layout");
+        assert!(
+            counters
+                .iter()
+                .zip(SIZES)
+                .all(|(c, s)| c.size == u32::from(s)),
+            "SIZES describes the counters"
+        );
         let header = ObjectHeader {
             name_title_index: 1000,
             help_title_index: 1001,
@@ -166,23 +180,20 @@ impl V1Object {
     pub fn encode_snapshot(&self, buf: &mut [u8]) -> Result<usize, SnapshotError> {
         let mut w = SnapshotWriter::new(buf, SNAPSHOT_HEADER);
         let count = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
-        w.begin_set(0, true, COUNTERS_U16, count)?;
-        w.instances(
-            self.names
-                .iter()
-                .zip(&self.values)
-                .enumerate()
-                .map(|(i, (name, values))| Record {
-                    id: u32::try_from(i).unwrap_or(u32::MAX),
-                    parent: PARENT_NONE,
-                    name,
-                    values: *values,
-                }),
-        )?;
+        w.begin_set(0, true, &SIZES, count)?;
+        w.instances::<Sizes, _, _>(self.names.iter().zip(&self.values).enumerate().map(
+            |(i, (name, values))| Record {
+                id: u32::try_from(i).unwrap_or(u32::MAX),
+                parent: PARENT_NONE,
+                name,
+                values: *values,
+            },
+        ))?;
         w.finish()
     }
 
-    /// The object as the DLL hands it to the writer: set 0 of `snapshot`, read in place.
+    /// The object as the DLL hands it to the writer: set 0 of `snapshot`, whose records it
+    /// copies.
     pub fn set_object<'a>(&'a self, snapshot: &Snapshot<'a>) -> SetObject<'a> {
         SetObject::new(
             ObjectHeader {
@@ -250,16 +261,10 @@ pub fn collect_desc(object: &ObjectDesc<'_>, buf: &mut [u8]) -> Collected {
     collect::collect(Some(&GLOBAL), &[object as &dyn ObjectSource], buf)
 }
 
-/// The DLL's checks of a parsed snapshot before it builds its objects
-/// (`pcw_perfdll::objects::check`): the values can be lent in place, and the set's kind is the
-/// object's.
+/// The DLL's check of a parsed snapshot before it builds its objects
+/// (`pcw_perfdll::objects::check`): the set's kind is the object's.
 pub fn dll_check(snapshot: &Snapshot<'_>) -> bool {
-    snapshot
-        .as_bytes()
-        .as_ptr()
-        .addr()
-        .is_multiple_of(align_of::<u64>())
-        && snapshot.sets().all(|s| s.index() != 0 || s.multi())
+    snapshot.sets().all(|s| s.index() != 0 || s.multi())
 }
 
 /// An 8-aligned buffer holding `len` bytes of `words`.

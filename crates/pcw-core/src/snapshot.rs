@@ -4,8 +4,10 @@
 //! must treat as untrusted.
 //!
 //! A snapshot is the state of every counterset the driver serves at one instant: a header with
-//! the driver's clocks, then one *set* record per counterset, each followed by its *instance*
-//! records carrying identity and one raw `u64` per counter, in counterset descriptor order.
+//! the driver's clocks, then one *set* record per counterset, each carrying its counters' sizes,
+//! its instances' identities and its *instance* records, in counterset descriptor order. An
+//! instance record is byte for byte the V1 instance a perf DLL returns for it:
+//! `PERF_INSTANCE_DEFINITION`, name, `PERF_COUNTER_BLOCK`.
 //!
 //! # Layout
 //!
@@ -26,47 +28,53 @@
 //! | | +4 | 2 | the counterset's index in the manifest (strictly increasing across sets) |
 //! | | +6 | 2 | flags: bit 0 = multi-instance ([`SET_FLAG_MULTI`]); other bits zero |
 //! | | +8 | 2 | counter count (≤ [`MAX_COUNTERS`]) |
-//! | | +10 | 2 | reserved, zero |
+//! | | +10 | 2 | counter block length: bytes of each instance's `PERF_COUNTER_BLOCK`, as the sizes below lay it out |
 //! | | +12 | 4 | instance count (≤ [`MAX_INSTANCES`]; ≤ 1 for a single-instance set) |
-//! | | +16 | 4 × count | instance offset table: offset of each instance record from the start of the snapshot; zero-padded to a multiple of 8 |
-//! | instance | +0 | 4 | id |
-//! | | +4 | 4 | parent: zero-based position of the parent instance in the parent object, [`PARENT_NONE`] for none |
-//! | | +8 | 2 | name length in UTF-16 units (≤ [`MAX_NAME_UNITS`]), no terminator |
-//! | | +10 | 6 | reserved, zero |
-//! | | +16 | 8 × counters | raw values, one `u64` per counter of the set |
-//! | | then | `align8(2 × len + 2)` | name area: the name, UTF-16LE, no unit is 0; then a 0 unit and zero bytes to a multiple of 8 |
+//! | | +16 | 1 × counters | counter sizes, one byte per counter in descriptor order: 0, 4 or 8; zero-padded to a multiple of 8 |
+//! | | then | 8 × instances | identities: per instance, its id (4 bytes) and its parent (4 bytes: zero-based position of the parent instance in the parent object, [`PARENT_NONE`] for none) |
+//! | | then | | the instance records, back to back |
+//! | instance | +0 | 4 | `ByteLength`: 24 + the name area |
+//! | | +4 | 4 | `ParentObjectTitleIndex`: zero |
+//! | | +8 | 4 | `ParentObjectInstance`: zero |
+//! | | +12 | 4 | `UniqueID`: −1 (`PERF_NO_UNIQUE_ID`) |
+//! | | +16 | 4 | `NameOffset`: 24 |
+//! | | +20 | 4 | `NameLength`: 2 × name length in units + 2 (name length ≤ [`MAX_NAME_UNITS`]) |
+//! | | +24 | `align8(NameLength)` | name area: the name, UTF-16LE, no unit is 0; then a 0 unit and zero bytes to a multiple of 8 |
+//! | | then | counter block length | `PERF_COUNTER_BLOCK`: `ByteLength` (4 bytes, the counter block length), then each counter's value in its low `size` bytes at the offset the V1 layout gives it (after the 4-byte header, each counter aligned to its size, a size of 0 to 4, in order); every other byte zero |
 //!
-//! An instance record is therefore `16 + 8 × counter count + align8(2 × name length + 2)`
-//! bytes, and a set's name areas add up to its set length minus its fixed part, its offset
-//! table and `16 + 8 × counter count` per instance ([`SetView::name_areas_len`]) — no pass over
-//! the instances needed.
+//! A set's records are therefore exactly the instances of the V1 object a perf DLL returns for
+//! the counterset when its counter definitions have these sizes at those offsets (the layout
+//! `pcw_core::v1::writer::assign_offsets` gives): the DLL copies them as one block
+//! (`crate::v1::from_snapshot`), and a set's reply size follows from its length
+//! ([`SetView::name_areas_len`]).
 //!
-//! The format is canonical: every reserved field and padding byte is zero, the offset table and
-//! the set lengths hold the only values consistent with the records, and the records end exactly
-//! at the total length, so two equal snapshots have equal bytes (the fuzz target re-encodes what
-//! it accepts and compares).
+//! The format is canonical: every reserved field and padding byte holds its fixed value, the
+//! lengths hold the only values consistent with the records, and the records end exactly at the
+//! total length, so two equal snapshots have equal bytes (the fuzz target re-encodes what it
+//! accepts and compares).
 //!
 //! ## Choices
 //!
-//! - **Random access.** Instances are variable-length (names), so each set carries an offset table
-//!   (4 bytes per instance): [`SetView::instance`] is O(1), which is what the V1 writer's
-//!   `ObjectSource::instance(index)` wants. Sets are walked through their set length: finding a
-//!   set is O(sets), never O(instances).
+//! - **Version 3: records the DLL copies.** The writer, in the driver, lays each instance out
+//!   as V1 does, so the DLL's work per instance is a check while parsing and a share of one
+//!   copy per set; the identities V1 does not carry (id, parent) sit in a table of their own
+//!   instead of inside the records. Version 2 kept one `u64` per counter and an offset table,
+//!   so the DLL re-encoded every record; version 1 also placed names differently.
+//! - **Sequential access.** Instances are variable-length (names) and there is no offset table:
+//!   [`SetView::instances`] walks them, [`SetView::instance`] is O(index). Sets are walked
+//!   through their set length: finding a set is O(sets), never O(instances).
+//! - **Counter sizes** are carried, not only the count, so a reader checks that the DLL's counter
+//!   definitions lay the block out the same way before copying it, and reads values without
+//!   knowing the manifest. A value stored in 4 bytes keeps its low 32 bits, as V1 shows it.
 //! - **Single-instance sets** carry zero instances (the driver has no data for it yet) or exactly
 //!   one, whose values are the counterset's; its id, parent and name are carried verbatim and are
 //!   the DLL's to ignore.
 //! - **Parent.** The parent object is a property of the manifest, known to the DLL from its tables,
-//!   and is not carried here; the parent field is the instance's zero-based position in that
-//!   object (`PERF_INSTANCE_DEFINITION.ParentObjectInstance`) or [`PARENT_NONE`]. The reader cannot
-//!   know the parent object's instance count, so it does not bound this value.
+//!   and is not carried here; the parent identity is the instance's zero-based position in that
+//!   object or [`PARENT_NONE`]. The reader cannot know the parent object's instance count, so it
+//!   does not bound this value. The records' own parent fields are zero, as the DLL returns them.
 //! - **Names** have no NUL unit because V1 names are NUL-terminated (an embedded NUL would cut
 //!   the name); this also makes a corrupted name length detectable when it stays in the padding.
-//! - **Version 2: names laid out as V1 lays them out.** The name area is exactly the name area
-//!   of a V1 `PERF_INSTANCE_DEFINITION` (name, NUL, zero padding to 8 bytes), and values sit at
-//!   a fixed offset. So the DLL's V1 writer copies a name as whole words, reads values without
-//!   working out where the name ends, and knows a set's V1 size from its set length alone
-//!   (version 1 put the name right after a 12-byte fixed part, whose padding did not follow
-//!   the name's V1 padding, so the writer had to measure every name first).
 //! - **Clocks** are carried as the driver read them and are not validated (a zero frequency is
 //!   the consumer's concern).
 //!
@@ -81,20 +89,20 @@
 //! [`SnapshotWriter`] writes into a caller's buffer without allocating, or only measures.
 //! [`SnapshotWriter::instances`] adds a set's instances in one call when the counter count is
 //! known where the records are made (the driver's and the benches' sets): its checks are made
-//! once per set and its loop only copies, checks each record's length and fills its
-//! offset-table entry; [`SnapshotWriter::instance`] adds one instance of any counter count. When
-//! the buffer runs out it keeps counting, so [`SnapshotWriter::finish`] reports the exact size of
-//! the whole snapshot in [`SnapshotError::NoSpace`] (the driver returns it with
-//! `STATUS_BUFFER_TOO_SMALL`). Every byte up to the returned length is written, padding included,
-//! so no earlier buffer content (kernel memory) leaks through; nothing is ever written outside
-//! the buffer. When space ran out but the buffer holds at least [`HEADER_LEN`] bytes, those bytes
-//! are a header whose total length is the needed size ([`required_len`] reads it back).
+//! once per set and its loop only copies, checks each record's length and fills its identity;
+//! [`SnapshotWriter::instance`] adds one instance of any counter count. When the buffer runs
+//! out it keeps counting, so [`SnapshotWriter::finish`] reports the exact size of the whole
+//! snapshot in [`SnapshotError::NoSpace`] (the driver returns it with `STATUS_BUFFER_TOO_SMALL`).
+//! Every byte up to the returned length is written, padding included, so no earlier buffer
+//! content (kernel memory) leaks through; nothing is ever written outside the buffer. When
+//! space ran out but the buffer holds at least [`HEADER_LEN`] bytes, those bytes are a header
+//! whose total length is the needed size ([`required_len`] reads it back).
 //!
 //! # Reading
 //!
-//! [`Snapshot::parse`] checks everything up front — magic, version, every length, count, offset,
-//! limit, alignment, name, reserved field and padding byte, and that the records end exactly at
-//! the total length, which must be the length of the input. Iteration and accessors are then
+//! [`Snapshot::parse`] checks everything up front — magic, version, every length, count, size,
+//! limit, alignment, name, fixed field and padding byte, and that the records end exactly at the
+//! total length, which must be the length of the input. Iteration and accessors are then
 //! infallible.
 //!
 //! # Panic freedom
@@ -103,12 +111,14 @@
 //! goes through `crate::bytes`, all arithmetic on untrusted values is checked, and views are
 //! only handed out over validated bytes.
 
-use crate::bytes::{self, align8, len32};
+use crate::bytes::{self, len32};
+use crate::v1::wire::PERF_NO_UNIQUE_ID;
+use crate::v1::writer::place_counter;
 
 /// The snapshot's magic number, `"PCWS"`, as stored at offset 0.
 pub const SNAPSHOT_MAGIC: [u8; 4] = *b"PCWS";
 /// The format version this module writes and reads.
-pub const SNAPSHOT_VERSION: u16 = 2;
+pub const SNAPSHOT_VERSION: u16 = 3;
 /// Length of the snapshot header in bytes.
 pub const HEADER_LEN: usize = field::header::LEN;
 /// Most sets (countersets) in one snapshot.
@@ -144,29 +154,48 @@ pub mod field {
         pub const SYSTEM_TIME: usize = 32;
         pub const LEN: usize = 40;
     }
-    /// Set record offsets (the offset table follows the fixed part).
+    /// Set record offsets (the counter sizes follow the fixed part, then the identities).
     pub mod set {
         pub const SET_LEN: usize = 0;
         pub const INDEX: usize = 4;
         pub const FLAGS: usize = 6;
         pub const COUNTER_COUNT: usize = 8;
-        pub const RESERVED: usize = 10;
+        pub const BLOCK_LEN: usize = 10;
         pub const INSTANCE_COUNT: usize = 12;
-        pub const OFFSETS: usize = 16;
+        pub const SIZES: usize = 16;
         pub const LEN: usize = 16;
     }
-    /// Instance record offsets (the name follows the fixed part, then the values).
-    pub mod instance {
+    /// Offsets in one entry of a set's identity table.
+    pub mod identity {
         pub const ID: usize = 0;
         pub const PARENT: usize = 4;
-        pub const NAME_LEN: usize = 8;
-        pub const RESERVED: usize = 10;
-        pub const VALUES: usize = 16;
-        pub const LEN: usize = 16;
+        pub const LEN: usize = 8;
     }
+    /// Counter block offsets: a V1 `PERF_COUNTER_BLOCK`, whose values follow its header.
+    pub use crate::v1::wire::field::counter_block as block;
+    /// Instance record offsets: a V1 `PERF_INSTANCE_DEFINITION`, whose name follows it.
+    pub use crate::v1::wire::field::instance_definition as instance;
 }
 
-use field::{header as hf, instance as inf, set as sf};
+use field::{block as bf, header as hf, identity as idf, instance as inf, set as sf};
+
+/// `NameOffset` of every instance record: the name follows the definition.
+const NAME_OFFSET: u64 = inf::LEN as u64;
+/// An instance definition's second word: `ParentObjectInstance` 0, `UniqueID` −1.
+const DEF_WORD1: u64 = 0xFFFF_FFFF_0000_0000;
+const _: () = assert!(
+    PERF_NO_UNIQUE_ID == -1
+        && inf::BYTE_LENGTH == 0
+        && inf::PARENT_OBJECT_TITLE_INDEX == 4
+        && inf::PARENT_OBJECT_INSTANCE == 8
+        && inf::UNIQUE_ID == 12
+        && inf::NAME_OFFSET == 16
+        && inf::NAME_LENGTH == 20
+        && inf::LEN == 24
+        && bf::BYTE_LENGTH == 0
+        && bf::LEN == 4
+        && idf::LEN == 8
+);
 
 /// Why a snapshot could not be written or read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -191,8 +220,8 @@ pub enum SnapshotError {
         offset: usize,
     },
     /// A length, offset or count at `offset` is inconsistent with the records (a record overruns
-    /// its set or the snapshot, an offset-table entry is not where the instance is, bytes are
-    /// left over, or the input is longer than the total length).
+    /// its set or the snapshot, a `ByteLength` or `NameOffset` is not where the record puts it,
+    /// bytes are left over, or the input is longer than the total length).
     BadLength {
         /// Offset of the field or record at fault.
         offset: usize,
@@ -203,12 +232,19 @@ pub enum SnapshotError {
         /// Offset of the field at fault.
         offset: usize,
     },
-    /// The instance name at `offset` is longer than [`MAX_NAME_UNITS`] or contains a NUL unit.
+    /// The counter size at `offset` is not 0, 4 or 8.
+    BadCounterSize {
+        /// Offset of the size at fault.
+        offset: usize,
+    },
+    /// The instance name at `offset` is longer than [`MAX_NAME_UNITS`] or contains a NUL unit
+    /// (or its `NameLength` is odd or less than 2).
     BadName {
         /// Offset of the length field or of the offending unit.
         offset: usize,
     },
-    /// A reserved field, flag bit or padding byte at `offset` is not zero.
+    /// A reserved field, flag bit or padding byte at `offset` does not hold the value the format
+    /// fixes (zero; −1 for `UniqueID`).
     Reserved {
         /// Offset of the field or byte at fault.
         offset: usize,
@@ -246,8 +282,13 @@ impl core::fmt::Display for SnapshotError {
                 write!(f, "inconsistent length or offset at byte {offset}")
             }
             Self::LimitExceeded { offset } => write!(f, "limit exceeded at byte {offset}"),
+            Self::BadCounterSize { offset } => {
+                write!(f, "counter size other than 0, 4 or 8 at byte {offset}")
+            }
             Self::BadName { offset } => write!(f, "bad instance name at byte {offset}"),
-            Self::Reserved { offset } => write!(f, "reserved byte not zero at byte {offset}"),
+            Self::Reserved { offset } => {
+                write!(f, "reserved field or padding not as fixed at byte {offset}")
+            }
             Self::BadIndex { offset } => {
                 write!(f, "set index not increasing at byte {offset}")
             }
@@ -278,19 +319,70 @@ pub(crate) const fn name_area_len(name_units: usize) -> usize {
     (2 * name_units + 2 + 7) & !7
 }
 
+/// `n` rounded up to a multiple of 8 (for the small lengths of this format).
+const fn round8(n: usize) -> usize {
+    (n + 7) & !7
+}
+
+/// The counter block length of counters of `sizes` (each 0, 4 or 8); `Err` with the position
+/// of the first other size.
+fn block_len_of(sizes: &[u8]) -> Result<usize, usize> {
+    let mut end = len32(bf::LEN);
+    for (i, size) in sizes.iter().enumerate() {
+        // At most 4 + 8 × 1 024 bytes for a set's sizes: no overflow.
+        end = place_counter(end, u32::from(*size)).ok_or(i)?.1;
+    }
+    Ok(round8(end as usize))
+}
+
+/// Each counter's `(offset in the counter block, size)`, in order, for `sizes` a set's checked
+/// sizes (an unchecked size takes no bytes).
+fn slots(sizes: &[u8]) -> Slots<'_> {
+    Slots {
+        sizes: sizes.iter(),
+        end: len32(bf::LEN),
+    }
+}
+
+/// The iterator of [`slots`].
+#[derive(Clone, Debug)]
+struct Slots<'a> {
+    sizes: core::slice::Iter<'a, u8>,
+    end: u32,
+}
+
+impl Iterator for Slots<'_> {
+    type Item = (usize, usize);
+
+    #[inline]
+    fn next(&mut self) -> Option<(usize, usize)> {
+        let size = *self.sizes.next()?;
+        let (offset, next) =
+            place_counter(self.end, u32::from(size)).unwrap_or((self.end, self.end));
+        self.end = next;
+        Some((offset as usize, usize::from(size)))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.sizes.size_hint()
+    }
+}
+
+impl ExactSizeIterator for Slots<'_> {}
+
 /// Bytes of an instance record, or `None` past any sane size.
-fn instance_len(name_units: usize, counter_count: usize) -> Option<usize> {
+fn instance_len(name_units: usize, block_len: usize) -> Option<usize> {
     if name_units > usize::from(MAX_NAME_UNITS) {
         return None;
     }
-    counter_count
-        .checked_mul(8)?
-        .checked_add(inf::LEN + name_area_len(name_units))
+    block_len.checked_add(inf::LEN + name_area_len(name_units))
 }
 
-/// Bytes of a set record's fixed part and offset table.
-fn set_head_len(instance_count: usize) -> Option<usize> {
-    align8(instance_count.checked_mul(4)?)?.checked_add(sf::LEN)
+/// Bytes of a set record's fixed part, counter sizes and identity table.
+fn set_head_len(counters: usize, instance_count: usize) -> Option<usize> {
+    instance_count
+        .checked_mul(idf::LEN)?
+        .checked_add(sf::LEN + round8(counters))
 }
 
 /// Reads the header of a snapshot, complete or not, and returns the total length it announces:
@@ -450,11 +542,6 @@ fn check_set(bytes: &[u8], pos: usize, last: Option<u16>) -> Result<u16, Snapsho
             offset: at(sf::COUNTER_COUNT),
         });
     }
-    if bytes::u16_at(bytes, at(sf::RESERVED)) != 0 {
-        return Err(SnapshotError::Reserved {
-            offset: at(sf::RESERVED),
-        });
-    }
     let count = bytes::u32_at(bytes, at(sf::INSTANCE_COUNT));
     let max = if flags & SET_FLAG_MULTI != 0 {
         MAX_INSTANCES
@@ -466,112 +553,217 @@ fn check_set(bytes: &[u8], pos: usize, last: Option<u16>) -> Result<u16, Snapsho
             offset: at(sf::INSTANCE_COUNT),
         });
     }
-    let count = count as usize;
-    let head = set_head_len(count).ok_or(bad_len)?;
+    let (counters, count) = (usize::from(counters), count as usize);
+    let head = set_head_len(counters, count).ok_or(bad_len)?;
     if head > set_len {
         return Err(bad_len);
     }
-    let table_end = at(sf::OFFSETS).saturating_add(count.saturating_mul(4));
-    check_zero(bytes, table_end, at(head))?;
-    let mut ipos = at(head);
-    let counters = usize::from(counters);
-    // `head <= set_len`: the table is inside the set. The records are whole words: the set
-    // and its head are multiples of 8 bytes.
-    let table = bytes.get(at(sf::OFFSETS)..table_end).unwrap_or(&[]);
-    let mut rest = bytes.get(ipos..end).unwrap_or(&[]).as_chunks::<8>().0;
-    for entry in table.as_chunks::<4>().0 {
-        if u32::from_le_bytes(*entry) as usize != ipos {
-            // The entry's offset, worked out only here (the loop keeps no index).
-            let i = entry.as_ptr().addr().wrapping_sub(table.as_ptr().addr());
-            return Err(SnapshotError::BadLength {
-                offset: at(sf::OFFSETS).saturating_add(i),
-            });
-        }
-        // The usual case in one pass over the record; anything it does not accept is
-        // examined field by field, for the exact error.
-        if let Some(after) = valid_instance(rest, counters) {
-            // Inside the set: no overflow.
-            ipos = ipos.wrapping_add(8 * (rest.len() - after.len()));
-            rest = after;
-        } else {
-            ipos = check_instance(bytes, ipos, end, counters)?;
-            rest = bytes.get(ipos..end).unwrap_or(&[]).as_chunks::<8>().0;
-        }
+    // `head <= set_len`: the sizes and the identities are inside the set.
+    let sizes = bytes
+        .get(at(sf::SIZES)..at(sf::SIZES + counters))
+        .unwrap_or(&[]);
+    let block_len = block_len_of(sizes).map_err(|i| SnapshotError::BadCounterSize {
+        offset: at(sf::SIZES + i),
+    })?;
+    if usize::from(bytes::u16_at(bytes, at(sf::BLOCK_LEN))) != block_len {
+        return Err(SnapshotError::BadLength {
+            offset: at(sf::BLOCK_LEN),
+        });
     }
+    check_zero(
+        bytes,
+        at(sf::SIZES + counters),
+        at(sf::SIZES + round8(counters)),
+    )?;
+    // The identities hold any values. The records are whole words: the set and its head are
+    // multiples of 8 bytes.
+    let block = BlockCheck::new(sizes, block_len);
+    // The loop compiled for the usual block lengths (the block's masks constant-sized).
+    let records = (at(head), end, count);
+    let ipos = match block.words {
+        1 => walk::<1>(bytes, records, &block, sizes)?,
+        2 => walk::<2>(bytes, records, &block, sizes)?,
+        3 => walk::<3>(bytes, records, &block, sizes)?,
+        4 => walk::<4>(bytes, records, &block, sizes)?,
+        _ => walk::<0>(bytes, records, &block, sizes)?,
+    };
     if ipos != end {
         return Err(bad_len);
     }
     Ok(index)
 }
 
-/// Whether `records` (whole words) starts with a valid instance record of `counters` values;
-/// the words after it if so. Accepts only what [`check_instance`] accepts (word by word: the
-/// name length and reserved bytes, then the name area's whole words of units, then its last
-/// word of units, NUL and padding); `None` sends the record to [`check_instance`].
+/// Checks the `count` instance records from `start` to `end` whose counter blocks `block`
+/// describes (`W` words; 0 for a length checked field by field); returns where they end.
 #[inline]
-fn valid_instance(records: &[[u8; 8]], counters: usize) -> Option<&[[u8; 8]]> {
-    let [_, len, tail @ ..] = records else {
-        return None;
-    };
-    let word = u64::from_le_bytes(*len);
-    #[allow(
-        clippy::cast_possible_truncation,
-        reason = "the low 16 bits: the name length field"
-    )]
-    let units = usize::from(word as u16);
-    if word >> 16 != 0 || units > usize::from(MAX_NAME_UNITS) {
+fn walk<const W: usize>(
+    bytes: &[u8],
+    (start, end, count): (usize, usize, usize),
+    block: &BlockCheck,
+    sizes: &[u8],
+) -> Result<usize, SnapshotError> {
+    let mut ipos = start;
+    // The records are whole words: the set and its head are multiples of 8 bytes.
+    let mut rest = bytes.get(ipos..end).unwrap_or(&[]).as_chunks::<8>().0;
+    let zero = block.zero.first_chunk::<W>().copied();
+    for _ in 0..count {
+        // The usual case in one pass over the record; anything it does not accept is
+        // examined field by field, for the exact error.
+        if let Some(zero) = &zero
+            && W > 0
+            && let Some(after) = valid_record::<W>(rest, zero, block.byte_length)
+        {
+            // Inside the set: no overflow.
+            ipos = ipos.wrapping_add(8 * (rest.len() - after.len()));
+            rest = after;
+        } else {
+            ipos = check_record(bytes, ipos, end, sizes, 8 * block.words)?;
+            rest = bytes.get(ipos..end).unwrap_or(&[]).as_chunks::<8>().0;
+        }
+    }
+    Ok(ipos)
+}
+
+/// Most counter-block words [`BlockCheck`] holds masks for.
+const MASKED_WORDS: usize = 4;
+
+/// A set's counter block as masks over its words: word 0's low half is `ByteLength`, and the
+/// bits set in `zero` must be zero (the bytes no counter covers).
+struct BlockCheck {
+    words: usize,
+    byte_length: u64,
+    zero: [u64; MASKED_WORDS],
+}
+
+impl BlockCheck {
+    fn new(sizes: &[u8], block_len: usize) -> Self {
+        let mut zero = [u64::MAX; MASKED_WORDS];
+        if let Some(first) = zero.first_mut() {
+            *first = 0xFFFF_FFFF_0000_0000;
+        }
+        for (offset, size) in slots(sizes) {
+            let covered = match size {
+                8 => u64::MAX,
+                4 => 0xFFFF_FFFF << (8 * (offset % 8)),
+                _ => 0,
+            };
+            if let Some(word) = zero.get_mut(offset / 8) {
+                *word &= !covered;
+            }
+        }
+        Self {
+            words: block_len / 8,
+            byte_length: block_len as u64,
+            zero,
+        }
+    }
+}
+
+/// Whether `records` (whole words) starts with a valid instance record whose counter block is
+/// `W` words, `zero` the bits of each that must be zero and `byte_length` its length; the words
+/// after it if so. Accepts only what [`check_record`] accepts (word by word: the definition,
+/// the name area's whole words of units, its last word of units, NUL and padding, then the
+/// counter block); `None` sends the record to [`check_record`].
+#[allow(
+    clippy::inline_always,
+    reason = "the per-record test of the parse loop; measured: a call per record costs more"
+)]
+#[inline(always)]
+fn valid_record<'r, const W: usize>(
+    records: &'r [[u8; 8]],
+    zero: &[u64; W],
+    byte_length: u64,
+) -> Option<&'r [[u8; 8]]> {
+    let ([w0, w1, w2], tail) = records.split_first_chunk::<3>()?;
+    let w2 = u64::from_le_bytes(*w2);
+    let name_length = (w2 >> 32) as usize;
+    // An even `NameLength` from 2 to 2 × MAX_NAME_UNITS + 2 (below 2 wraps to a large value).
+    if w2 & 0xFFFF_FFFF != NAME_OFFSET
+        || name_length & 1 != 0
+        || name_length.wrapping_sub(2) > 2 * usize::from(MAX_NAME_UNITS)
+    {
         return None;
     }
-    let (_, tail) = tail.split_at_checked(counters)?;
-    // The name area: `units / 4` whole words of units, then a last word.
-    let (full, tail) = tail.split_at_checked(units / 4)?;
-    let (last, after) = tail.split_first()?;
+    let area = name_length.div_ceil(8);
+    if u64::from_le_bytes(*w0) != (inf::LEN + 8 * area) as u64
+        || u64::from_le_bytes(*w1) != DEF_WORD1
+    {
+        return None;
+    }
+    let units = name_length / 2 - 1;
+    // The name area: `area - 1` whole words of units, then a last word.
+    let (full, tail) = tail.split_at_checked(area - 1)?;
+    let (last, tail) = tail.split_first()?;
+    let (block, after) = tail.split_first_chunk::<W>()?;
     // Whole words of units: no lane is 0 (`zero_lanes`, its mask applied once at the end).
-    let zero = full.iter().fold(0, |z, w| {
+    let zero_units = full.iter().fold(0, |z, w| {
         let w = u64::from_le_bytes(*w);
         z | (w.wrapping_sub(bytes::LANE_ONES) & !w)
     }) & bytes::LANE_HIGHS;
     // The last word: `units % 4` units, then zeroes (the NUL and the padding).
     let last = u64::from_le_bytes(*last);
     let name = (1u64 << (16 * (units % 4))) - 1;
-    let zero = zero | bytes::zero_lanes(last | !name);
-    (zero == 0 && last & !name == 0).then_some(after)
+    let zero_units = zero_units | bytes::zero_lanes(last | !name);
+    // The counter block: `ByteLength`, and nothing where no counter is.
+    let mut stray = 0;
+    for (w, z) in block.iter().zip(zero) {
+        stray |= u64::from_le_bytes(*w) & z;
+    }
+    let first = block
+        .first()
+        .map_or(0, |w| u64::from_le_bytes(*w) & 0xFFFF_FFFF);
+    (zero_units | (last & !name) | stray == 0 && first == byte_length).then_some(after)
 }
 
-/// Validates the instance record at `pos` (8-aligned) that must end by `end`; returns its end.
-fn check_instance(
+/// Validates the instance record at `pos` (8-aligned) that must end by `end`, whose counter
+/// block has counters of `sizes` in `block_len` bytes; returns its end.
+fn check_record(
     bytes: &[u8],
     pos: usize,
     end: usize,
-    counters: usize,
+    sizes: &[u8],
+    block_len: usize,
 ) -> Result<usize, SnapshotError> {
     let at = |off: usize| pos.saturating_add(off);
     let bad_len = SnapshotError::BadLength { offset: pos };
     if at(inf::LEN) > end {
         return Err(bad_len);
     }
-    // The name length and the reserved bytes after it, as one word.
-    let word = bytes::array::<8>(bytes, at(inf::NAME_LEN)).map_or(0, u64::from_le_bytes);
-    if word >> 16 != 0 {
-        check_zero(bytes, at(inf::RESERVED), at(inf::LEN))?;
-    }
-    #[allow(
-        clippy::cast_possible_truncation,
-        reason = "the low 16 bits: the name length field"
-    )]
-    let units = word as u16;
-    if units > MAX_NAME_UNITS {
-        return Err(SnapshotError::BadName {
-            offset: at(inf::NAME_LEN),
+    check_zero(
+        bytes,
+        at(inf::PARENT_OBJECT_TITLE_INDEX),
+        at(inf::UNIQUE_ID),
+    )?;
+    if bytes::i32_at(bytes, at(inf::UNIQUE_ID)) != PERF_NO_UNIQUE_ID {
+        return Err(SnapshotError::Reserved {
+            offset: at(inf::UNIQUE_ID),
         });
     }
-    let units = usize::from(units);
-    let len = instance_len(units, counters).ok_or(bad_len)?;
+    if u64::from(bytes::u32_at(bytes, at(inf::NAME_OFFSET))) != NAME_OFFSET {
+        return Err(SnapshotError::BadLength {
+            offset: at(inf::NAME_OFFSET),
+        });
+    }
+    let name_length = bytes::u32_at(bytes, at(inf::NAME_LENGTH)) as usize;
+    if !name_length.is_multiple_of(2)
+        || name_length < 2
+        || name_length > 2 * usize::from(MAX_NAME_UNITS) + 2
+    {
+        return Err(SnapshotError::BadName {
+            offset: at(inf::NAME_LENGTH),
+        });
+    }
+    let units = name_length / 2 - 1;
+    let area = name_area_len(units);
+    if bytes::u32_at(bytes, at(inf::BYTE_LENGTH)) as usize != inf::LEN + area {
+        return Err(bad_len);
+    }
+    let len = instance_len(units, block_len).ok_or(bad_len)?;
     let next = pos.checked_add(len).ok_or(bad_len)?;
     if next > end {
         return Err(bad_len);
     }
-    let name_at = next.saturating_sub(name_area_len(units));
+    let name_at = at(inf::LEN);
     let name_end = name_at.saturating_add(2 * units);
     let name = bytes.get(name_at..name_end).unwrap_or(&[]);
     if bytes::has_zero_unit_le(name)
@@ -581,12 +773,20 @@ fn check_instance(
             offset: name_at.saturating_add(2 * u),
         });
     }
-    // The NUL and the padding: the top 2 to 8 bytes of the record's last word.
-    let tail = next.saturating_sub(name_end).clamp(1, 8);
-    let last = bytes::array::<8>(bytes, next.saturating_sub(8)).map_or(0, u64::from_le_bytes);
-    if last >> (64 - 8 * tail) != 0 {
-        check_zero(bytes, name_end, next)?;
+    // The NUL and the padding.
+    let block_at = name_at.saturating_add(area);
+    check_zero(bytes, name_end, block_at)?;
+    if bytes::u32_at(bytes, block_at) as usize != block_len {
+        return Err(SnapshotError::BadLength { offset: block_at });
     }
+    // The bytes between the counters, and after the last.
+    let mut covered = block_at.saturating_add(bf::LEN);
+    for (offset, size) in slots(sizes) {
+        let start = block_at.saturating_add(offset);
+        check_zero(bytes, covered, start)?;
+        covered = start.saturating_add(size);
+    }
+    check_zero(bytes, covered, next)?;
     Ok(next)
 }
 
@@ -665,62 +865,90 @@ impl<'a> SetView<'a> {
         bytes::u16_at(self.bytes, self.pos.saturating_add(sf::COUNTER_COUNT))
     }
 
+    /// The counters' sizes in bytes (0, 4 or 8), in descriptor order.
+    pub fn counter_sizes(&self) -> &'a [u8] {
+        let start = self.pos.saturating_add(sf::SIZES);
+        let end = start.saturating_add(usize::from(self.counter_count()));
+        self.bytes.get(start..end).unwrap_or(&[])
+    }
+
+    /// Each counter's `(CounterOffset, CounterSize)` in the records' counter blocks, in
+    /// descriptor order: what a V1 counter definition must say for the DLL to copy the records.
+    pub fn counter_layout(&self) -> impl ExactSizeIterator<Item = (usize, usize)> + use<'a> {
+        slots(self.counter_sizes())
+    }
+
+    /// Bytes of each instance's counter block (`PERF_COUNTER_BLOCK` and the values).
+    pub fn block_len(&self) -> usize {
+        usize::from(bytes::u16_at(
+            self.bytes,
+            self.pos.saturating_add(sf::BLOCK_LEN),
+        ))
+    }
+
     /// Number of instances (0 or 1 for a single-instance set).
     pub fn instance_count(&self) -> usize {
         bytes::u32_at(self.bytes, self.pos.saturating_add(sf::INSTANCE_COUNT)) as usize
     }
 
-    /// Instance `i` in O(1) through the offset table, or `None` if `i >= instance_count()`.
+    /// Offset of the identity table in the snapshot.
+    fn identities_at(&self) -> usize {
+        self.pos
+            .saturating_add(sf::SIZES)
+            .saturating_add(round8(usize::from(self.counter_count())))
+    }
+
+    /// Offset of the first instance record in the snapshot.
+    fn records_at(&self) -> usize {
+        self.identities_at()
+            .saturating_add(idf::LEN.saturating_mul(self.instance_count()))
+    }
+
+    /// Instance `i`, or `None` if `i >= instance_count()`: O(`i`), the records being walked.
     pub fn instance(&self, i: usize) -> Option<InstanceView<'a>> {
-        if i >= self.instance_count() {
-            return None;
-        }
-        let entry = self.pos.saturating_add(sf::OFFSETS).saturating_add(4 * i);
-        Some(InstanceView {
-            bytes: self.bytes,
-            pos: bytes::u32_at(self.bytes, entry) as usize,
-            counters: usize::from(self.counter_count()),
-        })
+        self.instances().nth(i)
     }
 
     /// The instances, in order.
     pub fn instances(&self) -> Instances<'a> {
-        let count = self.instance_count();
         Instances {
             bytes: self.bytes,
-            pos: self.instance(0).map_or(0, |i| i.pos),
-            counters: usize::from(self.counter_count()),
-            remaining: count,
+            pos: self.records_at(),
+            ident: self.identities_at(),
+            sizes: self.counter_sizes(),
+            block_len: self.block_len(),
+            remaining: self.instance_count(),
         }
     }
 
-    /// The instance records, back to back, from the first to the end of the set.
-    pub(crate) fn records(&self) -> &'a [u8] {
-        let start = self.instance(0).map_or(0, |i| i.pos);
+    /// The instance records, back to back, from the first to the end of the set: exactly the
+    /// instance definitions, names and counter blocks of the V1 object of this set, for counter
+    /// definitions laid out as [`Self::counter_layout`] says.
+    pub fn records(&self) -> &'a [u8] {
         let end = self.pos.saturating_add(self.byte_len());
-        self.bytes.get(start..end).unwrap_or(&[])
+        self.bytes.get(self.records_at()..end).unwrap_or(&[])
     }
 
     /// Bytes of all the instances' name areas together (see [`InstanceView::name_area`]),
     /// worked out from the set's length without reading the instances: what a V1 reply's
     /// instance names take, padding included.
     pub fn name_areas_len(&self) -> usize {
-        let count = self.instance_count();
-        let fixed = inf::LEN + 8 * usize::from(self.counter_count());
+        let fixed = inf::LEN + self.block_len();
         // `parse` checked that the set length is exactly its head and its records.
-        self.byte_len()
-            .saturating_sub(set_head_len(count).unwrap_or(0))
-            .saturating_sub(count.saturating_mul(fixed))
+        self.records()
+            .len()
+            .saturating_sub(self.instance_count().saturating_mul(fixed))
     }
 }
 
-/// The instances of a [`SetView`], walked record by record (the records of a set follow one
-/// another, as the offset table says).
+/// The instances of a [`SetView`], walked record by record.
 #[derive(Clone, Debug)]
 pub struct Instances<'a> {
     bytes: &'a [u8],
     pos: usize,
-    counters: usize,
+    ident: usize,
+    sizes: &'a [u8],
+    block_len: usize,
     remaining: usize,
 }
 
@@ -736,9 +964,12 @@ impl<'a> Iterator for Instances<'a> {
         let instance = InstanceView {
             bytes: self.bytes,
             pos: self.pos,
-            counters: self.counters,
+            ident: self.ident,
+            sizes: self.sizes,
+            block_len: self.block_len,
         };
         self.pos = self.pos.saturating_add(instance.byte_len());
+        self.ident = self.ident.saturating_add(idf::LEN);
         Some(instance)
     }
 
@@ -754,7 +985,9 @@ impl ExactSizeIterator for Instances<'_> {}
 pub struct InstanceView<'a> {
     bytes: &'a [u8],
     pos: usize,
-    counters: usize,
+    ident: usize,
+    sizes: &'a [u8],
+    block_len: usize,
 }
 
 impl<'a> InstanceView<'a> {
@@ -765,12 +998,12 @@ impl<'a> InstanceView<'a> {
 
     /// The instance id.
     pub fn id(&self) -> u32 {
-        bytes::u32_at(self.bytes, self.pos.saturating_add(inf::ID))
+        bytes::u32_at(self.bytes, self.ident.saturating_add(idf::ID))
     }
 
-    /// The raw parent field: position in the parent object, or [`PARENT_NONE`].
+    /// The raw parent identity: position in the parent object, or [`PARENT_NONE`].
     pub fn parent(&self) -> u32 {
-        bytes::u32_at(self.bytes, self.pos.saturating_add(inf::PARENT))
+        bytes::u32_at(self.bytes, self.ident.saturating_add(idf::PARENT))
     }
 
     /// The parent's position, `None` for [`PARENT_NONE`].
@@ -780,10 +1013,13 @@ impl<'a> InstanceView<'a> {
 
     /// Name length in UTF-16 units.
     pub fn name_len(&self) -> usize {
-        usize::from(bytes::u16_at(
-            self.bytes,
-            self.pos.saturating_add(inf::NAME_LEN),
-        ))
+        (bytes::u32_at(self.bytes, self.pos.saturating_add(inf::NAME_LENGTH)) as usize / 2)
+            .saturating_sub(1)
+    }
+
+    /// Offset of the name area in the snapshot.
+    fn name_at(&self) -> usize {
+        self.pos.saturating_add(inf::LEN)
     }
 
     /// The name as UTF-16LE bytes (`2 × name_len()`, no terminator).
@@ -791,13 +1027,6 @@ impl<'a> InstanceView<'a> {
         let start = self.name_at();
         let end = start.saturating_add(2 * self.name_len());
         self.bytes.get(start..end).unwrap_or(&[])
-    }
-
-    /// Offset of the name area in the snapshot.
-    fn name_at(&self) -> usize {
-        self.pos
-            .saturating_add(inf::VALUES)
-            .saturating_add(8 * self.counters)
     }
 
     /// The name area: the name as UTF-16LE, a 0 unit, then zero bytes to a multiple of 8 —
@@ -810,7 +1039,14 @@ impl<'a> InstanceView<'a> {
 
     /// Bytes of the whole record.
     pub fn byte_len(&self) -> usize {
-        instance_len(self.name_len(), self.counters).unwrap_or(0)
+        instance_len(self.name_len(), self.block_len).unwrap_or(0)
+    }
+
+    /// The whole record: the V1 instance definition, its name and its counter block.
+    pub fn record(&self) -> &'a [u8] {
+        self.bytes
+            .get(self.pos..self.pos.saturating_add(self.byte_len()))
+            .unwrap_or(&[])
     }
 
     /// The name for the V1 writer: checked already (at most [`MAX_NAME_UNITS`] units, no NUL)
@@ -841,29 +1077,35 @@ impl<'a> InstanceView<'a> {
             .map(|c| u16::from_le_bytes(*c))
     }
 
-    /// The raw values as little-endian bytes (8 per counter).
-    pub fn values_bytes(&self) -> &'a [u8] {
-        let start = self.pos.saturating_add(inf::VALUES);
+    /// The counter block: `PERF_COUNTER_BLOCK` and the values, as a V1 reply holds them.
+    pub fn block(&self) -> &'a [u8] {
+        let start = self
+            .name_at()
+            .saturating_add(name_area_len(self.name_len()));
         self.bytes
-            .get(start..start.saturating_add(8 * self.counters))
+            .get(start..start.saturating_add(self.block_len))
             .unwrap_or(&[])
     }
 
-    /// The raw values, one per counter in counterset descriptor order.
+    /// The raw values, one per counter in counterset descriptor order (a 4-byte counter's
+    /// zero-extended, a 0-byte counter's 0).
     pub fn values(&self) -> impl ExactSizeIterator<Item = u64> + use<'a> {
-        self.values_bytes()
-            .as_chunks::<8>()
-            .0
-            .iter()
-            .map(|c| u64::from_le_bytes(*c))
+        let block = self.block();
+        slots(self.sizes).map(move |(offset, size)| {
+            let mut value = [0u8; 8];
+            if let (Some(dst), Some(src)) = (
+                value.get_mut(..size),
+                block.get(offset..offset.saturating_add(size)),
+            ) {
+                dst.copy_from_slice(src);
+            }
+            u64::from_le_bytes(value)
+        })
     }
 
     /// The raw value of counter `i`, `None` past the set's counter count.
     pub fn value(&self, i: usize) -> Option<u64> {
-        if i >= self.counters {
-            return None;
-        }
-        bytes::array::<8>(self.values_bytes(), 8 * i).map(u64::from_le_bytes)
+        self.values().nth(i)
     }
 }
 
@@ -871,133 +1113,34 @@ impl<'a> InstanceView<'a> {
 #[derive(Clone, Copy, Debug)]
 struct OpenSet {
     start: usize,
-    /// Offset of the next instance's entry in the offset table.
-    entry: usize,
+    /// Offset of the next instance's entry in the identity table.
+    ident: usize,
     written: bool,
     counters: u16,
+    block_len: usize,
     count: u32,
     added: u32,
 }
 
-// `write_instance` stores the fixed fields in this order.
-const _: () = assert!(
-    inf::ID == 0
-        && inf::PARENT == 4
-        && inf::NAME_LEN == 8
-        && inf::RESERVED == 10
-        && inf::VALUES == 16
-        && inf::LEN == 16
-);
-
-/// Stores `values` as little-endian words at the start of `dst`: up to 8 values as a fixed
-/// number of stores (measured: the general loop becomes a `memcpy` call, which costs more than
-/// the copy for a few counters).
+/// The first three words of an instance definition for a name of `units` units (at most
+/// [`MAX_NAME_UNITS`]): `ByteLength` and the zero `ParentObjectTitleIndex`; the zero
+/// `ParentObjectInstance` and `UniqueID` −1; `NameOffset` and `NameLength`.
 #[inline]
-fn put_values(dst: &mut [[u8; 8]], values: &[u64]) {
-    macro_rules! fixed {
-        ($($n:literal)*) => {
-            match values.len() {
-                $($n => {
-                    if let (Some(d), Some(v)) = (dst.first_chunk_mut::<$n>(), values.first_chunk::<$n>()) {
-                        for (d, v) in d.iter_mut().zip(v) {
-                            *d = v.to_le_bytes();
-                        }
-                    }
-                })*
-                _ => {
-                    for (d, v) in dst.iter_mut().zip(values) {
-                        *d = v.to_le_bytes();
-                    }
-                }
-            }
-        };
-    }
-    fixed!(1 2 3 4 5 6 7 8);
+const fn definition(units: usize) -> [[u8; 8]; 3] {
+    let area = name_area_len(units);
+    [
+        ((inf::LEN + area) as u64).to_le_bytes(),
+        DEF_WORD1.to_le_bytes(),
+        (NAME_OFFSET | ((2 * units + 2) as u64) << 32).to_le_bytes(),
+    ]
 }
 
-/// Writes an instance record into `record`, exactly its length: the fixed fields, the values
-/// as one block of little-endian `u64`s, then the name area (four units per word; the last
-/// word holds the last 0 to 3 units, the NUL and the padding). Every byte is written. Returns
-/// whether the name holds a 0 unit (found while copying: the caller refuses the instance).
+/// Copies `name` into its name area `area` (exactly `units / 4 + 1` words: four units per word;
+/// the last word holds the last 0 to 3 units, the NUL and the padding). Returns whether the
+/// name holds a 0 unit (found while copying: the caller refuses the instance).
 #[inline]
-fn write_instance(
-    record: &mut [u8],
-    id: u32,
-    parent: u32,
-    units: u16,
-    name: &[u16],
-    values: &[u64],
-) -> bool {
-    let Some((fixed, rest)) = record.split_first_chunk_mut::<{ inf::LEN }>() else {
-        return false;
-    };
-    // Two words: id and parent, then the name length and the reserved zeros.
-    let [i0, i1, i2, i3] = id.to_le_bytes();
-    let [p0, p1, p2, p3] = parent.to_le_bytes();
-    if let Some((head, tail)) = fixed.split_first_chunk_mut::<8>()
-        && let Some(tail) = tail.first_chunk_mut::<8>()
-    {
-        *head = [i0, i1, i2, i3, p0, p1, p2, p3];
-        *tail = u64::from(units).to_le_bytes();
-    }
-    let Some((values_area, name_area)) = rest.split_at_mut_checked(8 * values.len()) else {
-        return false;
-    };
-    put_values(values_area.as_chunks_mut::<8>().0, values);
-    let words = name_area.as_chunks_mut::<8>().0;
+fn put_name(area: &mut [[u8; 8]], name: &[u16]) -> bool {
     let (quads, tail) = name.as_chunks::<4>();
-    let mut zero = 0;
-    for (dst, quad) in words.iter_mut().zip(quads) {
-        let w = bytes::pack4(*quad);
-        zero |= bytes::zero_lanes(w);
-        *dst = w.to_le_bytes();
-    }
-    // 0 to 3 units, then the NUL and the padding.
-    let mut last = 0u64;
-    for (k, unit) in tail.iter().enumerate() {
-        zero |= u64::from(*unit == 0);
-        last |= u64::from(*unit) << (16 * k);
-    }
-    if let Some(dst) = words.get_mut(quads.len()) {
-        *dst = last.to_le_bytes();
-    }
-    zero != 0
-}
-
-/// One instance for [`SnapshotWriter::instances`]: its id, its parent ([`PARENT_NONE`] for
-/// none), its name (at most [`MAX_NAME_UNITS`] units, none 0) and its `N` values.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Record<'n, const N: usize> {
-    /// The instance id.
-    pub id: u32,
-    /// Zero-based position of the parent instance in the parent object, or [`PARENT_NONE`].
-    pub parent: u32,
-    /// The name, UTF-16, no terminator.
-    pub name: &'n [u16],
-    /// One raw value per counter, in counterset descriptor order.
-    pub values: [u64; N],
-}
-
-/// Writes `record` into `dst`, exactly its words (`2 + N + name length / 4 + 1`): the fixed
-/// fields, the values, then the name area (four units per word; the last word holds the last 0
-/// to 3 units, the NUL and the padding). Every byte is written. Returns whether the name holds
-/// a 0 unit (found while copying: the caller refuses the instance).
-#[inline]
-fn write_record<const N: usize>(dst: &mut [[u8; 8]], record: &Record<'_, N>) -> bool {
-    let Some(([head, len], rest)) = dst.split_first_chunk_mut::<2>() else {
-        return false;
-    };
-    let [i0, i1, i2, i3] = record.id.to_le_bytes();
-    let [p0, p1, p2, p3] = record.parent.to_le_bytes();
-    *head = [i0, i1, i2, i3, p0, p1, p2, p3];
-    *len = (record.name.len() as u64).to_le_bytes();
-    let Some((values, area)) = rest.split_first_chunk_mut::<N>() else {
-        return false;
-    };
-    for (d, v) in values.iter_mut().zip(&record.values) {
-        *d = v.to_le_bytes();
-    }
-    let (quads, tail) = record.name.as_chunks::<4>();
     let Some((last, full)) = area.split_last_mut() else {
         return false;
     };
@@ -1017,6 +1160,191 @@ fn write_record<const N: usize>(dst: &mut [[u8; 8]], record: &Record<'_, N>) -> 
     }
     *last = w.to_le_bytes();
     zero != 0
+}
+
+/// Writes a counter block into `block` (exactly its words): `ByteLength`, each value's low
+/// bytes where `slots` puts it, zeros elsewhere.
+#[inline]
+fn put_block(block: &mut [[u8; 8]], slots: impl Iterator<Item = (usize, usize)>, values: &[u64]) {
+    let byte_length = len32(8 * block.len());
+    block.fill([0; 8]);
+    let flat = block.as_flattened_mut();
+    if let Some(dst) = flat.first_chunk_mut::<4>() {
+        *dst = byte_length.to_le_bytes();
+    }
+    for ((offset, size), value) in slots.zip(values) {
+        let bytes = value.to_le_bytes();
+        if let (Some(dst), Some(src)) = (
+            flat.get_mut(offset..offset.saturating_add(size)),
+            bytes.get(..size),
+        ) {
+            dst.copy_from_slice(src);
+        }
+    }
+}
+
+/// Writes an instance record into `record` (exactly its words): the definition, the name area,
+/// the counter block of `block_words` words with `values` where `slots` puts them. Every byte is
+/// written. Returns whether the name holds a 0 unit.
+#[inline]
+fn write_record(
+    record: &mut [[u8; 8]],
+    name: &[u16],
+    block_words: usize,
+    slots: impl Iterator<Item = (usize, usize)>,
+    values: &[u64],
+) -> bool {
+    let Some((def, rest)) = record.split_first_chunk_mut::<3>() else {
+        return false;
+    };
+    *def = definition(name.len());
+    let Some((area, block)) = rest.split_at_mut_checked(rest.len().saturating_sub(block_words))
+    else {
+        return false;
+    };
+    put_block(block, slots, values);
+    put_name(area, name)
+}
+
+/// The sizes of a set's counters (0, 4 or 8 bytes each, in descriptor order) as a type: what
+/// [`SnapshotWriter::instances`] compiles its counter-block stores for. Implemented by the
+/// driver for each counterset, from its descriptors.
+pub trait CounterSizes<const N: usize> {
+    /// The sizes, as given to [`SnapshotWriter::begin_set`].
+    const SIZES: [u8; N];
+}
+
+/// One instance for [`SnapshotWriter::instances`]: its id, its parent ([`PARENT_NONE`] for
+/// none), its name (at most [`MAX_NAME_UNITS`] units, none 0) and its `N` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Record<'n, const N: usize> {
+    /// The instance id.
+    pub id: u32,
+    /// Zero-based position of the parent instance in the parent object, or [`PARENT_NONE`].
+    pub parent: u32,
+    /// The name, UTF-16, no terminator.
+    pub name: &'n [u16],
+    /// One raw value per counter, in counterset descriptor order.
+    pub values: [u64; N],
+}
+
+/// An identity table entry: the id, then the parent.
+#[inline]
+fn identity(id: u32, parent: u32) -> [u8; 8] {
+    (u64::from(id) | u64::from(parent) << 32).to_le_bytes()
+}
+
+/// Where [`SnapshotWriter::batch`] stopped: the position after the last record written, how
+/// many it wrote, the record it refused (id, parent, name), and whether for a NUL unit.
+struct BatchEnd<'n> {
+    pos: usize,
+    filled: u32,
+    refused: Option<(u32, u32, &'n [u16])>,
+    nul: bool,
+}
+
+/// A counter block for records of `N` values of known sizes, worked out at compile time:
+/// `ByteLength`, its words, and per value its word, the shift into it and the mask of its size
+/// (0 for a counter of no bytes), as `slots` places it.
+#[derive(Clone, Copy, Debug)]
+struct BlockPlan<const N: usize> {
+    byte_length: u32,
+    words: usize,
+    at: [(usize, u32, u64); N],
+}
+
+impl<const N: usize> BlockPlan<N> {
+    /// The plan of counters of `sizes` (each 0, 4 or 8: another size takes no bytes, and the
+    /// writer never uses the plan of such sizes, which no set can have).
+    #[allow(
+        clippy::indexing_slicing,
+        reason = "below N, checked; evaluated at compile time only"
+    )]
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "the 4-byte block header; offsets within a block of at most 8 200 bytes"
+    )]
+    const fn of(sizes: &[u8; N]) -> Self {
+        let mut at = [(0, 0, 0); N];
+        let mut end = bf::LEN as u32;
+        let mut rest: &[u8] = sizes;
+        let mut i = 0;
+        while let [size, tail @ ..] = rest {
+            let (offset, next) = match place_counter(end, *size as u32) {
+                Some(placed) => placed,
+                None => (end, end),
+            };
+            let mask = match *size {
+                8 => u64::MAX,
+                4 => 0xFFFF_FFFF,
+                _ => 0,
+            };
+            if i < N {
+                at[i] = ((offset / 8) as usize, 8 * (offset % 8), mask);
+            }
+            end = next;
+            rest = tail;
+            i += 1;
+        }
+        let block_len = round8(end as usize);
+        Self {
+            byte_length: block_len as u32,
+            words: block_len / 8,
+            at,
+        }
+    }
+
+    /// The block of `W` words: zeros and `ByteLength`, then each value's bytes, all plain
+    /// stores at offsets that are constants for a constant plan (building the words in a local
+    /// array first sent the block through the stack, whose wider reloads stalled).
+    #[inline]
+    fn write<const W: usize>(&self, block: &mut [[u8; 8]], values: &[u64; N]) {
+        let Some(block) = block.first_chunk_mut::<W>() else {
+            return;
+        };
+        *block = [[0; 8]; W];
+        let flat = block.as_flattened_mut();
+        if let Some(dst) = flat.first_chunk_mut::<4>() {
+            *dst = self.byte_length.to_le_bytes();
+        }
+        for ((word, shift, mask), value) in self.at.iter().zip(values) {
+            let at = 8 * word + (*shift as usize) / 8;
+            let Some(dst) = flat.get_mut(at..) else {
+                continue;
+            };
+            match *mask {
+                u64::MAX => {
+                    if let Some(dst) = dst.first_chunk_mut::<8>() {
+                        *dst = value.to_le_bytes();
+                    }
+                }
+                0xFFFF_FFFF => {
+                    if let Some(dst) = dst.first_chunk_mut::<4>() {
+                        #[allow(
+                            clippy::cast_possible_truncation,
+                            reason = "a 4-byte counter keeps the low half"
+                        )]
+                        let low = *value as u32;
+                        *dst = low.to_le_bytes();
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The block of any length.
+    fn write_any(&self, block: &mut [[u8; 8]], values: &[u64; N]) {
+        block.fill([0; 8]);
+        if let Some(first) = block.first_mut() {
+            *first = u64::from(self.byte_length).to_le_bytes();
+        }
+        for ((word, shift, mask), value) in self.at.iter().zip(values) {
+            if let Some(w) = block.get_mut(*word) {
+                *w = (u64::from_le_bytes(*w) | (value & mask) << shift).to_le_bytes();
+            }
+        }
+    }
 }
 
 /// Writes a snapshot into a caller's buffer, or measures it, without allocating or panicking.
@@ -1076,22 +1404,24 @@ impl<'a> SnapshotWriter<'a> {
         self.pos == HEADER_LEN
     }
 
-    /// Starts the set of counterset `index`, which must exceed the previous set's, with
-    /// `counter_count` values per instance and `instance_count` instances to follow (at most 1
-    /// for a single-instance set).
+    /// Starts the set of counterset `index`, which must exceed the previous set's, with one
+    /// counter per entry of `sizes` (each counter's size in bytes in the V1 counter block: 0, 4
+    /// or 8, in descriptor order) and `instance_count` instances to follow (at most 1 for a
+    /// single-instance set).
     ///
     /// # Errors
     /// [`SnapshotError::CountMismatch`] if the previous set is incomplete,
-    /// [`SnapshotError::BadIndex`], [`SnapshotError::LimitExceeded`] past a limit; an earlier
-    /// error again. Never [`SnapshotError::NoSpace`].
+    /// [`SnapshotError::BadIndex`], [`SnapshotError::BadCounterSize`],
+    /// [`SnapshotError::LimitExceeded`] past a limit; an earlier error again. Never
+    /// [`SnapshotError::NoSpace`].
     pub fn begin_set(
         &mut self,
         index: u16,
         multi: bool,
-        counter_count: u16,
+        sizes: &[u8],
         instance_count: u32,
     ) -> Result<(), SnapshotError> {
-        let result = self.begin_set_inner(index, multi, counter_count, instance_count);
+        let result = self.begin_set_inner(index, multi, sizes, instance_count);
         self.sticky(result)
     }
 
@@ -1099,7 +1429,7 @@ impl<'a> SnapshotWriter<'a> {
         &mut self,
         index: u16,
         multi: bool,
-        counter_count: u16,
+        sizes: &[u8],
         instance_count: u32,
     ) -> Result<(), SnapshotError> {
         if let Some(set) = self.set {
@@ -1120,34 +1450,50 @@ impl<'a> SnapshotWriter<'a> {
                 offset: at(sf::INDEX),
             });
         }
-        if counter_count > MAX_COUNTERS {
-            return Err(SnapshotError::LimitExceeded {
+        let counters = u16::try_from(sizes.len())
+            .ok()
+            .filter(|c| *c <= MAX_COUNTERS)
+            .ok_or(SnapshotError::LimitExceeded {
                 offset: at(sf::COUNTER_COUNT),
-            });
-        }
+            })?;
+        let block_len = block_len_of(sizes).map_err(|i| SnapshotError::BadCounterSize {
+            offset: at(sf::SIZES).saturating_add(i),
+        })?;
         if instance_count > (if multi { MAX_INSTANCES } else { 1 }) {
             return Err(SnapshotError::LimitExceeded {
                 offset: at(sf::INSTANCE_COUNT),
             });
         }
-        let len = set_head_len(instance_count as usize).ok_or(SnapshotError::LimitExceeded {
-            offset: at(sf::INSTANCE_COUNT),
-        })?;
-        let written = self.reserve(len, true)?;
+        let len = set_head_len(sizes.len(), instance_count as usize).ok_or(
+            SnapshotError::LimitExceeded {
+                offset: at(sf::INSTANCE_COUNT),
+            },
+        )?;
+        let written = self.reserve(len)?;
         if written {
+            // The fixed part and the sizes with their padding; each identity is written with
+            // its instance (a set ends only when all its instances are in).
+            bytes::zero(self.buf, start, sf::SIZES + round8(sizes.len()));
             let flags = if multi { SET_FLAG_MULTI } else { 0 };
             bytes::set_u16(self.buf, at(sf::INDEX), index);
             bytes::set_u16(self.buf, at(sf::FLAGS), flags);
-            bytes::set_u16(self.buf, at(sf::COUNTER_COUNT), counter_count);
+            bytes::set_u16(self.buf, at(sf::COUNTER_COUNT), counters);
+            bytes::set_u16(
+                self.buf,
+                at(sf::BLOCK_LEN),
+                u16::try_from(block_len).unwrap_or(u16::MAX),
+            );
             bytes::set_u32(self.buf, at(sf::INSTANCE_COUNT), instance_count);
+            bytes::put(self.buf, at(sf::SIZES), sizes);
         }
         self.set_count += 1;
         self.last_index = Some(index);
         self.set = Some(OpenSet {
             start,
-            entry: at(sf::OFFSETS),
+            ident: at(sf::SIZES + round8(sizes.len())),
             written,
-            counters: counter_count,
+            counters,
+            block_len,
             count: instance_count,
             added: 0,
         });
@@ -1159,7 +1505,7 @@ impl<'a> SnapshotWriter<'a> {
 
     /// Adds the next instance of the open set: its `id`, its `parent` ([`PARENT_NONE`] for
     /// none), its `name` (at most [`MAX_NAME_UNITS`] units, none 0) and exactly one value per
-    /// counter announced.
+    /// counter announced (a counter of 4 bytes keeps the value's low 32 bits, one of 0 none).
     ///
     /// # Errors
     /// [`SnapshotError::CountMismatch`] if the set already has all its instances (or none is
@@ -1173,120 +1519,61 @@ impl<'a> SnapshotWriter<'a> {
         name: &[u16],
         values: &[u64],
     ) -> Result<(), SnapshotError> {
-        // The usual case: no error so far, a set open and written, the right number of values,
-        // a name of a valid length, and room for the record.
-        if self.error.is_none()
-            && !self.overflow
-            && let Some(set) = self.set.as_mut()
-            && set.written
-            && values.len() == usize::from(set.counters)
-            && name.len() <= usize::from(MAX_NAME_UNITS)
-        {
-            let start = self.pos;
-            // Small: at most 16 + 8 × 1024 + 2 048 bytes past a position inside the buffer.
-            let end = start.saturating_add(inf::LEN + 8 * values.len() + name_area_len(name.len()));
-            if end <= MAX_TOTAL_LEN
-                && let Some(record) = self.buf.get_mut(start..end)
-            {
-                #[allow(
-                    clippy::cast_possible_truncation,
-                    reason = "at most MAX_NAME_UNITS, checked above"
-                )]
-                let units = name.len() as u16;
-                if !write_instance(record, id, parent, units, name, values) {
-                    bytes::set_u32(self.buf, set.entry, len32(start));
-                    set.entry = set.entry.saturating_add(4);
-                    set.added += 1;
-                    self.pos = end;
-                    if set.added == set.count {
-                        self.close_set();
-                    }
-                    return Ok(());
-                }
-                // A NUL unit: reported by the general path below.
-            }
-        }
-        self.instance_general(id, parent, name, values)
+        let result = self.instance_inner(id, parent, name, values);
+        self.sticky(result)
     }
 
     /// Adds the next instances of the open set, as many calls of [`instance`](Self::instance)
-    /// would, with `N` values each (a counter count known where the records are made): the
-    /// checks that hold for the whole set (no error so far, a set open and written with `N`
-    /// counters) are made once, and the loop keeps its position in registers, so each record
-    /// costs its copy, its length check and its offset-table entry.
+    /// would, with `N` values each, for a set begun with the sizes `L` names (a layout known
+    /// where the records are made, as the driver's and the benches' sets are): the counter
+    /// block's stores are worked out at compile time, the checks that hold for the whole set
+    /// (no error so far, a set open and written with those sizes) are made once, and the loop
+    /// keeps its position in registers, so each record costs its copy, its length check and its
+    /// identity. A set begun with other sizes takes the general path, one record at a time.
     ///
     /// # Errors
     /// As [`instance`](Self::instance), for the first record refused; the records after it are
     /// not read.
-    pub fn instances<'n, const N: usize, I>(&mut self, records: I) -> Result<(), SnapshotError>
+    pub fn instances<'n, L, const N: usize, I>(&mut self, records: I) -> Result<(), SnapshotError>
     where
+        L: CounterSizes<N>,
         I: IntoIterator<Item = Record<'n, N>>,
     {
         let mut records = records.into_iter();
         let Some(set) = self.set else {
             return self.instances_general(None, records);
         };
-        if self.error.is_some() || self.overflow || !set.written || usize::from(set.counters) != N {
+        let sizes = self
+            .buf
+            .get(set.start.saturating_add(sf::SIZES)..)
+            .and_then(|s| s.first_chunk::<N>());
+        if self.error.is_some()
+            || self.overflow
+            || !set.written
+            || usize::from(set.counters) != N
+            || sizes != Some(&L::SIZES)
+        {
             return self.instances_general(None, records);
         }
-        // The table's entries still to fill, then the space left for records (the format's
-        // limit included) as whole words: records are whole words from a multiple of 8.
-        let limit = self.buf.len().min(MAX_TOTAL_LEN);
-        let buf = self.buf.get_mut(..limit).unwrap_or_default();
-        let (head, rest) = buf.split_at_mut_checked(self.pos).unwrap_or_default();
-        let mut rest = rest.as_chunks_mut::<8>().0;
-        let mut table = head
-            .get_mut(set.entry..)
-            .unwrap_or_default()
-            .as_chunks_mut::<4>()
-            .0
-            .iter_mut()
-            .take((set.count - set.added) as usize);
-        let mut pos = self.pos;
-        // A record the loop does not write goes to the general path, which refuses it (too
-        // many records, a name too long) or only counts it (no room): so its values are never
-        // written and need not be kept. A name with a NUL unit is reported here, its record
-        // left as written, as `instance` leaves it.
-        let mut refused = None;
-        let mut nul = false;
-        let mut filled = 0;
-        for record in records.by_ref() {
-            let units = record.name.len();
-            let Some(slot) = table.next() else {
-                refused = Some((record.id, record.parent, record.name));
-                break;
-            };
-            // At most 2 + 1 024 + 256 words (a longer name is refused below).
-            let words = 2 + N + units / 4 + 1;
-            let dst = if units > usize::from(MAX_NAME_UNITS) {
-                None
-            } else {
-                rest.split_at_mut_checked(words)
-            };
-            let Some((dst, after)) = dst else {
-                refused = Some((record.id, record.parent, record.name));
-                break;
-            };
-            if write_record(dst, &record) {
-                refused = Some((record.id, record.parent, record.name));
-                nul = true;
-                break;
-            }
-            #[allow(
-                clippy::cast_possible_truncation,
-                reason = "inside the buffer, which is cut at MAX_TOTAL_LEN"
-            )]
-            {
-                *slot = (pos as u32).to_le_bytes();
-            }
-            pos += 8 * words;
-            rest = after;
-            filled += 1;
-        }
+        let plan = const { BlockPlan::<N>::of(&L::SIZES) };
+        // One loop, for the block's length, with the block built in registers and stored whole.
+        let end = match plan.words {
+            1 => self.batch(set, &mut records, 1, |b, v| plan.write::<1>(b, v)),
+            2 => self.batch(set, &mut records, 2, |b, v| plan.write::<2>(b, v)),
+            3 => self.batch(set, &mut records, 3, |b, v| plan.write::<3>(b, v)),
+            4 => self.batch(set, &mut records, 4, |b, v| plan.write::<4>(b, v)),
+            words => self.batch(set, &mut records, words, |b, v| plan.write_any(b, v)),
+        };
+        let BatchEnd {
+            pos,
+            filled,
+            refused,
+            nul,
+        } = end;
         let added = set.added + filled;
         self.pos = pos;
         self.set = Some(OpenSet {
-            entry: set.entry.saturating_add(4 * filled as usize),
+            ident: set.ident.saturating_add(idf::LEN * filled as usize),
             added,
             ..set
         });
@@ -1294,7 +1581,7 @@ impl<'a> SnapshotWriter<'a> {
             self.close_set();
         }
         if nul && let Some((_, _, name)) = refused {
-            return self.nul_unit(pos.saturating_add(inf::VALUES + 8 * N), name);
+            return self.nul_unit(pos.saturating_add(inf::LEN), name);
         }
         let refused = refused.map(|(id, parent, name)| Record {
             id,
@@ -1303,6 +1590,80 @@ impl<'a> SnapshotWriter<'a> {
             values: [0; N],
         });
         self.instances_general(refused, records)
+    }
+
+    /// The loop of [`Self::instances`] over the open set `set` (written, `N` counters), each
+    /// counter block of `block_words` words written by `write_block`; stops at the first record
+    /// it does not write.
+    #[inline]
+    fn batch<'n, const N: usize, I, B>(
+        &mut self,
+        set: OpenSet,
+        records: &mut I,
+        block_words: usize,
+        write_block: B,
+    ) -> BatchEnd<'n>
+    where
+        I: Iterator<Item = Record<'n, N>>,
+        B: Fn(&mut [[u8; 8]], &[u64; N]),
+    {
+        // The identities still to fill, then the space left for records (the format's limit
+        // included) as whole words: records are whole words from a multiple of 8.
+        let limit = self.buf.len().min(MAX_TOTAL_LEN);
+        let buf = self.buf.get_mut(..limit).unwrap_or_default();
+        let (head, rest) = buf.split_at_mut_checked(self.pos).unwrap_or_default();
+        let mut rest = rest.as_chunks_mut::<8>().0;
+        let mut table = head
+            .get_mut(set.ident..)
+            .unwrap_or_default()
+            .as_chunks_mut::<8>()
+            .0
+            .iter_mut()
+            .take((set.count - set.added) as usize);
+        let mut end = BatchEnd {
+            pos: self.pos,
+            filled: 0,
+            refused: None,
+            nul: false,
+        };
+        // A record the loop does not write goes to the general path, which refuses it (too
+        // many records, a name too long) or only counts it (no room): so its values are never
+        // written and need not be kept. A name with a NUL unit is reported here, its record
+        // left as written, as `instance` leaves it.
+        for record in records.by_ref() {
+            let units = record.name.len();
+            let Some(entry) = table.next() else {
+                end.refused = Some((record.id, record.parent, record.name));
+                break;
+            };
+            // At most 3 + 256 + 1 025 words (a longer name is refused below).
+            let area = units / 4 + 1;
+            let dst = if units > usize::from(MAX_NAME_UNITS) {
+                None
+            } else {
+                rest.split_at_mut_checked(3 + area + block_words)
+            };
+            let Some((dst, after)) = dst else {
+                end.refused = Some((record.id, record.parent, record.name));
+                break;
+            };
+            let Some((def, tail)) = dst.split_first_chunk_mut::<3>() else {
+                break;
+            };
+            *def = definition(units);
+            let (name, block) = tail.split_at_mut(area.min(tail.len()));
+            write_block(block, &record.values);
+            if put_name(name, record.name) {
+                end.refused = Some((record.id, record.parent, record.name));
+                end.nul = true;
+                break;
+            }
+            *entry = identity(record.id, record.parent);
+            end.pos += 8 * (3 + area + block_words);
+            rest = after;
+            end.filled += 1;
+        }
+        end
     }
 
     /// Reports the first NUL unit of the name whose area starts at `name_at`, as
@@ -1334,21 +1695,6 @@ impl<'a> SnapshotWriter<'a> {
         Ok(())
     }
 
-    /// [`Self::instance`] for every other case (errors, a measuring writer, no room): kept out
-    /// of line so the usual case saves and restores fewer registers.
-    #[cold]
-    #[inline(never)]
-    fn instance_general(
-        &mut self,
-        id: u32,
-        parent: u32,
-        name: &[u16],
-        values: &[u64],
-    ) -> Result<(), SnapshotError> {
-        let result = self.instance_inner(id, parent, name, values);
-        self.sticky(result)
-    }
-
     fn instance_inner(
         &mut self,
         id: u32,
@@ -1370,34 +1716,48 @@ impl<'a> SnapshotWriter<'a> {
         }
         let start = self.pos;
         let at = |off: usize| start.saturating_add(off);
-        let units = u16::try_from(name.len())
-            .ok()
-            .filter(|n| *n <= MAX_NAME_UNITS)
-            .ok_or(SnapshotError::BadName {
-                offset: at(inf::NAME_LEN),
-            })?;
-        let len = instance_len(name.len(), values.len()).ok_or(SnapshotError::LimitExceeded {
+        if name.len() > usize::from(MAX_NAME_UNITS) {
+            return Err(SnapshotError::BadName {
+                offset: at(inf::NAME_LENGTH),
+            });
+        }
+        let len = instance_len(name.len(), set.block_len).ok_or(SnapshotError::LimitExceeded {
             offset: hf::TOTAL_LEN,
         })?;
         // The name is checked for NUL units while it is copied (a refused instance leaves its
         // bytes in the buffer, but no snapshot is ever returned after an error); a measuring
-        // writer, or one out of space, checks it apart.
-        let nul = match self.buf.get_mut(start..at(len)) {
-            Some(record) if !self.overflow => {
-                write_instance(record, id, parent, units, name, values)
+        // writer, or one out of space, checks it apart. The sizes are read back from the set
+        // written before the record.
+        let (head, tail) = self.buf.split_at_mut_checked(start).unwrap_or_default();
+        let record = tail
+            .get_mut(..len)
+            .filter(|_| !self.overflow && set.written);
+        let nul = match record {
+            Some(record) => {
+                let sizes = head
+                    .get(set.start.saturating_add(sf::SIZES)..)
+                    .and_then(|s| s.get(..usize::from(set.counters)))
+                    .unwrap_or_default();
+                write_record(
+                    record.as_chunks_mut::<8>().0,
+                    name,
+                    set.block_len / 8,
+                    slots(sizes),
+                    values,
+                )
             }
-            _ => bytes::has_zero_unit(name),
+            None => bytes::has_zero_unit(name),
         };
         if nul && let Some(i) = name.iter().position(|u| *u == 0) {
             return Err(SnapshotError::BadName {
-                offset: at(inf::VALUES + 8 * values.len()).saturating_add(2 * i),
+                offset: at(inf::LEN).saturating_add(2 * i),
             });
         }
-        self.reserve(len, false)?;
+        self.reserve(len)?;
         if set.written {
-            bytes::set_u32(self.buf, set.entry, len32(start));
+            bytes::put(self.buf, set.ident, &identity(id, parent));
         }
-        set.entry = set.entry.saturating_add(4);
+        set.ident = set.ident.saturating_add(idf::LEN);
         set.added += 1;
         self.set = Some(set);
         if set.added == set.count {
@@ -1458,10 +1818,9 @@ impl<'a> SnapshotWriter<'a> {
         result
     }
 
-    /// Counts `len` more bytes; returns true if they fit (and everything before did), then
-    /// zeroes them if `zero` (so the caller writes its fields over zeroes; otherwise the caller
-    /// writes every byte).
-    fn reserve(&mut self, len: usize, zero: bool) -> Result<bool, SnapshotError> {
+    /// Counts `len` more bytes; returns true if they fit (and everything before did): the
+    /// caller then writes every one of them.
+    fn reserve(&mut self, len: usize) -> Result<bool, SnapshotError> {
         let start = self.pos;
         let end = start
             .checked_add(len)
@@ -1473,9 +1832,6 @@ impl<'a> SnapshotWriter<'a> {
         if self.overflow || end > self.buf.len() {
             self.overflow = true;
             return Ok(false);
-        }
-        if zero {
-            bytes::zero(self.buf, start, len);
         }
         Ok(true)
     }
@@ -1503,7 +1859,7 @@ mod tests {
     struct MSet {
         index: u16,
         multi: bool,
-        counters: u16,
+        sizes: Vec<u8>,
         instances: Vec<MInst>,
     }
 
@@ -1536,7 +1892,7 @@ mod tests {
 
     fn feed(wr: &mut SnapshotWriter<'_>, sets: &[MSet]) -> Result<(), SnapshotError> {
         for s in sets {
-            wr.begin_set(s.index, s.multi, s.counters, s.instances.len() as u32)?;
+            wr.begin_set(s.index, s.multi, &s.sizes, s.instances.len() as u32)?;
             for i in &s.instances {
                 wr.instance(i.id, i.parent, &i.name, &i.values)?;
             }
@@ -1583,7 +1939,7 @@ mod tests {
                 MSet {
                     index: set.index(),
                     multi: set.multi(),
-                    counters: set.counter_count(),
+                    sizes: set.counter_sizes().to_vec(),
                     instances,
                 }
             })
@@ -1606,31 +1962,31 @@ mod tests {
             MSet {
                 index: 0,
                 multi: false,
-                counters: 3,
+                sizes: vec![4, 8, 0],
                 instances: vec![inst(0, PARENT_NONE, "", &[1, u64::MAX, 0])],
             },
             MSet {
                 index: 1,
                 multi: false,
-                counters: 2,
+                sizes: vec![8, 8],
                 instances: vec![],
             },
             MSet {
                 index: 2,
                 multi: true,
-                counters: 2,
+                sizes: vec![4, 4],
                 instances: vec![],
             },
             MSet {
                 index: 3,
                 multi: true,
-                counters: 1,
+                sizes: vec![4],
                 instances: vec![inst(7, PARENT_NONE, "_Total", &[42])],
             },
             MSet {
                 index: 9,
                 multi: true,
-                counters: 2,
+                sizes: vec![8, 4],
                 instances: vec![
                     inst(1, PARENT_NONE, "a", &[1, 2]),
                     inst(2, 0, "Ünïcødé 名前 😀", &[3, 4]),
@@ -1651,7 +2007,7 @@ mod tests {
             MSet {
                 index: u16::MAX,
                 multi: true,
-                counters: 0,
+                sizes: vec![],
                 instances: vec![inst(5, PARENT_NONE, "no counters", &[])],
             },
         ]
@@ -1662,40 +2018,59 @@ mod tests {
         let sets = [MSet {
             index: 5,
             multi: true,
-            counters: 1,
-            instances: vec![inst(0x11, PARENT_NONE, "ab", &[0x0102_0304_0506_0708])],
+            sizes: vec![4, 8],
+            instances: vec![inst(
+                0x11,
+                PARENT_NONE,
+                "ab",
+                &[0x0506_0708, 0x0102_0304_0506_0708],
+            )],
         }];
         let bytes = round_trip(&sets);
         let mut expect = Vec::new();
         expect.extend_from_slice(b"PCWS");
-        expect.extend_from_slice(&2u16.to_le_bytes());
+        expect.extend_from_slice(&3u16.to_le_bytes());
         expect.extend_from_slice(&40u16.to_le_bytes());
-        expect.extend_from_slice(&96u32.to_le_bytes()); // total
+        expect.extend_from_slice(&120u32.to_le_bytes()); // total
         expect.extend_from_slice(&1u32.to_le_bytes()); // sets
         expect.extend_from_slice(&HDR.perf_time.to_le_bytes());
         expect.extend_from_slice(&HDR.perf_freq.to_le_bytes());
         expect.extend_from_slice(&HDR.system_time.to_le_bytes());
-        // set at 40: len 56, index 5, multi, 1 counter, reserved, 1 instance, table [64] + pad
-        expect.extend_from_slice(&56u32.to_le_bytes());
+        // set at 40: len 80, index 5, multi, 2 counters, counter block 16 bytes, 1 instance,
+        // the sizes 4 and 8 and their padding, the identity (id, parent)
+        expect.extend_from_slice(&80u32.to_le_bytes());
         expect.extend_from_slice(&5u16.to_le_bytes());
         expect.extend_from_slice(&1u16.to_le_bytes());
-        expect.extend_from_slice(&1u16.to_le_bytes());
-        expect.extend_from_slice(&0u16.to_le_bytes());
+        expect.extend_from_slice(&2u16.to_le_bytes());
+        expect.extend_from_slice(&16u16.to_le_bytes());
         expect.extend_from_slice(&1u32.to_le_bytes());
-        expect.extend_from_slice(&64u32.to_le_bytes());
-        expect.extend_from_slice(&[0; 4]);
-        // instance at 64: id, parent, name len 2, reserved, the value, then "ab", the NUL and
-        // padding to 8 bytes (a V1 name area)
+        expect.extend_from_slice(&[4, 8, 0, 0, 0, 0, 0, 0]);
         expect.extend_from_slice(&0x11u32.to_le_bytes());
         expect.extend_from_slice(&u32::MAX.to_le_bytes());
-        expect.extend_from_slice(&2u16.to_le_bytes());
-        expect.extend_from_slice(&[0; 6]);
-        expect.extend_from_slice(&0x0102_0304_0506_0708u64.to_le_bytes());
+        // instance at 72, a V1 instance: ByteLength 32, ParentObjectTitleIndex 0,
+        // ParentObjectInstance 0, UniqueID -1, NameOffset 24, NameLength 6; "ab", the NUL and
+        // padding to 8 bytes; the counter block: ByteLength 16, the 4-byte value at 4, the
+        // 8-byte value at 8
+        expect.extend_from_slice(&32u32.to_le_bytes());
+        expect.extend_from_slice(&0u32.to_le_bytes());
+        expect.extend_from_slice(&0u32.to_le_bytes());
+        expect.extend_from_slice(&(-1i32).to_le_bytes());
+        expect.extend_from_slice(&24u32.to_le_bytes());
+        expect.extend_from_slice(&6u32.to_le_bytes());
         expect.extend_from_slice(b"a\0b\0\0\0\0\0");
+        expect.extend_from_slice(&16u32.to_le_bytes());
+        expect.extend_from_slice(&0x0506_0708u32.to_le_bytes());
+        expect.extend_from_slice(&0x0102_0304_0506_0708u64.to_le_bytes());
         let snap = Snapshot::parse(&bytes).unwrap();
         let set = snap.sets().next().unwrap();
         assert_eq!(set.name_areas_len(), 8);
-        assert_eq!(set.instance(0).unwrap().name_area(), b"a\0b\0\0\0\0\0");
+        assert_eq!(set.block_len(), 16);
+        assert_eq!(set.counter_layout().collect::<Vec<_>>(), [(4, 4), (8, 8)]);
+        assert_eq!(set.records(), &expect[72..]);
+        let instance = set.instance(0).unwrap();
+        assert_eq!(instance.name_area(), b"a\0b\0\0\0\0\0");
+        assert_eq!(instance.block(), &expect[104..]);
+        assert_eq!(instance.record(), &expect[72..]);
         assert_eq!(bytes, expect);
     }
 
@@ -1781,9 +2156,9 @@ mod tests {
         };
         // Too few instances, then another set.
         let (r, fin) = run(&|wr| {
-            wr.begin_set(0, true, 1, 2)?;
+            wr.begin_set(0, true, &[8], 2)?;
             wr.instance(0, PARENT_NONE, &[], &[1])?;
-            wr.begin_set(1, true, 1, 0)
+            wr.begin_set(1, true, &[8], 0)
         });
         let mismatch = E::CountMismatch {
             expected: 2,
@@ -1795,12 +2170,12 @@ mod tests {
             "errors are sticky"
         );
         // Too few instances at finish.
-        let (r, fin) = run(&|wr| wr.begin_set(0, true, 1, 1));
+        let (r, fin) = run(&|wr| wr.begin_set(0, true, &[8], 1));
         assert_eq!(r, Ok(()));
         assert_eq!(fin, Err(mismatch_of(1, 0)));
         // Too many instances, and an instance without a set.
         let (r, _) = run(&|wr| {
-            wr.begin_set(0, true, 1, 1)?;
+            wr.begin_set(0, true, &[8], 1)?;
             wr.instance(0, PARENT_NONE, &[], &[1])?;
             wr.instance(1, PARENT_NONE, &[], &[1])
         });
@@ -1809,26 +2184,37 @@ mod tests {
         assert_eq!(r, Err(mismatch_of(0, 1)));
         // Wrong number of values.
         let (r, _) = run(&|wr| {
-            wr.begin_set(0, true, 2, 1)?;
+            wr.begin_set(0, true, &[8, 4], 1)?;
             wr.instance(0, PARENT_NONE, &[], &[1])
         });
         assert_eq!(r, Err(mismatch_of(2, 1)));
         // Index order.
         let (r, _) = run(&|wr| {
-            wr.begin_set(3, true, 0, 0)?;
-            wr.begin_set(3, true, 0, 0)
+            wr.begin_set(3, true, &[], 0)?;
+            wr.begin_set(3, true, &[], 0)
         });
         assert_eq!(r, Err(E::BadIndex { offset: 56 + 4 }));
         // Limits.
-        let (r, _) = run(&|wr| wr.begin_set(0, false, 1, 2));
+        let (r, _) = run(&|wr| wr.begin_set(0, false, &[8], 2));
         assert_eq!(r, Err(E::LimitExceeded { offset: 40 + 12 }));
-        let (r, _) = run(&|wr| wr.begin_set(0, true, 1, MAX_INSTANCES + 1));
+        let (r, _) = run(&|wr| wr.begin_set(0, true, &[8], MAX_INSTANCES + 1));
         assert_eq!(r, Err(E::LimitExceeded { offset: 40 + 12 }));
-        let (r, _) = run(&|wr| wr.begin_set(0, true, MAX_COUNTERS + 1, 0));
+        let too_many = vec![4u8; usize::from(MAX_COUNTERS) + 1];
+        let (r, _) = run(&|wr| wr.begin_set(0, true, &too_many, 0));
         assert_eq!(r, Err(E::LimitExceeded { offset: 40 + 8 }));
+        // Counter sizes: only 0, 4 and 8.
+        for size in [1u8, 2, 3, 5, 16, 255] {
+            let (r, _) = run(&|wr| wr.begin_set(0, true, &[8, size], 0));
+            assert_eq!(
+                r,
+                Err(E::BadCounterSize {
+                    offset: 40 + 16 + 1
+                })
+            );
+        }
         let (r, _) = run(&|wr| {
             for i in 0..=MAX_SETS {
-                wr.begin_set(i as u16, false, 0, 0)?;
+                wr.begin_set(i as u16, false, &[], 0)?;
             }
             Ok(())
         });
@@ -1836,27 +2222,29 @@ mod tests {
         // Names.
         let long = vec![0x41u16; usize::from(MAX_NAME_UNITS) + 1];
         let (r, _) = run(&|wr| {
-            wr.begin_set(0, true, 0, 1)?;
+            wr.begin_set(0, true, &[], 1)?;
             wr.instance(0, PARENT_NONE, &long, &[])
         });
-        assert_eq!(r, Err(E::BadName { offset: 64 + 8 }));
+        // The set at 40 takes 16 bytes and one identity: the record starts at 64.
+        assert_eq!(r, Err(E::BadName { offset: 64 + 20 }));
         let (r, _) = run(&|wr| {
-            wr.begin_set(0, true, 0, 1)?;
+            wr.begin_set(0, true, &[], 1)?;
             wr.instance(0, PARENT_NONE, &[0x41, 0, 0x42], &[])
         });
         assert_eq!(
             r,
             Err(E::BadName {
-                offset: 64 + 16 + 2
+                offset: 64 + 24 + 2
             })
         );
         // The total length is bounded without ever allocating it: MAX_SETS sets of
         // MAX_INSTANCES instances of MAX_COUNTERS counters exceed u32.
         let mut wr = SnapshotWriter::measuring(HDR);
         let values = vec![0u64; usize::from(MAX_COUNTERS)];
+        let sizes = vec![8u8; usize::from(MAX_COUNTERS)];
         let mut result = Ok(());
         'outer: for s in 0..MAX_SETS {
-            if let Err(e) = wr.begin_set(s as u16, true, MAX_COUNTERS, MAX_INSTANCES) {
+            if let Err(e) = wr.begin_set(s as u16, true, &sizes, MAX_INSTANCES) {
                 result = Err(e);
                 break;
             }
@@ -1891,9 +2279,17 @@ mod tests {
             with(4, &1u16.to_le_bytes()),
             Err(E::UnsupportedVersion {
                 found: 1,
-                supported: 2
+                supported: 3
             }),
             "version 1 put names before values, padded differently"
+        );
+        assert_eq!(
+            with(4, &2u16.to_le_bytes()),
+            Err(E::UnsupportedVersion {
+                found: 2,
+                supported: 3
+            }),
+            "version 2 kept u64 values and an offset table"
         );
         assert_eq!(
             with(6, &48u16.to_le_bytes()),
@@ -1907,12 +2303,12 @@ mod tests {
         let mut longer = good.clone();
         longer.extend_from_slice(&[0; 8]);
         assert_eq!(Snapshot::parse(&longer), Err(E::BadLength { offset: 8 }));
-        // A version-3 header is reported as such even when it is shorter than ours.
+        // A version-4 header is reported as such even when it is shorter than ours.
         assert_eq!(
-            Snapshot::parse(b"PCWS\x03\x00"),
+            Snapshot::parse(b"PCWS\x04\x00"),
             Err(E::UnsupportedVersion {
-                found: 3,
-                supported: 2
+                found: 4,
+                supported: 3
             })
         );
         assert_eq!(Snapshot::parse(b"PCW"), Err(E::Truncated { offset: 3 }));
@@ -1925,34 +2321,22 @@ mod tests {
             Err(E::Reserved { offset: first + 6 })
         );
         assert_eq!(
-            with(first + 10, &1u16.to_le_bytes()),
-            Err(E::Reserved { offset: first + 10 })
+            with(first + 10, &8u16.to_le_bytes()),
+            Err(E::BadLength { offset: first + 10 }),
+            "a counter block length other than the sizes give"
+        );
+        assert_eq!(
+            with(first + 17, &[3]),
+            Err(E::BadCounterSize { offset: first + 17 })
         );
         let set = snap.find_set(3).unwrap();
         assert_eq!(
-            with(set.offset() + 20, &[1]),
+            with(set.offset() + 17, &[1]),
             Err(E::Reserved {
-                offset: set.offset() + 20
+                offset: set.offset() + 17
             }),
-            "offset-table padding"
+            "counter-size padding"
         );
-        let big = snap.find_set(9).unwrap();
-        let entry = big.offset() + 16 + 4;
-        let moved = (big.instance(1).unwrap().offset() as u32 + 8).to_le_bytes();
-        assert_eq!(
-            with(entry, &moved),
-            Err(E::BadLength { offset: entry }),
-            "an offset-table entry that is not where its instance is"
-        );
-        let i = set.instance(0).unwrap();
-        for reserved in 10..16 {
-            assert_eq!(
-                with(i.offset() + reserved, &[1]),
-                Err(E::Reserved {
-                    offset: i.offset() + reserved
-                })
-            );
-        }
         // Index order.
         let second = snap.sets().nth(1).unwrap().offset();
         assert_eq!(
@@ -1967,6 +2351,78 @@ mod tests {
     }
 
     #[test]
+    fn record_fields_are_checked() {
+        use SnapshotError as E;
+        let good = encode(HDR, &hand_cases());
+        let with = |off: usize, patch: &[u8]| {
+            let mut b = good.clone();
+            b[off..off + patch.len()].copy_from_slice(patch);
+            Snapshot::parse(&b).map(|_| ())
+        };
+        let snap = Snapshot::parse(&good).unwrap();
+        let set = snap.find_set(3).unwrap();
+        // The instance definition's fixed fields, and the counter block's.
+        let i = set.instance(0).unwrap();
+        for fixed in 4..12 {
+            assert_eq!(
+                with(i.offset() + fixed, &[1]),
+                Err(E::Reserved {
+                    offset: i.offset() + fixed
+                }),
+                "ParentObjectTitleIndex and ParentObjectInstance are zero"
+            );
+        }
+        assert_eq!(
+            with(i.offset() + 12, &[0, 0, 0, 0]),
+            Err(E::Reserved {
+                offset: i.offset() + 12
+            }),
+            "UniqueID is PERF_NO_UNIQUE_ID"
+        );
+        assert_eq!(
+            with(i.offset() + 16, &32u32.to_le_bytes()),
+            Err(E::BadLength {
+                offset: i.offset() + 16
+            }),
+            "NameOffset is 24"
+        );
+        assert_eq!(
+            with(i.offset(), &48u32.to_le_bytes()),
+            Err(E::BadLength { offset: i.offset() }),
+            "ByteLength covers the definition and the name area"
+        );
+        let block = i.offset() + i.byte_len() - i.block().len();
+        assert_eq!(
+            with(block, &16u32.to_le_bytes()),
+            Err(E::BadLength { offset: block }),
+            "the counter block's ByteLength"
+        );
+        // Set 3 has one 4-byte counter: its block is 8 bytes, the value in the second half.
+        assert_eq!(i.block(), [8, 0, 0, 0, 42, 0, 0, 0]);
+        let set0 = snap.find_set(0).unwrap().instance(0).unwrap();
+        // Set 0's counters: 4 bytes at 4, 8 bytes at 8, none at 16; the block is 16 bytes.
+        assert_eq!(set0.block().len(), 16);
+        let block0 = set0.offset() + set0.byte_len() - 16;
+        assert_eq!(
+            with(block0 + 4, &[9]),
+            Ok(()),
+            "a value byte takes any value"
+        );
+        let big = snap.find_set(9).unwrap().instance(0).unwrap();
+        // Set 9's counters: 8 bytes at 8, 4 bytes at 16; bytes 4..8 and 20..24 are padding.
+        let block9 = big.offset() + big.byte_len() - 24;
+        for pad in [4, 7, 20, 23] {
+            assert_eq!(
+                with(block9 + pad, &[1]),
+                Err(E::Reserved {
+                    offset: block9 + pad
+                }),
+                "counter-block padding at {pad}"
+            );
+        }
+    }
+
+    #[test]
     fn name_areas_are_checked_and_add_up() {
         use SnapshotError as E;
         let good = encode(HDR, &hand_cases());
@@ -1976,14 +2432,13 @@ mod tests {
             Snapshot::parse(&b).map(|_| ())
         };
         let snap = Snapshot::parse(&good).unwrap();
-        // "a" in set 9 (2 counters): values at +16, the name at +32, its NUL at +34, padding
-        // from +36 to +40.
+        // "a" in set 9: the name at +24, its NUL at +26, padding from +28 to +32.
         let a = snap.find_set(9).unwrap().instance(0).unwrap();
         for (at, what) in [
-            (34, "the NUL"),
-            (35, "the NUL"),
-            (37, "name padding"),
-            (39, "name padding"),
+            (26, "the NUL"),
+            (27, "the NUL"),
+            (29, "name padding"),
+            (31, "name padding"),
         ] {
             assert_eq!(
                 with(a.offset() + at, &[9]),
@@ -1994,18 +2449,21 @@ mod tests {
             );
         }
         assert_eq!(
-            with(a.offset() + 32, &[0, 0]),
+            with(a.offset() + 24, &[0, 0]),
             Err(E::BadName {
-                offset: a.offset() + 32
+                offset: a.offset() + 24
             }),
             "NUL unit"
         );
-        assert_eq!(
-            with(a.offset() + 8, &(MAX_NAME_UNITS + 1).to_le_bytes()),
-            Err(E::BadName {
-                offset: a.offset() + 8
-            })
-        );
+        for name_length in [2 * u32::from(MAX_NAME_UNITS) + 4, 0, 3, 5] {
+            assert_eq!(
+                with(a.offset() + 20, &name_length.to_le_bytes()),
+                Err(E::BadName {
+                    offset: a.offset() + 20
+                }),
+                "NameLength {name_length}"
+            );
+        }
         // Every name area ends its record, and each set knows their total without a walk.
         for set in snap.sets() {
             let areas: usize = set.instances().map(|i| i.name_area().len()).sum();
@@ -2020,8 +2478,11 @@ mod tests {
                 );
                 assert_eq!(
                     i.offset() + i.byte_len(),
-                    i.name_area().as_ptr() as usize - good.as_ptr() as usize + i.name_area().len()
+                    i.name_area().as_ptr() as usize - good.as_ptr() as usize
+                        + i.name_area().len()
+                        + set.block_len()
                 );
+                assert_eq!(i.block().len(), set.block_len());
             }
         }
     }
@@ -2039,6 +2500,7 @@ mod tests {
             SnapshotError::Truncated { offset: 3 },
             SnapshotError::BadLength { offset: 8 },
             SnapshotError::LimitExceeded { offset: 12 },
+            SnapshotError::BadCounterSize { offset: 57 },
             SnapshotError::BadName { offset: 76 },
             SnapshotError::Reserved { offset: 46 },
             SnapshotError::BadIndex { offset: 44 },
@@ -2060,7 +2522,16 @@ mod tests {
         );
     }
 
-    fn arb_inst(counters: u16) -> impl Strategy<Value = MInst> {
+    /// A value that fits a counter of `size` bytes (so that it decodes as given).
+    fn arb_value(size: u8) -> BoxedStrategy<u64> {
+        match size {
+            8 => any::<u64>().boxed(),
+            4 => any::<u32>().prop_map(u64::from).boxed(),
+            _ => Just(0).boxed(),
+        }
+    }
+
+    fn arb_inst(sizes: Vec<u8>) -> impl Strategy<Value = MInst> {
         (
             any::<u32>(),
             prop_oneof![Just(PARENT_NONE), 0u32..8],
@@ -2068,7 +2539,7 @@ mod tests {
                 4 => proptest::collection::vec(1u16..=u16::MAX, 0..12),
                 1 => proptest::collection::vec(1u16..=u16::MAX, 1000..=1023),
             ],
-            proptest::collection::vec(any::<u64>(), usize::from(counters)),
+            sizes.into_iter().map(arb_value).collect::<Vec<_>>(),
         )
             .prop_map(|(id, parent, name, values)| MInst {
                 id,
@@ -2078,15 +2549,22 @@ mod tests {
             })
     }
 
+    fn arb_sizes() -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec(
+            prop_oneof![3 => Just(8u8), 3 => Just(4u8), 1 => Just(0u8)],
+            0..6,
+        )
+    }
+
     fn arb_sets() -> impl Strategy<Value = Vec<MSet>> {
         proptest::collection::vec(
-            (any::<bool>(), 0u16..6, 1u16..200).prop_flat_map(|(multi, counters, step)| {
+            (any::<bool>(), arb_sizes(), 1u16..200).prop_flat_map(|(multi, sizes, step)| {
                 let max = if multi { 6 } else { 1 };
                 (
                     Just(step),
                     Just(multi),
-                    Just(counters),
-                    proptest::collection::vec(arb_inst(counters), 0..=max),
+                    Just(sizes.clone()),
+                    proptest::collection::vec(arb_inst(sizes), 0..=max),
                 )
             }),
             0..5,
@@ -2094,12 +2572,12 @@ mod tests {
         .prop_map(|raw| {
             let mut index = 0u16;
             raw.into_iter()
-                .map(|(step, multi, counters, instances)| {
+                .map(|(step, multi, sizes, instances)| {
                     index = index.saturating_add(step);
                     MSet {
                         index,
                         multi,
-                        counters,
+                        sizes,
                         instances,
                     }
                 })
@@ -2150,29 +2628,39 @@ mod tests {
                 size: 4,
                 what: "set length",
             });
-            if set.instance_count() > 0 {
-                // With no instance the counter count is not observable in the bytes.
-                fields.push(Field {
-                    offset: p + 8,
-                    size: 2,
-                    what: "counter count",
-                });
-            }
+            // The counter count is left out: one more counter of size 0 (the padding byte
+            // after the sizes) lays the block out the same, so the result is a valid snapshot.
+            fields.push(Field {
+                offset: p + 10,
+                size: 2,
+                what: "block length",
+            });
             fields.push(Field {
                 offset: p + 12,
                 size: 4,
                 what: "instance count",
             });
-            for (i, instance) in set.instances().enumerate() {
+            for instance in set.instances() {
                 fields.push(Field {
-                    offset: p + 16 + 4 * i,
+                    offset: instance.offset(),
                     size: 4,
-                    what: "offset table entry",
+                    what: "byte length",
                 });
                 fields.push(Field {
-                    offset: instance.offset() + 8,
-                    size: 2,
+                    offset: instance.offset() + 16,
+                    size: 4,
+                    what: "name offset",
+                });
+                fields.push(Field {
+                    offset: instance.offset() + 20,
+                    size: 4,
                     what: "name length",
+                });
+                let block = instance.offset() + instance.byte_len() - set.block_len();
+                fields.push(Field {
+                    offset: block,
+                    size: 4,
+                    what: "block byte length",
                 });
             }
         }
@@ -2181,7 +2669,7 @@ mod tests {
 
     /// Whether `err` is a right rejection of the field `what` bumped. A bumped count moves
     /// the records it describes, so the mismatch may surface as the count itself (a limit) or
-    /// as the first length, offset, padding byte or name unit that no longer lines up.
+    /// as the first length, size, padding byte or name that no longer lines up.
     fn expected_rejection(
         what: &str,
         err: Result<Snapshot<'_>, SnapshotError>,
@@ -2194,12 +2682,15 @@ mod tests {
             Err(E::LimitExceeded { .. }) => {
                 matches!(what, "set count" | "counter count" | "instance count")
             }
-            // The offset table grows over its padding or the first instance; a bumped counter
-            // count moves the name areas, which start after the values.
+            // A count moves the sizes, the identities or the records over bytes of another
+            // kind.
+            Err(E::BadCounterSize { .. }) => what == "counter count",
             Err(E::Reserved { .. }) => {
+                matches!(what, "instance count" | "counter count")
+            }
+            Err(E::BadName { .. }) => {
                 matches!(what, "name length" | "instance count" | "counter count")
             }
-            Err(E::BadName { .. }) => matches!(what, "name length" | "counter count"),
             _ => false,
         }
     }
@@ -2234,7 +2725,7 @@ mod tests {
                 prop_assert_eq!(Snapshot::parse(&good[..len]), Err(E::Truncated { offset: len }));
             }
             // Version and magic.
-            for version in [0u16, 1, 3, u16::MAX] {
+            for version in [0u16, 1, 2, 4, u16::MAX] {
                 let mut b = good.clone();
                 b[4..6].copy_from_slice(&version.to_le_bytes());
                 prop_assert_eq!(Snapshot::parse(&b), Err(E::UnsupportedVersion { found: version, supported: SNAPSHOT_VERSION }));
@@ -2282,6 +2773,17 @@ mod tests {
         }
     }
 
+    /// The layout [`batch_writes_what_single_calls_write`] compiles its batches for (a set of
+    /// other sizes takes the general path).
+    struct Layout;
+    impl CounterSizes<3> for Layout {
+        const SIZES: [u8; 3] = [8, 8, 4];
+    }
+    struct One;
+    impl CounterSizes<1> for One {
+        const SIZES: [u8; 1] = [8];
+    }
+
     /// Names for [`batch_writes_what_single_calls_write`]: mostly valid, some with NUL units,
     /// some too long.
     fn arb_batch_name() -> impl Strategy<Value = Vec<u16>> {
@@ -2303,7 +2805,11 @@ mod tests {
         fn batch_writes_what_single_calls_write(
             names in proptest::collection::vec(arb_batch_name(), 0..8),
             announced in 0u32..10,
-            counters in prop_oneof![4 => Just(3u16), 1 => Just(2u16)],
+            sizes in prop_oneof![
+                3 => Just(vec![8u8, 8, 4]),
+                1 => Just(vec![8u8, 4, 8]),
+                1 => Just(vec![8u8, 8])
+            ],
             cap in prop_oneof![Just(4096usize), 0usize..3000],
             measuring in any::<bool>(),
             split in 0usize..8,
@@ -2326,18 +2832,18 @@ mod tests {
                     SnapshotWriter::new(&mut buf, HDR)
                 };
                 let mut feed = || {
-                    wr.begin_set(2, true, counters, announced)?;
+                    wr.begin_set(2, true, &sizes, announced)?;
                     if batch {
                         let (a, b) = records.split_at(split.min(records.len()));
-                        wr.instances(a.iter().copied())?;
-                        wr.instances(b.iter().copied())?;
+                        wr.instances::<Layout, _, _>(a.iter().copied())?;
+                        wr.instances::<Layout, _, _>(b.iter().copied())?;
                     } else {
                         for r in &records {
                             wr.instance(r.id, r.parent, r.name, &r.values)?;
                         }
                     }
-                    wr.begin_set(5, false, 1, 1)?;
-                    wr.instances([Record { id: 0, parent: PARENT_NONE, name: &[], values: [9] }])
+                    wr.begin_set(5, false, &[8], 1)?;
+                    wr.instances::<One, _, _>([Record { id: 0, parent: PARENT_NONE, name: &[], values: [9] }])
                 };
                 let result = feed();
                 let finished = wr.finish();
@@ -2357,7 +2863,14 @@ mod tests {
                     .collect();
                 let given: Vec<(u32, u32, Vec<u16>, Vec<u64>)> = records
                     .iter()
-                    .map(|r| (r.id, r.parent, r.name.to_vec(), r.values.to_vec()))
+                    .map(|r| {
+                        // A 4-byte counter keeps the low half.
+                        let values = r.values.iter().zip(&sizes).map(|(v, s)| match s {
+                            4 => v & 0xFFFF_FFFF,
+                            _ => *v,
+                        });
+                        (r.id, r.parent, r.name.to_vec(), values.collect())
+                    })
                     .collect();
                 prop_assert_eq!(decoded, given);
             }

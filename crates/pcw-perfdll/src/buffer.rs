@@ -4,8 +4,8 @@
 //! more room — at most once per growth of the driver's data, never in steady state.
 //!
 //! It is backed by `u64`s so the bytes are 8-aligned: instance names, which the snapshot
-//! format places at even offsets from its 8-aligned start, can then be lent to the V1 writer
-//! as `&[u16]` without copying ([`units`]).
+//! format places at even offsets from its 8-aligned start, can then be read as `&[u16]`
+//! without copying ([`units`]).
 
 /// Largest snapshot the DLL accepts (64 MiB).
 pub const MAX_SNAPSHOT_LEN: usize = 64 * 1024 * 1024;

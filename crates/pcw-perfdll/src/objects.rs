@@ -6,14 +6,15 @@
 //!
 //! Mapping, per catalog object (manifest index `i`), from the snapshot set of index `i`:
 //! * kind: the manifest's (a snapshot whose flag disagrees is refused in [`check`]);
-//! * instances: the set's, in order, read in place by `pcw_core::v1::from_snapshot::SetObject`:
-//!   names copied as the V1 name areas the snapshot stores (`UniqueID = PERF_NO_UNIQUE_ID`,
-//!   V1's name-identified convention); `ParentObjectTitleIndex = 0` since the manifest declares
-//!   no parent objects (the snapshot's parent positions are therefore not used);
-//! * values: the instance's raw `u64`s in manifest order, one per counter definition, lent
-//!   without copying (pcw-core writes 4-byte counters from the low half); a set with a
-//!   different counter count makes pcw-core refuse the reply (`ValueCount`), which is logged;
-//! * sizes: a set's reply size follows from its length, so the writer reads each instance once;
+//! * instances: the set's, in order, copied by `pcw_core::v1::from_snapshot::SetObject`: the
+//!   snapshot's records are the V1 instance definitions, names and counter blocks
+//!   (`UniqueID = PERF_NO_UNIQUE_ID`, V1's name-identified convention;
+//!   `ParentObjectTitleIndex = 0` since the manifest declares no parent objects, so the
+//!   snapshot's parent identities are not used);
+//! * values: the counter blocks as the driver laid them out from its descriptors' sizes, copied
+//!   when they agree with the catalog's counter definitions (sizes and offsets); a set laid out
+//!   otherwise makes pcw-core refuse the reply (`ValueCount`), which is logged;
+//! * sizes: a set's reply size follows from its length, so nothing is walked before copying;
 //! * a single-instance object takes the set's one instance; while the driver has none yet
 //!   (or the set is absent), its counters read 0;
 //! * a multi-instance object whose set is absent has no instances (`NumInstances = 0`);
@@ -31,26 +32,14 @@ use crate::tables::CatalogObject;
 pub enum Mismatch {
     /// A set's single/multi flag disagrees with the manifest; the set's index.
     Kind(u16),
-    /// Values could not be lent as `u64`s (misaligned bytes or a big-endian host).
-    Values,
 }
 
-/// Checks what the writer cannot: kinds agree and values can be lent in place (the snapshot
-/// starts 8-aligned, so every value does, on a little-endian host). O(sets), not O(instances):
-/// `Snapshot::parse` has checked every record.
+/// Checks what the writer cannot: kinds agree. O(sets), not O(instances): `Snapshot::parse`
+/// has checked every record, and the writer checks each set's counter layout.
 ///
 /// # Errors
 /// The first [`Mismatch`].
 pub fn check(catalog: &[CatalogObject], snapshot: &Snapshot<'_>) -> Result<(), Mismatch> {
-    if cfg!(target_endian = "big")
-        || !snapshot
-            .as_bytes()
-            .as_ptr()
-            .addr()
-            .is_multiple_of(align_of::<u64>())
-    {
-        return Err(Mismatch::Values);
-    }
     for set in snapshot.sets() {
         let Some(entry) = catalog.get(usize::from(set.index())) else {
             continue;

@@ -190,11 +190,17 @@ impl Synthetic {
         for (index, table) in OBJECTS.iter().enumerate() {
             let index = u16::try_from(index).map_err(|_| too_many)?;
             let counters = table.counters.len();
-            let counter_count = u16::try_from(counters).map_err(|_| too_many)?;
+            // The counter blocks laid out as the tables' sizes say (a size the format does
+            // not know is refused by the writer).
+            let mut sizes = [0u8; MAX_COUNTERS];
+            for (size, c) in sizes.iter_mut().zip(table.counters) {
+                *size = u8::try_from(c.size).unwrap_or(u8::MAX);
+            }
+            let sizes = sizes.get(..counters).ok_or(too_many)?;
             let names = Self::names(table);
             let instances = if table.has_instances { names.len() } else { 1 };
             let count = u32::try_from(instances).map_err(|_| too_many)?;
-            w.begin_set(index, table.has_instances, counter_count, count)?;
+            w.begin_set(index, table.has_instances, sizes, count)?;
             let mut values = [0u64; MAX_COUNTERS];
             let values = values.get_mut(..counters).ok_or(too_many)?;
             for i in 0..instances {

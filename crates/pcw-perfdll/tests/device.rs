@@ -101,7 +101,7 @@ fn a_growing_snapshot_grows_the_buffer() {
     // Pad the snapshot past the 64 KiB buffer Open allocates with a set of 2000 long names.
     let mut buf = vec![0u8; 1 << 20];
     let mut w = SnapshotWriter::new(&mut buf, SnapshotHeader::default());
-    w.begin_set(0, true, 2, 2000).unwrap();
+    w.begin_set(0, true, &[4, 4], 2000).unwrap();
     let name: Vec<u16> = "w".repeat(40).encode_utf16().collect();
     for i in 0..2000 {
         w.instance(i, PARENT_NONE, &name, &[u64::from(i), 0])
@@ -129,20 +129,23 @@ fn bad_snapshots_are_refused_and_logged() {
     bad_magic[0] ^= 0xFF;
     let mut version_1 = good.clone();
     version_1[4] = 1;
-    let mut version_3 = good.clone();
-    version_3[4] = 3;
+    let mut version_2 = good.clone();
+    version_2[4] = 2;
+    let mut version_4 = good.clone();
+    version_4[4] = 4;
     let truncated = good[..good.len() - 8].to_vec();
     // Geometric Waves announced single-instance: disagrees with the manifest.
     let mut wrong_kind = vec![0u8; 4096];
     let mut w = SnapshotWriter::new(&mut wrong_kind, SnapshotHeader::default());
-    w.begin_set(0, false, 2, 1).unwrap();
+    w.begin_set(0, false, &[4, 4], 1).unwrap();
     w.instance(0, PARENT_NONE, &[], &[1, 2]).unwrap();
     let n = w.finish().unwrap();
     wrong_kind.truncate(n);
     for (what, bytes) in [
         ("bad magic", bad_magic),
         ("version 1 (names before values)", version_1),
-        ("version 3", version_3),
+        ("version 2 (values as u64s, an offset table)", version_2),
+        ("version 4", version_4),
         ("truncated", truncated),
         ("wrong kind", wrong_kind),
     ] {
@@ -165,21 +168,26 @@ fn bad_snapshots_are_refused_and_logged() {
 }
 
 #[test]
-fn a_set_with_the_wrong_counter_count_is_not_written() {
-    let _g = lock();
-    let mut bytes = vec![0u8; 4096];
-    let mut w = SnapshotWriter::new(&mut bytes, SnapshotHeader::default());
-    w.begin_set(0, true, 3, 1).unwrap();
-    w.instance(0, PARENT_NONE, &[0x41], &[1, 2, 3]).unwrap();
-    let n = w.finish().unwrap();
-    bytes.truncate(n);
-    answer_with(bytes);
-    assert_eq!(open(&DEVICE), 0);
-    let r = global();
-    close();
-    set_host_ioctl(None);
-    assert_eq!((r.status, r.num_object_types), (0, 0));
-    assert_eq!(last_event(), Some((EventKind::WriteFailed, 0)));
+fn a_set_with_the_wrong_counter_layout_is_not_written() {
+    // Geometric Waves has two 4-byte counters: a third counter, or 8-byte ones, lay the
+    // counter blocks out otherwise than the DLL's definitions say.
+    for sizes in [&[4u8, 4, 4][..], &[8, 8], &[4, 8]] {
+        let _g = lock();
+        let mut bytes = vec![0u8; 4096];
+        let mut w = SnapshotWriter::new(&mut bytes, SnapshotHeader::default());
+        w.begin_set(0, true, sizes, 1).unwrap();
+        w.instance(0, PARENT_NONE, &[0x41], &vec![1; sizes.len()])
+            .unwrap();
+        let n = w.finish().unwrap();
+        bytes.truncate(n);
+        answer_with(bytes);
+        assert_eq!(open(&DEVICE), 0);
+        let r = global();
+        close();
+        set_host_ioctl(None);
+        assert_eq!((r.status, r.num_object_types), (0, 0), "{sizes:?}");
+        assert_eq!(last_event(), Some((EventKind::WriteFailed, 0)), "{sizes:?}");
+    }
 }
 
 #[test]

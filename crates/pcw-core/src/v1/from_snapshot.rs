@@ -2,26 +2,26 @@
 //! One counterset of a validated snapshot (`crate::snapshot`) as a V1 object: the
 //! [`ObjectSource`] the perf DLL hands the writer, reading the snapshot in place.
 //!
-//! The snapshot's layout makes this cheap: a set knows the bytes its names take in a reply from
-//! its length alone ([`SetView::name_areas_len`]), so the writer skips its sizing pass; names
-//! are stored as V1 name areas and copied as words; values are lent as `u64`s where they lie.
-//! Instances are walked record by record.
+//! The snapshot's records are the V1 instances themselves (definition, name, counter block), so
+//! when the object's counter definitions lay the block out as the set does
+//! ([`SetView::counter_layout`]: the same sizes at the same offsets), the writer sizes the
+//! object from the set's length and copies the set's records as one block; a single-instance
+//! object copies its instance's counter block.
 //!
 //! Mapping: instances in snapshot order; `UniqueID = PERF_NO_UNIQUE_ID` (V1's name-identified
 //! convention); `ParentObjectTitleIndex = 0` and `ParentObjectInstance = 0` (the parent object is
-//! the manifest's, not the snapshot's, concern); values one per counter, 4-byte counters written
-//! from the low half. A single-instance object takes the set's one instance, and reads zeros
-//! while the set has none (or is absent); a multi-instance object whose set is absent has no
-//! instances. A set whose counter count differs from the object's makes the writer refuse the
-//! reply (`WriteError::ValueCount`), as values that cannot be lent do (an unaligned snapshot
-//! or a big-endian host).
+//! the manifest's, not the snapshot's, concern); values as the set's counter blocks hold them (a
+//! 4-byte counter keeps the low half). A single-instance object takes the set's one instance,
+//! and reads zeros while the set has none (or is absent); a multi-instance object whose set is
+//! absent has no instances. A set whose layout differs from the object's makes the writer refuse
+//! the reply (`WriteError::ValueCount`) before writing anything: its values cannot be placed
+//! where the object's definitions say they are.
 
-use crate::snapshot::field::instance as inf;
-use crate::snapshot::{InstanceView, MAX_COUNTERS, SetView, name_area_len};
+use crate::snapshot::{MAX_COUNTERS, SetView};
 use crate::v1::wire::PERF_NO_UNIQUE_ID;
 use crate::v1::writer::{
-    self, CounterSpec, InstanceDesc, InstanceKind, InstanceName, InstanceSpec, ObjectHeader,
-    ObjectSource, PaddedName, sealed,
+    CounterSpec, InstanceDesc, InstanceKind, InstanceName, InstanceSpec, ObjectHeader,
+    ObjectSource, sealed,
 };
 
 /// One object over one snapshot set.
@@ -31,22 +31,32 @@ pub struct SetObject<'a> {
     counters: &'a [CounterSpec],
     kind: InstanceKind,
     set: Option<SetView<'a>>,
+    /// The set's counter blocks are laid out as `counters` say.
+    same_layout: bool,
 }
 
 impl<'a> SetObject<'a> {
     /// The object of `header` and `counters`, single- or multi-instance as `kind` says, over
     /// `set` (`None`: the snapshot has no set for it).
-    pub const fn new(
+    pub fn new(
         header: ObjectHeader,
         counters: &'a [CounterSpec],
         kind: InstanceKind,
         set: Option<SetView<'a>>,
     ) -> Self {
+        let same_layout = set.is_some_and(|s| {
+            let layout = s.counter_layout();
+            layout.len() == counters.len()
+                && layout.zip(counters).all(|((offset, size), c)| {
+                    c.offset as usize == offset && c.size as usize == size
+                })
+        });
         Self {
             header,
             counters,
             kind,
             set,
+            same_layout,
         }
     }
 
@@ -55,42 +65,23 @@ impl<'a> SetObject<'a> {
         self.set
     }
 
-    /// Instance `view` as the writer takes it.
-    #[inline]
-    fn desc(view: &InstanceView<'a>) -> InstanceDesc<'a> {
-        InstanceDesc {
-            spec: InstanceSpec {
-                name: InstanceName::Padded(view.padded_name()),
-                parent_title_index: 0,
-                parent_instance: 0,
-                unique_id: PERF_NO_UNIQUE_ID,
-            },
-            values: lend(view.values_bytes()).unwrap_or_default(),
-        }
+    /// Whether the set's counter blocks are laid out as the object's counter definitions say
+    /// (false without a set).
+    pub const fn same_layout(&self) -> bool {
+        self.same_layout
+    }
+
+    /// The set, when its records can be copied into a reply whose counter blocks take
+    /// `block_len` bytes.
+    fn copyable(&self, block_len: usize) -> Option<SetView<'a>> {
+        self.set
+            .filter(|s| self.same_layout && s.block_len() == block_len)
     }
 }
 
 /// The values of a single-instance object without data yet (a set has at most
 /// [`MAX_COUNTERS`] counters).
 static ZEROS: [u64; MAX_COUNTERS as usize] = [0; MAX_COUNTERS as usize];
-
-/// Little-endian `u64`s lent in place: `None` unless they are 8-aligned (the snapshot format
-/// puts values at multiples of 8 from its start, so they are whenever the snapshot is) and the
-/// host is little-endian.
-#[inline]
-#[allow(clippy::cast_ptr_alignment, reason = "the alignment is checked first")]
-fn lend(bytes: &[u8]) -> Option<&[u64]> {
-    if cfg!(target_endian = "big")
-        || !bytes.as_ptr().addr().is_multiple_of(align_of::<u64>())
-        || !bytes.len().is_multiple_of(8)
-    {
-        return None;
-    }
-    // SAFETY: the pointer is 8-aligned (checked) and valid for `bytes.len()` bytes, which are
-    // `len / 8` whole, initialised `u64`s (any bit pattern is one; on a little-endian host they
-    // read as the little-endian values); the shared borrow keeps them alive and unchanged.
-    Some(unsafe { core::slice::from_raw_parts(bytes.as_ptr().cast::<u64>(), bytes.len() / 8) })
-}
 
 impl ObjectSource for SetObject<'_> {
     fn header(&self) -> ObjectHeader {
@@ -109,11 +100,28 @@ impl ObjectSource for SetObject<'_> {
         self.set.map_or(0, |s| s.instance_count())
     }
 
+    /// An instance of the set: its name, and values whose count is never the object's — the
+    /// values stay in the record's counter block, which the writer copies (through
+    /// [`ObjectSource::name_areas_len`] and the copy of the records, or the single instance's
+    /// counter block) when the layouts agree; otherwise the writer refuses the reply. Without
+    /// an instance, a single-instance object reads zeros.
     fn instance(&self, index: usize) -> InstanceDesc<'_> {
         if let Some(view) = self.set.and_then(|s| s.instance(index)) {
-            return Self::desc(&view);
+            let never = if self.counters.is_empty() {
+                ZEROS.get(..1).unwrap_or_default()
+            } else {
+                &[]
+            };
+            return InstanceDesc {
+                spec: InstanceSpec {
+                    name: InstanceName::Padded(view.padded_name()),
+                    parent_title_index: 0,
+                    parent_instance: 0,
+                    unique_id: PERF_NO_UNIQUE_ID,
+                },
+                values: never,
+            };
         }
-        // A single-instance object without data yet reads zeros.
         let values = match self.kind {
             InstanceKind::Multi => &[][..],
             InstanceKind::Single => ZEROS.get(..self.counters.len()).unwrap_or_default(),
@@ -125,112 +133,31 @@ impl ObjectSource for SetObject<'_> {
     }
 
     fn name_areas_len(&self) -> Option<usize> {
-        let Some(set) = self.set else {
-            return Some(0);
-        };
-        // Vouched for only when every instance has one value per counter and they can be
-        // lent (the first instance's are aligned if all are); otherwise the sizing pass finds
-        // the instance at fault.
-        let lendable = set
-            .instance(0)
-            .is_none_or(|i| lend(i.values_bytes()).is_some());
-        (usize::from(set.counter_count()) == self.counters.len() && lendable)
-            .then(|| set.name_areas_len())
+        match self.set {
+            None => Some(0),
+            // Vouched for only when the records can be copied as they are; otherwise the
+            // sizing pass refuses the first instance.
+            Some(set) => self.same_layout.then(|| set.name_areas_len()),
+        }
     }
 
     fn write_instances(&self, plan: &sealed::Plan<'_>, out: &mut [u8], _: sealed::Token) -> usize {
-        match self.set {
-            // Records 8-aligned in memory: values lent in place, through the shaped loops.
-            Some(set) => match Walk::lent(&set) {
-                Some(walk) => writer::write_instances(walk, plan, out),
-                // Values that cannot be lent are lent as none: the sizing pass has refused such
-                // a set unless it has no counters or no instances, so this writes only
-                // definitions and empty blocks.
-                None => writer::write_instances_any(Walk::<false>::unlent(&set), plan, out),
-            },
+        // The records, copied whole; the sizing pass has made room for them.
+        let Some(records) = self.copyable(plan.block_len()).map(|s| s.records()) else {
+            return 0;
+        };
+        match out.get_mut(..records.len()) {
+            Some(dst) => {
+                dst.copy_from_slice(records);
+                records.len()
+            }
             None => 0,
         }
     }
-}
 
-/// The instances of a parsed set as the writer takes them, walked over the record bytes with
-/// one length check per record (`Snapshot::parse` has checked everything else).
-///
-/// `LEND`: the values are lent in place, which [`Walk::lent`] allows when the records start
-/// 8-aligned in memory (checked once per set): every record is `16 + 8 × counters + name area`
-/// bytes, a multiple of 8, so every record's values are aligned too. Otherwise (or on a
-/// big-endian host) they are lent as none, which the writer refuses before writing unless there
-/// are no counters (`ObjectSource::name_areas_len` then vouches for nothing).
-struct Walk<'a, const LEND: bool> {
-    rest: &'a [u8],
-    counters: u16,
-}
-
-impl<'a> Walk<'a, true> {
-    /// The walk lending `set`'s values in place, if it can: a little-endian host and records
-    /// that start 8-aligned in memory.
-    fn lent(set: &SetView<'a>) -> Option<Self> {
-        let rest = set.records();
-        (cfg!(target_endian = "little") && rest.as_ptr().addr().is_multiple_of(align_of::<u64>()))
-            .then(|| Self {
-                rest,
-                counters: set.counter_count(),
-            })
-    }
-}
-
-impl<'a> Walk<'a, false> {
-    /// The walk lending no values.
-    fn unlent(set: &SetView<'a>) -> Self {
-        Self {
-            rest: set.records(),
-            counters: set.counter_count(),
-        }
-    }
-}
-
-impl<'a, const LEND: bool> Iterator for Walk<'a, LEND> {
-    type Item = InstanceDesc<'a>;
-
-    #[inline]
-    #[allow(
-        clippy::cast_ptr_alignment,
-        reason = "lent only when aligned: see the SAFETY note"
-    )]
-    fn next(&mut self) -> Option<InstanceDesc<'a>> {
-        let [_, _, _, _, _, _, _, _, n0, n1, ..] = *self.rest.first_chunk::<{ inf::LEN }>()?;
-        let units = usize::from(u16::from_le_bytes([n0, n1]));
-        // At most 8 × 65 535 and 131 080 bytes: the sum cannot overflow, so the splits of
-        // `record` below need no checks of their own.
-        let values_len = 8 * usize::from(self.counters);
-        let (record, rest) = self
-            .rest
-            .split_at_checked(inf::LEN + values_len + name_area_len(units))?;
-        self.rest = rest;
-        let (values, area) = record.get(inf::LEN..)?.split_at_checked(values_len)?;
-        let values: &'a [u64] = if LEND {
-            // SAFETY: `values` starts 8-aligned: `rest` did when the walk began (a `Walk<true>`
-            // is made only by `Walk::lent`, which checks it), each record is a multiple of 8
-            // bytes long (16, 8 per counter, and a name area rounded up to 8), and the values
-            // start 16 bytes into their record. Its
-            // `values_len` bytes are `counters` whole, initialised `u64`s (any bit pattern is
-            // one; little-endian values on this little-endian host), borrowed for `'a`.
-            unsafe { core::slice::from_raw_parts(values.as_ptr().cast::<u64>(), values_len / 8) }
-        } else {
-            &[]
-        };
-        Some(InstanceDesc {
-            spec: InstanceSpec {
-                name: InstanceName::Padded(PaddedName::from_checked(
-                    area.as_chunks::<8>().0,
-                    units,
-                )),
-                parent_title_index: 0,
-                parent_instance: 0,
-                unique_id: PERF_NO_UNIQUE_ID,
-            },
-            values,
-        })
+    fn counter_block(&self, block_len: usize, _: sealed::Token) -> Option<&[u8]> {
+        let block = self.copyable(block_len)?.instance(0)?.block();
+        (block.len() == block_len).then_some(block)
     }
 }
 
@@ -253,23 +180,27 @@ mod tests {
     use std::vec;
     use std::vec::Vec;
 
-    /// `names` and their values (`counters` each) encoded as set 0 (multi-instance) and set 1
-    /// (single, if `single` has values), into an 8-aligned buffer.
+    /// The sizes of `n` counters laid out as [`counters`] lays them out.
+    fn sizes(n: usize) -> Vec<u8> {
+        (0..n).map(|i| if i % 3 == 2 { 8 } else { 4 }).collect()
+    }
+
+    /// `names` and their values encoded as set 0 (multi-instance, counters of `sizes`) and set
+    /// 1 (single, if `single` has values: 8-byte counters), into an 8-aligned buffer.
     fn encode(
         names: &[String],
         values: &[Vec<u64>],
-        counters: usize,
+        sizes: &[u8],
         single: Option<&[u64]>,
     ) -> Vec<u64> {
-        let counters = counters as u16;
         let write = |w: &mut SnapshotWriter<'_>| {
-            w.begin_set(0, true, counters, names.len() as u32).unwrap();
+            w.begin_set(0, true, sizes, names.len() as u32).unwrap();
             for (i, (name, v)) in names.iter().zip(values).enumerate() {
                 let units: Vec<u16> = name.encode_utf16().collect();
                 w.instance(i as u32, PARENT_NONE, &units, v).unwrap();
             }
             if let Some(s) = single {
-                w.begin_set(1, false, s.len() as u16, 1).unwrap();
+                w.begin_set(1, false, &vec![8; s.len()], 1).unwrap();
                 w.instance(0, PARENT_NONE, &[], s).unwrap();
             }
         };
@@ -307,7 +238,7 @@ mod tests {
     /// unchecked names, with every too-small buffer left untouched on the snapshot side.
     fn both(names: &[String], values: &[Vec<u64>], counters: &[CounterSpec]) -> (Vec<u8>, Vec<u8>) {
         let announced = values.first().map_or(counters.len(), Vec::len);
-        let mut words = encode(names, values, announced, None);
+        let mut words = encode(names, values, &sizes(announced), None);
         let snapshot = Snapshot::parse(bytes_of(&mut words)).unwrap();
         let ours = SetObject::new(
             header(10, false),
@@ -315,6 +246,7 @@ mod tests {
             InstanceKind::Multi,
             snapshot.find_set(0),
         );
+        assert_eq!(ours.same_layout(), announced == counters.len());
         assert_eq!(ours.name_areas_len().is_some(), announced == counters.len());
         let instances: Vec<InstanceDesc<'_>> = names
             .iter()
@@ -410,9 +342,49 @@ mod tests {
     }
 
     #[test]
-    fn single_instance_objects_and_absent_sets() {
+    fn a_set_laid_out_otherwise_is_refused_before_writing() {
+        let names = [String::from("a"), String::from("b")];
+        let values = [vec![1, 2, 3], vec![4, 5, 6]];
         let c = counters(3);
-        let mut words = encode(&[], &[], 0, Some(&[7, 8, 9]));
+        for other in [vec![8u8, 8, 8], vec![4, 4, 4], vec![0, 4, 8]] {
+            let mut words = encode(&names, &values, &other, None);
+            let snapshot = Snapshot::parse(bytes_of(&mut words)).unwrap();
+            let o = SetObject::new(
+                header(10, false),
+                &c,
+                InstanceKind::Multi,
+                snapshot.find_set(0),
+            );
+            assert!(!o.same_layout(), "{other:?}");
+            let mut buf = [0x11u8; 512];
+            assert_eq!(
+                write_objects(&[&o], Mode::Data, &mut buf),
+                Err(WriteError::ValueCount { instance: 0 })
+            );
+            assert!(buf.iter().all(|b| *b == 0x11), "nothing written");
+        }
+        // An object without counters over a set with one.
+        let mut words = encode(&names, &[vec![1], vec![2]], &[4], None);
+        let snapshot = Snapshot::parse(bytes_of(&mut words)).unwrap();
+        let o = SetObject::new(
+            header(10, false),
+            &[],
+            InstanceKind::Multi,
+            snapshot.find_set(0),
+        );
+        assert_eq!(
+            objects_len(&[&o], Mode::Data),
+            Err(WriteError::ValueCount { instance: 0 })
+        );
+    }
+
+    #[test]
+    fn single_instance_objects_and_absent_sets() {
+        let mut c: Vec<CounterSpec> = (0..3)
+            .map(|_| counter(CounterType::BulkCount, 8, 0))
+            .collect();
+        assign_offsets(&mut c).unwrap();
+        let mut words = encode(&[], &[], &[], Some(&[7, 8, 9]));
         let snapshot = Snapshot::parse(bytes_of(&mut words)).unwrap();
         let single = SetObject::new(
             header(12, false),
@@ -420,7 +392,7 @@ mod tests {
             InstanceKind::Single,
             snapshot.find_set(1),
         );
-        assert_eq!(single.instance(0).values, &[7, 8, 9]);
+        assert!(single.same_layout());
         let empty = SetObject::new(header(14, false), &c, InstanceKind::Single, None);
         assert_eq!(empty.instance(0).values, &[0, 0, 0]);
         let absent = SetObject::new(header(16, false), &c, InstanceKind::Multi, None);
@@ -430,62 +402,62 @@ mod tests {
         let mut buf = vec![0u8; needed];
         write_objects(&objects, Mode::Data, &mut buf).unwrap();
         validate::validate_objects(&buf, 3, Expect::Data).unwrap();
+        // The same bytes as fixed data.
+        let fixed = [
+            ObjectDesc {
+                header: header(12, false),
+                counters: &c,
+                instances: InstancesDesc::Single(&[7, 8, 9]),
+            },
+            ObjectDesc {
+                header: header(14, false),
+                counters: &c,
+                instances: InstancesDesc::Single(&[0, 0, 0]),
+            },
+            ObjectDesc {
+                header: header(16, false),
+                counters: &c,
+                instances: InstancesDesc::Multi(&[]),
+            },
+        ];
+        let fixed: [&dyn ObjectSource; 3] = [&fixed[0], &fixed[1], &fixed[2]];
+        let mut expected = vec![0u8; needed];
+        write_objects(&fixed, Mode::Data, &mut expected).unwrap();
+        assert_eq!(buf, expected);
     }
 
     #[test]
-    fn unaligned_snapshots_are_refused_not_misread() {
-        let names = [String::from("abc")];
-        let c = counters(2);
-        let words = encode(&names, &[vec![1, 2]], 2, None);
-        let mut shifted = vec![0u8; words.len() * 8 + 1];
-        for (i, w) in words.iter().enumerate() {
-            shifted[1 + 8 * i..9 + 8 * i].copy_from_slice(&w.to_le_bytes());
-        }
-        let snapshot = Snapshot::parse(&shifted[1..]).unwrap();
-        let o = SetObject::new(
-            header(10, false),
-            &c,
-            InstanceKind::Multi,
-            snapshot.find_set(0),
-        );
-        assert_eq!(o.name_areas_len(), None);
-        let mut buf = [0x11u8; 512];
-        assert_eq!(
-            write_objects(&[&o], Mode::Data, &mut buf),
-            Err(WriteError::ValueCount { instance: 0 })
-        );
-        assert!(buf.iter().all(|b| *b == 0x11));
-    }
-
-    #[test]
-    fn unaligned_snapshots_without_counters_write_as_aligned_ones() {
-        // No values to lend: the instances (names, empty blocks) are written all the same.
+    fn unaligned_snapshots_write_as_aligned_ones() {
+        // The records are copied as bytes: where the snapshot lies in memory does not matter.
         let names = [String::from("abc"), String::from("Queue 000001")];
-        let c = counters(0);
-        let words = encode(&names, &[vec![], vec![]], 0, None);
-        let mut shifted = vec![0u8; words.len() * 8 + 1];
-        for (i, w) in words.iter().enumerate() {
-            shifted[1 + 8 * i..9 + 8 * i].copy_from_slice(&w.to_le_bytes());
+        for n in [0, 2, 3] {
+            let c = counters(n);
+            let values: Vec<Vec<u64>> = (0..2u64)
+                .map(|i| (0..n as u64).map(|k| i * 10 + k).collect())
+                .collect();
+            let words = encode(&names, &values, &sizes(n), None);
+            let mut shifted = vec![0u8; words.len() * 8 + 1];
+            for (i, w) in words.iter().enumerate() {
+                shifted[1 + 8 * i..9 + 8 * i].copy_from_slice(&w.to_le_bytes());
+            }
+            let aligned: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+            let write = |bytes: &[u8]| {
+                let snapshot = Snapshot::parse(bytes).unwrap();
+                let o = SetObject::new(
+                    header(10, false),
+                    &c,
+                    InstanceKind::Multi,
+                    snapshot.find_set(0),
+                );
+                let mut buf = vec![0x11u8; 512];
+                let len = write_objects(&[&o], Mode::Data, &mut buf).unwrap().bytes;
+                buf.truncate(len);
+                buf
+            };
+            let expected = write(&aligned);
+            assert_eq!(crate::bytes::i32_at(&expected, 40), 2, "NumInstances");
+            assert_eq!(write(&shifted[1..]), expected);
         }
-        let aligned: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        let write = |bytes: &[u8]| {
-            let snapshot = Snapshot::parse(bytes).unwrap();
-            let o = SetObject::new(
-                header(10, false),
-                &c,
-                InstanceKind::Multi,
-                snapshot.find_set(0),
-            );
-            let mut buf = vec![0x11u8; 512];
-            let len = write_objects(&[&o], Mode::Data, &mut buf).unwrap().bytes;
-            buf.truncate(len);
-            buf
-        };
-        let expected = write(&aligned);
-        assert_eq!(crate::bytes::i32_at(&expected, 40), 2, "NumInstances");
-        // Object 64 + per instance: definition 24 + name area (8, 32) + block 8.
-        assert_eq!(expected.len(), 64 + (24 + 8 + 8) + (24 + 32 + 8));
-        assert_eq!(write(&shifted[1..]), expected);
     }
 
     #[test]

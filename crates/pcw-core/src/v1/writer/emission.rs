@@ -129,7 +129,12 @@ fn emit_object(src: &dyn ObjectSource, mode: Mode, block_len: usize, buf: &mut [
         let plan = sealed::Plan::new(counters, block_len);
         match src.kind() {
             InstanceKind::Single => {
-                if let Some(block) = rest.as_chunks_mut::<8>().0.get_mut(..plan.words) {
+                if let Some(ready) = src.counter_block(block_len, sealed::Token) {
+                    if let Some(dst) = rest.get_mut(..ready.len()) {
+                        dst.copy_from_slice(ready);
+                        at += ready.len();
+                    }
+                } else if let Some(block) = rest.as_chunks_mut::<8>().0.get_mut(..plan.words) {
                     write_block(block, &plan, src.instance(0).values);
                     at += block_len;
                 }

@@ -30,13 +30,12 @@ mod model;
 mod shaped;
 mod sizing;
 
-pub(crate) use emission::write_instances_any;
 pub use emission::{write_object, write_objects};
 pub use model::{
     CheckedName, CounterSpec, InstanceDesc, InstanceKind, InstanceName, InstanceSpec,
     InstancesDesc, MAX_INSTANCE_NAME_UNITS, ObjectDesc, ObjectHeader, ObjectSource, PaddedName,
 };
-pub(crate) use shaped::write_instances;
+pub(crate) use sizing::place_counter;
 pub use sizing::{assign_offsets, object_len, objects_len};
 
 /// Keeps the per-instance loops of [`ObjectSource`] the writer's own: implementors outside this

@@ -304,6 +304,14 @@ pub trait ObjectSource {
         None
     }
 
+    /// The counter block of a single-instance object as the reply holds it (`ByteLength` and
+    /// the values, `block_len` bytes), when the source holds it ready to copy (a snapshot set
+    /// does); `None` (the default) to have the writer build it from `instance(0)`'s values.
+    #[doc(hidden)]
+    fn counter_block(&self, _block_len: usize, _: sealed::Token) -> Option<&[u8]> {
+        None
+    }
+
     /// Bytes of the instance definitions and counter blocks of a multi-instance object whose
     /// counter blocks take `block_len` bytes, after checking every name and value count.
     #[doc(hidden)]

@@ -2,7 +2,7 @@
 //! The fast path: the per-instance loop compiled for each usual counter-block layout.
 //!
 //! **When it applies.** [`write_instances`] is the writer's per-instance loop for every source
-//! (but a snapshot set whose values cannot be lent, which goes to the general loop directly).
+//! that does not write its instances itself (a snapshot set copies its records instead).
 //! When an object's [`Plan`](sealed::Plan) has a [`Template`](sealed::Template) — no two counters
 //! share a byte, and the block is at most [`sealed::TEMPLATE_WORDS`] words — the template's
 //! *shape* (the kind of each word: `ByteLength` with a 4-byte value, two 4-byte values, one

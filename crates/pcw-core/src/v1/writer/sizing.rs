@@ -12,6 +12,27 @@ use crate::v1::writer::{
     CounterSpec, InstanceDesc, InstanceKind, Mode, ObjectSource, WriteError, sealed,
 };
 
+/// Where the V1 layout puts the next counter of `size` bytes when the block's first `end` bytes
+/// are taken: its offset (aligned to its size; to 4 for a size of 0) and the new `end`. `None`
+/// for a size other than 0, 4 or 8, or past `u32`. The one statement of the layout rule:
+/// [`assign_offsets`] and the snapshot format's counter blocks both follow it.
+#[inline]
+pub(crate) const fn place_counter(end: u32, size: u32) -> Option<(u32, u32)> {
+    let align = match size {
+        0 | 4 => 4,
+        8 => 8,
+        _ => return None,
+    };
+    let Some(padded) = end.checked_add(align - 1) else {
+        return None;
+    };
+    let offset = padded & !(align - 1);
+    match offset.checked_add(size) {
+        Some(next) => Some((offset, next)),
+        None => None,
+    }
+}
+
 /// Lays counters out one after another in the order given, each aligned to its size, starting
 /// right after the `PERF_COUNTER_BLOCK` header; returns the counter block length (8-aligned).
 /// Counters of size 0 get the offset where the next value would go.
@@ -21,14 +42,13 @@ use crate::v1::writer::{
 pub fn assign_offsets(counters: &mut [CounterSpec]) -> Result<u32, WriteError> {
     let mut next: u32 = len32(wire::field::counter_block::LEN);
     for (index, c) in counters.iter_mut().enumerate() {
-        let align = match c.size {
-            0 | 4 => 4,
-            8 => 8,
-            _ => return Err(WriteError::BadCounterSize { counter: index }),
+        let (offset, end) = match place_counter(next, c.size) {
+            Some(placed) => placed,
+            None if matches!(c.size, 0 | 4 | 8) => return Err(WriteError::TooLarge),
+            None => return Err(WriteError::BadCounterSize { counter: index }),
         };
-        next = next.checked_add(align - 1).ok_or(WriteError::TooLarge)? & !(align - 1);
-        c.offset = next;
-        next = next.checked_add(c.size).ok_or(WriteError::TooLarge)?;
+        c.offset = offset;
+        next = end;
     }
     let len = align8(next as usize).ok_or(WriteError::TooLarge)?;
     u32::try_from(len).map_err(|_| WriteError::TooLarge)
@@ -100,7 +120,9 @@ pub(super) fn measure_object(
     if mode == Mode::Data {
         match src.kind() {
             InstanceKind::Single => {
-                if src.instance(0).values.len() != counters.len() {
+                if src.counter_block(block, sealed::Token).is_none()
+                    && src.instance(0).values.len() != counters.len()
+                {
                     return Err(WriteError::ValueCount { instance: 0 });
                 }
                 len = add(len, block)?;
