@@ -89,7 +89,8 @@
 //! [`SnapshotWriter`] writes into a caller's buffer without allocating, or only measures.
 //! [`SnapshotWriter::instances`] adds a set's instances in one call when the counter count is
 //! known where the records are made (the driver's and the benches' sets): its checks are made
-//! once per set and its loop only copies, checks each record's length and fills its identity;
+//! once per set and its loop only copies each record (testing the name for NUL units as it
+//! goes), checks its length and fills its identity;
 //! [`SnapshotWriter::instance`] adds one instance of any counter count. When the buffer runs
 //! out it keeps counting, so [`SnapshotWriter::finish`] reports the exact size of the whole
 //! snapshot in [`SnapshotError::NoSpace`] (the driver returns it with `STATUS_BUFFER_TOO_SMALL`).
@@ -617,7 +618,7 @@ fn walk<const W: usize>(
             ipos = ipos.wrapping_add(8 * (rest.len() - after.len()));
             rest = after;
         } else {
-            ipos = check_record(bytes, ipos, end, sizes, 8 * block.words)?;
+            ipos = check_record(bytes, (ipos, end), sizes, block)?;
             rest = bytes.get(ipos..end).unwrap_or(&[]).as_chunks::<8>().0;
         }
     }
@@ -633,6 +634,10 @@ struct BlockCheck {
     words: usize,
     byte_length: u64,
     zero: [u64; MASKED_WORDS],
+    /// For a block of at most 64 words: its 4-byte halves that must be zero (half 0 is
+    /// `ByteLength`), one bit each, so that [`check_record`]'s work follows the block's bytes
+    /// rather than its counter count (counters of size 0 take no bytes).
+    gaps: Option<[u64; 2]>,
 }
 
 impl BlockCheck {
@@ -640,6 +645,20 @@ impl BlockCheck {
         let mut zero = [u64::MAX; MASKED_WORDS];
         if let Some(first) = zero.first_mut() {
             *first = 0xFFFF_FFFF_0000_0000;
+        }
+        let words = block_len / 8;
+        // Every half of the block but `ByteLength`, until a counter covers it.
+        let mut gaps = [0u64; 2];
+        for (i, g) in gaps.iter_mut().enumerate() {
+            let halves = (2 * words).saturating_sub(64 * i).min(64);
+            *g = if halves == 64 {
+                u64::MAX
+            } else {
+                (1u64 << halves) - 1
+            };
+        }
+        if let Some(first) = gaps.first_mut() {
+            *first &= !1;
         }
         for (offset, size) in slots(sizes) {
             let covered = match size {
@@ -650,11 +669,18 @@ impl BlockCheck {
             if let Some(word) = zero.get_mut(offset / 8) {
                 *word &= !covered;
             }
+            // Halves of this counter (offsets are multiples of 4).
+            for half in (offset / 4)..(offset + size) / 4 {
+                if let Some(g) = gaps.get_mut(half / 64) {
+                    *g &= !(1u64 << (half % 64));
+                }
+            }
         }
         Self {
-            words: block_len / 8,
+            words,
             byte_length: block_len as u64,
             zero,
+            gaps: (words <= 64).then_some(gaps),
         }
     }
 }
@@ -716,14 +742,14 @@ fn valid_record<'r, const W: usize>(
 }
 
 /// Validates the instance record at `pos` (8-aligned) that must end by `end`, whose counter
-/// block has counters of `sizes` in `block_len` bytes; returns its end.
+/// block has counters of `sizes` as `block` describes; returns its end.
 fn check_record(
     bytes: &[u8],
-    pos: usize,
-    end: usize,
+    (pos, end): (usize, usize),
     sizes: &[u8],
-    block_len: usize,
+    block: &BlockCheck,
 ) -> Result<usize, SnapshotError> {
+    let block_len = 8 * block.words;
     let at = |off: usize| pos.saturating_add(off);
     let bad_len = SnapshotError::BadLength { offset: pos };
     if at(inf::LEN) > end {
@@ -779,14 +805,27 @@ fn check_record(
     if bytes::u32_at(bytes, block_at) as usize != block_len {
         return Err(SnapshotError::BadLength { offset: block_at });
     }
-    // The bytes between the counters, and after the last.
-    let mut covered = block_at.saturating_add(bf::LEN);
-    for (offset, size) in slots(sizes) {
-        let start = block_at.saturating_add(offset);
-        check_zero(bytes, covered, start)?;
-        covered = start.saturating_add(size);
+    // The bytes between the counters, and after the last: the halves no counter covers (in
+    // order, so the first byte at fault is reported), or, for a block of more than 64 words,
+    // counter by counter (at most 1 024 counters for more than 512 bytes of block).
+    if let Some(gaps) = block.gaps {
+        for (i, mut bits) in gaps.into_iter().enumerate() {
+            while bits != 0 {
+                let half = 64 * i + bits.trailing_zeros() as usize;
+                let start = block_at.saturating_add(4 * half);
+                check_zero(bytes, start, start.saturating_add(4))?;
+                bits &= bits - 1;
+            }
+        }
+    } else {
+        let mut covered = block_at.saturating_add(bf::LEN);
+        for (offset, size) in slots(sizes) {
+            let start = block_at.saturating_add(offset);
+            check_zero(bytes, covered, start)?;
+            covered = start.saturating_add(size);
+        }
+        check_zero(bytes, covered, next)?;
     }
-    check_zero(bytes, covered, next)?;
     Ok(next)
 }
 
@@ -2419,6 +2458,53 @@ mod tests {
                 }),
                 "counter-block padding at {pad}"
             );
+        }
+    }
+
+    /// Every byte of a counter block that no counter covers must be zero, and every byte a
+    /// counter covers may hold anything: for a block checked through its gap halves (at most
+    /// 64 words, size-0 counters between the others) and one checked counter by counter (more
+    /// than 64 words).
+    #[test]
+    fn counter_block_gaps_are_checked_byte_by_byte() {
+        use SnapshotError as E;
+        let mixed = vec![0u8, 4, 0, 0, 8, 0, 4, 8, 8, 0, 4, 0];
+        let long = vec![4u8; 130];
+        for sizes in [mixed, long] {
+            let values: Vec<u64> = sizes.iter().map(|s| if *s == 0 { 0 } else { 7 }).collect();
+            let sets = [MSet {
+                index: 1,
+                multi: true,
+                sizes: sizes.clone(),
+                instances: vec![inst(3, PARENT_NONE, "abc", &values)],
+            }];
+            let good = round_trip(&sets);
+            let snap = Snapshot::parse(&good).unwrap();
+            let set = snap.sets().next().unwrap();
+            let i = set.instance(0).unwrap();
+            let block_at = i.offset() + i.byte_len() - set.block_len();
+            let mut covered = vec![false; set.block_len()];
+            covered[..4].fill(true);
+            for (offset, size) in set.counter_layout() {
+                covered[offset..offset + size].fill(true);
+            }
+            assert!(covered.iter().any(|c| !c), "the layout has gaps");
+            for (k, is_value) in covered.iter().enumerate().skip(4) {
+                let mut b = good.clone();
+                b[block_at + k] ^= 0x5A;
+                let result = Snapshot::parse(&b).map(|_| ());
+                if *is_value {
+                    assert_eq!(result, Ok(()), "value byte {k} of {sizes:?}");
+                } else {
+                    assert_eq!(
+                        result,
+                        Err(E::Reserved {
+                            offset: block_at + k
+                        }),
+                        "gap byte {k} of {sizes:?}"
+                    );
+                }
+            }
         }
     }
 

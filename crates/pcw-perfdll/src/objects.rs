@@ -12,8 +12,9 @@
 //!   `ParentObjectTitleIndex = 0` since the manifest declares no parent objects, so the
 //!   snapshot's parent identities are not used);
 //! * values: the counter blocks as the driver laid them out from its descriptors' sizes, copied
-//!   when they agree with the catalog's counter definitions (sizes and offsets); a set laid out
-//!   otherwise makes pcw-core refuse the reply (`ValueCount`), which is logged;
+//!   when they agree with the catalog's counter definitions (sizes and offsets); a set with
+//!   instances laid out otherwise makes pcw-core refuse the reply (`ValueCount`), which is
+//!   logged;
 //! * sizes: a set's reply size follows from its length, so nothing is walked before copying;
 //! * a single-instance object takes the set's one instance; while the driver has none yet
 //!   (or the set is absent), its counters read 0;

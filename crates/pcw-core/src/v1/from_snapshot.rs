@@ -13,9 +13,11 @@
 //! the manifest's, not the snapshot's, concern); values as the set's counter blocks hold them (a
 //! 4-byte counter keeps the low half). A single-instance object takes the set's one instance,
 //! and reads zeros while the set has none (or is absent); a multi-instance object whose set is
-//! absent has no instances. A set whose layout differs from the object's makes the writer refuse
-//! the reply (`WriteError::ValueCount`) before writing anything: its values cannot be placed
-//! where the object's definitions say they are.
+//! absent has no instances. A set with instances whose layout differs from the object's makes
+//! the writer refuse the reply (`WriteError::ValueCount`) before writing anything: its values
+//! cannot be placed where the object's definitions say they are. (A set without instances has
+//! no values to misplace: a multi-instance object is written without instances, a
+//! single-instance one reads zeros.)
 
 use crate::snapshot::{MAX_COUNTERS, SetView};
 use crate::v1::wire::PERF_NO_UNIQUE_ID;

@@ -150,7 +150,7 @@ fn emit_object(src: &dyn ObjectSource, mode: Mode, block_len: usize, buf: &mut [
     at
 }
 
-/// [`write_instances`](super::write_instances) for any plan.
+/// [`write_instances`](super::shaped::write_instances) for any plan.
 #[inline]
 pub(crate) fn write_instances_any<'a, D, I>(
     instances: I,

@@ -288,8 +288,11 @@ pub trait ObjectSource {
     /// Number of instances (ignored for [`InstanceKind::Single`]).
     fn instance_count(&self) -> usize;
     /// Instance `index` (`index < instance_count()`): its identity and its raw values, one per
-    /// counter (`values.len()` must equal `counters().len()`). For a single-instance object,
-    /// `instance(0)` gives the values of its one instance and its identity is ignored.
+    /// counter (`values.len()` must equal `counters().len()`, or the writer refuses the reply).
+    /// For a single-instance object, `instance(0)` gives the values of its one instance and its
+    /// identity is ignored. A source that writes its instances itself (a snapshot set, which
+    /// copies its records: [`crate::v1::from_snapshot::SetObject`]) is not asked for them when
+    /// it vouches through [`Self::name_areas_len`] or gives its counter block.
     fn instance(&self, index: usize) -> InstanceDesc<'_>;
 
     /// The bytes all instances' names take in the reply — each `NameLength` rounded up to 8,
@@ -297,7 +300,9 @@ pub trait ObjectSource {
     /// does: [`crate::snapshot::SetView::name_areas_len`]); `None` (the default) otherwise.
     ///
     /// `Some` vouches that every instance has a writable name and exactly one value per
-    /// counter: the writer then skips its sizing pass, so the source is read once. The reply is
+    /// counter — or, for a source that writes its instances itself, that what it writes takes
+    /// exactly that many bytes besides the definitions' fixed parts and the counter blocks: the
+    /// writer then skips its sizing pass, so the source is read once. The reply is
     /// still all or nothing (its size is known before anything is written); a wrong figure
     /// yields a wrong reply inside the buffer, never a write outside it.
     fn name_areas_len(&self) -> Option<usize> {
