@@ -634,9 +634,9 @@ struct BlockCheck {
     words: usize,
     byte_length: u64,
     zero: [u64; MASKED_WORDS],
-    /// For a block of at most 64 words: its 4-byte halves that must be zero (half 0 is
-    /// `ByteLength`), one bit each, so that [`check_record`]'s work follows the block's bytes
-    /// rather than its counter count (counters of size 0 take no bytes).
+    /// For a block of 5 to 64 words: [`gap_halves`], so that [`check_record`]'s work per
+    /// record follows the block's bytes rather than its counter count (counters of size 0 take
+    /// no bytes).
     gaps: Option<[u64; 2]>,
 }
 
@@ -647,19 +647,6 @@ impl BlockCheck {
             *first = 0xFFFF_FFFF_0000_0000;
         }
         let words = block_len / 8;
-        // Every half of the block but `ByteLength`, until a counter covers it.
-        let mut gaps = [0u64; 2];
-        for (i, g) in gaps.iter_mut().enumerate() {
-            let halves = (2 * words).saturating_sub(64 * i).min(64);
-            *g = if halves == 64 {
-                u64::MAX
-            } else {
-                (1u64 << halves) - 1
-            };
-        }
-        if let Some(first) = gaps.first_mut() {
-            *first &= !1;
-        }
         for (offset, size) in slots(sizes) {
             let covered = match size {
                 8 => u64::MAX,
@@ -669,20 +656,42 @@ impl BlockCheck {
             if let Some(word) = zero.get_mut(offset / 8) {
                 *word &= !covered;
             }
-            // Halves of this counter (offsets are multiples of 4).
-            for half in (offset / 4)..(offset + size) / 4 {
-                if let Some(g) = gaps.get_mut(half / 64) {
-                    *g &= !(1u64 << (half % 64));
-                }
-            }
         }
         Self {
             words,
             byte_length: block_len as u64,
             zero,
-            gaps: (words <= 64).then_some(gaps),
+            // Needed for every record only when no masks apply; otherwise worked out by
+            // `check_record` when it reports an error.
+            gaps: (words > MASKED_WORDS && words <= 64).then(|| gap_halves(sizes, words)),
         }
     }
+}
+
+/// The 4-byte halves of a counter block of `words` words (at most 64) that no counter of
+/// `sizes` covers, one bit each; half 0, `ByteLength`, is not one.
+fn gap_halves(sizes: &[u8], words: usize) -> [u64; 2] {
+    let mut gaps = [0u64; 2];
+    for (i, g) in gaps.iter_mut().enumerate() {
+        let halves = (2 * words).saturating_sub(64 * i).min(64);
+        *g = if halves == 64 {
+            u64::MAX
+        } else {
+            (1u64 << halves) - 1
+        };
+    }
+    if let Some(first) = gaps.first_mut() {
+        *first &= !1;
+    }
+    for (offset, size) in slots(sizes) {
+        // The counter's halves (offsets are multiples of 4).
+        for half in (offset / 4)..(offset + size) / 4 {
+            if let Some(g) = gaps.get_mut(half / 64) {
+                *g &= !(1u64 << (half % 64));
+            }
+        }
+    }
+    gaps
 }
 
 /// Whether `records` (whole words) starts with a valid instance record whose counter block is
@@ -808,7 +817,10 @@ fn check_record(
     // The bytes between the counters, and after the last: the halves no counter covers (in
     // order, so the first byte at fault is reported), or, for a block of more than 64 words,
     // counter by counter (at most 1 024 counters for more than 512 bytes of block).
-    if let Some(gaps) = block.gaps {
+    let gaps = block
+        .gaps
+        .or_else(|| (block.words <= 64).then(|| gap_halves(sizes, block.words)));
+    if let Some(gaps) = gaps {
         for (i, mut bits) in gaps.into_iter().enumerate() {
             while bits != 0 {
                 let half = 64 * i + bits.trailing_zeros() as usize;
