@@ -316,8 +316,13 @@ def main():
                   f"instructions per instance against {fmt_count(host_own)} = {fmt_ratio(r)} "
                   f"(target ≤ 1.10)" + verdict(r, 1.1) + f"; with them, {fmt_count(img)} against "
                   f"{fmt_count(host)} = {fmt_ratio(ratio(img, host))} (the loader's routines are "
-                  f"`extern \"win64\"` functions running on Linux, not the kernel's). Profile: "
-                  f"`cg.image.annotate.txt`")
+                  f"`extern \"win64\"` functions running on Linux, not the kernel's)"
+                  + (f"; the KCS-style C callback over 3 instances, full request, with its no-op "
+                     f"PCW: {fmt_count(per_unit('callback/driver/3/c'))} per instance (the host "
+                     f"build with its no-op PCW / C = "
+                     f"{fmt_ratio(ratio(host, per_unit('callback/driver/3/c')))})"
+                     if per_unit('callback/driver/3/c') is not None else "")
+                  + ". Profile: `cg.image.annotate.txt`")
     else:
         md.append("- Shipped image: **not measured by this run** (no `target/windows/pcw_driver.sys`; "
                   "run `scripts/cross-windows.sh` first)")

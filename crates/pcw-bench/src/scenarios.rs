@@ -56,17 +56,23 @@ fn status(s: i32) -> u64 {
 
 /// The driver's own callback over its own registry (the 3 waves `DriverEntry` installs), loaded
 /// against the no-op PCW: the host build's side of the shipped-image comparison (the image's
-/// side is `pcw-loader`'s `pcw-image-cg`, same request, same 3 instances).
+/// side is `pcw-loader`'s `pcw-image-cg`, same request, same 3 instances); and the KCS-style C
+/// callback over 3 instances, full request, as its third column.
 pub fn driver_cases() -> Vec<Case> {
     pcw_driver::lifecycle::unload();
     if pcw_driver::lifecycle::load().is_err() {
         return Vec::new();
     }
+    let population = Population::new(3, Names::Short);
+    let c_call = Call::new(&Query::Full, 1);
+    let c_case = Case::new("callback/driver/3/c".to_owned(), 3, move || {
+        population.install_c();
+        status(waves::collect_c(&c_call))
+    });
     let call = Call::new(&Query::Full, 1);
-    vec![Case::new(
-        "callback/driver/3/host".to_owned(),
-        3,
-        move || {
+    vec![
+        c_case,
+        Case::new("callback/driver/3/host".to_owned(), 3, move || {
             // SAFETY: a valid CollectData block, as PCW passes it (the no-op PCW ignores the
             // buffer), and the context the driver registers: its static publisher.
             status(unsafe {
@@ -79,8 +85,8 @@ pub fn driver_cases() -> Vec<Case> {
                     core::ptr::from_ref(&pcw_driver::waves::PUBLISHER).cast(),
                 )
             })
-        },
-    )]
+        }),
+    ]
 }
 
 /// The callback cases over `sizes`, for a binary whose PCW ignores the buffer handle.
