@@ -1234,26 +1234,21 @@ fn put_block(block: &mut [[u8; 8]], slots: impl Iterator<Item = (usize, usize)>,
     }
 }
 
-/// Writes an instance record into `record` (exactly its words): the definition, the name area,
-/// the counter block of `block_words` words with `values` where `slots` puts them. Every byte is
-/// written. Returns whether the name holds a 0 unit.
+/// Writes an instance record into `record` (exactly its words): the definition, the name area
+/// (`name.len() / 4 + 1` words), then the counter block in the words after it, by
+/// `write_block`. Every byte is written. Returns whether the name holds a 0 unit.
 #[inline]
 fn write_record(
     record: &mut [[u8; 8]],
     name: &[u16],
-    block_words: usize,
-    slots: impl Iterator<Item = (usize, usize)>,
-    values: &[u64],
+    write_block: impl FnOnce(&mut [[u8; 8]]),
 ) -> bool {
     let Some((def, rest)) = record.split_first_chunk_mut::<3>() else {
         return false;
     };
     *def = definition(name.len());
-    let Some((area, block)) = rest.split_at_mut_checked(rest.len().saturating_sub(block_words))
-    else {
-        return false;
-    };
-    put_block(block, slots, values);
+    let (area, block) = rest.split_at_mut((name.len() / 4 + 1).min(rest.len()));
+    write_block(block);
     put_name(area, name)
 }
 
@@ -1380,19 +1375,6 @@ impl<const N: usize> BlockPlan<N> {
                     }
                 }
                 _ => {}
-            }
-        }
-    }
-
-    /// The block of any length.
-    fn write_any(&self, block: &mut [[u8; 8]], values: &[u64; N]) {
-        block.fill([0; 8]);
-        if let Some(first) = block.first_mut() {
-            *first = u64::from(self.byte_length).to_le_bytes();
-        }
-        for ((word, shift, mask), value) in self.at.iter().zip(values) {
-            if let Some(w) = block.get_mut(*word) {
-                *w = (u64::from_le_bytes(*w) | (value & mask) << shift).to_le_bytes();
             }
         }
     }
@@ -1613,7 +1595,9 @@ impl<'a> SnapshotWriter<'a> {
             2 => self.batch(set, &mut records, 2, |b, v| plan.write::<2>(b, v)),
             3 => self.batch(set, &mut records, 3, |b, v| plan.write::<3>(b, v)),
             4 => self.batch(set, &mut records, 4, |b, v| plan.write::<4>(b, v)),
-            words => self.batch(set, &mut records, words, |b, v| plan.write_any(b, v)),
+            words => self.batch(set, &mut records, words, |b, v| {
+                put_block(b, slots(&L::SIZES), v);
+            }),
         };
         let BatchEnd {
             pos,
@@ -1698,13 +1682,9 @@ impl<'a> SnapshotWriter<'a> {
                 end.refused = Some((record.id, record.parent, record.name));
                 break;
             };
-            let Some((def, tail)) = dst.split_first_chunk_mut::<3>() else {
-                break;
-            };
-            *def = definition(units);
-            let (name, block) = tail.split_at_mut(area.min(tail.len()));
-            write_block(block, &record.values);
-            if put_name(name, record.name) {
+            if write_record(dst, record.name, |b| {
+                write_block(b, &record.values);
+            }) {
                 end.refused = Some((record.id, record.parent, record.name));
                 end.nul = true;
                 break;
@@ -1789,13 +1769,9 @@ impl<'a> SnapshotWriter<'a> {
                     .get(set.start.saturating_add(sf::SIZES)..)
                     .and_then(|s| s.get(..usize::from(set.counters)))
                     .unwrap_or_default();
-                write_record(
-                    record.as_chunks_mut::<8>().0,
-                    name,
-                    set.block_len / 8,
-                    slots(sizes),
-                    values,
-                )
+                write_record(record.as_chunks_mut::<8>().0, name, |block| {
+                    put_block(block, slots(sizes), values);
+                })
             }
             None => bytes::has_zero_unit(name),
         };
@@ -2315,16 +2291,19 @@ mod tests {
         SnapshotError::CountMismatch { expected, found }
     }
 
+    /// `good` with `patch` written at `off`, parsed.
+    fn parse_patched(good: &[u8], off: usize, patch: &[u8]) -> Result<(), SnapshotError> {
+        let mut b = good.to_vec();
+        b[off..off + patch.len()].copy_from_slice(patch);
+        Snapshot::parse(&b).map(|_| ())
+    }
+
     #[test]
     fn parse_rejects_hand_corruptions() {
         use SnapshotError as E;
         let sets = hand_cases();
         let good = encode(HDR, &sets);
-        let with = |off: usize, patch: &[u8]| {
-            let mut b = good.clone();
-            b[off..off + patch.len()].copy_from_slice(patch);
-            Snapshot::parse(&b).map(|_| ())
-        };
+        let with = |off: usize, patch: &[u8]| parse_patched(&good, off, patch);
         assert_eq!(with(0, b"PCWX"), Err(E::BadMagic));
         assert_eq!(
             with(4, &1u16.to_le_bytes()),
@@ -2405,11 +2384,7 @@ mod tests {
     fn record_fields_are_checked() {
         use SnapshotError as E;
         let good = encode(HDR, &hand_cases());
-        let with = |off: usize, patch: &[u8]| {
-            let mut b = good.clone();
-            b[off..off + patch.len()].copy_from_slice(patch);
-            Snapshot::parse(&b).map(|_| ())
-        };
+        let with = |off: usize, patch: &[u8]| parse_patched(&good, off, patch);
         let snap = Snapshot::parse(&good).unwrap();
         let set = snap.find_set(3).unwrap();
         // The instance definition's fixed fields, and the counter block's.
@@ -2524,11 +2499,7 @@ mod tests {
     fn name_areas_are_checked_and_add_up() {
         use SnapshotError as E;
         let good = encode(HDR, &hand_cases());
-        let with = |off: usize, patch: &[u8]| {
-            let mut b = good.clone();
-            b[off..off + patch.len()].copy_from_slice(patch);
-            Snapshot::parse(&b).map(|_| ())
-        };
+        let with = |off: usize, patch: &[u8]| parse_patched(&good, off, patch);
         let snap = Snapshot::parse(&good).unwrap();
         // "a" in set 9: the name at +24, its NUL at +26, padding from +28 to +32.
         let a = snap.find_set(9).unwrap().instance(0).unwrap();
@@ -2880,6 +2851,58 @@ mod tests {
     struct One;
     impl CounterSizes<1> for One {
         const SIZES: [u8; 1] = [8];
+    }
+
+    /// A layout whose block (40 bytes) is longer than the ones the batch loop builds in
+    /// registers.
+    struct Wide;
+    impl CounterSizes<5> for Wide {
+        const SIZES: [u8; 5] = [4, 8, 8, 8, 4];
+    }
+
+    #[test]
+    fn batch_of_a_long_counter_block_writes_what_single_calls_write() {
+        let names: Vec<Vec<u16>> = ["", "a", "abcd", "Queue 000001"]
+            .iter()
+            .map(|n| w(n))
+            .collect();
+        let records: Vec<Record<'_, 5>> = names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| Record {
+                id: i as u32,
+                parent: PARENT_NONE,
+                name,
+                values: [i as u64 + 1, u64::MAX - i as u64, 3, 4, 0x1_0000_0005],
+            })
+            .collect();
+        let run = |batch: bool| {
+            let mut buf = vec![0xA5u8; 1024];
+            let mut wr = SnapshotWriter::new(&mut buf, HDR);
+            wr.begin_set(4, true, &Wide::SIZES, records.len() as u32)
+                .unwrap();
+            if batch {
+                wr.instances::<Wide, _, _>(records.iter().copied()).unwrap();
+            } else {
+                for r in &records {
+                    wr.instance(r.id, r.parent, r.name, &r.values).unwrap();
+                }
+            }
+            let len = wr.finish().unwrap();
+            buf.truncate(len);
+            buf
+        };
+        let bytes = run(true);
+        assert_eq!(bytes, run(false));
+        let snap = Snapshot::parse(&bytes).unwrap();
+        let set = snap.find_set(4).unwrap();
+        assert_eq!(set.block_len(), 40);
+        let values: Vec<Vec<u64>> = set.instances().map(|i| i.values().collect()).collect();
+        assert_eq!(
+            values[3],
+            [4, u64::MAX - 3, 3, 4, 5],
+            "4-byte counters keep the low half"
+        );
     }
 
     /// Names for [`batch_writes_what_single_calls_write`]: mostly valid, some with NUL units,
