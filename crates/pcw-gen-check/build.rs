@@ -41,15 +41,11 @@ fn run() -> Result<(), pcw_gen::Error> {
         (&Config::new(), &contoso, "contoso_v11"),
         (&bound, &fabrikam, "fabrikam_bound"),
     ] {
-        let bytes = std::fs::read(manifest).map_err(|source| pcw_gen::Error::Read {
-            path: manifest.clone(),
-            source,
-        })?;
+        let bytes = pcw_io::input::read(manifest, pcw_io::input::MANIFEST)?;
         let inspect = config.inspect(manifest, &bytes)?;
-        pcw_gen::write_if_changed(
-            &out.join(format!("{name}.inspect.json")),
-            inspect.to_json().as_bytes(),
-        )?;
+        let mut outputs = pcw_io::Outputs::new();
+        outputs.add(&out.join(format!("{name}.inspect.json")), inspect.to_json())?;
+        outputs.commit()?;
     }
     Ok(())
 }

@@ -28,7 +28,6 @@
 //! type, unit or instance label, the counter path it reads and the counter's help.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::PathBuf;
 
 use pcw_core::counter_type::{CounterType, DisplaySuffix};
@@ -70,14 +69,15 @@ pub enum ExportError {
     /// The manifest could not be read or has errors (diagnostics already printed).
     #[error("{0}")]
     Manifest(String),
-    /// Writing failed.
-    #[error("cannot write {what}: {source}")]
-    Write {
-        /// What was being written.
-        what: String,
-        /// The cause.
-        source: std::io::Error,
-    },
+    /// The output file could not be written (it is unchanged).
+    #[error(transparent)]
+    Output(#[from] pcw_io::OutputError),
+    /// Standard output or error failed.
+    #[error(transparent)]
+    Stream(#[from] pcw_io::StreamError),
+    /// `--interval` is longer than the collector can represent.
+    #[error("`--interval {0}`: too large: the collector takes at most about 2562047h (292 years)")]
+    IntervalTooLarge(String),
     /// `--interval` is not a duration the collector accepts.
     #[error("`--interval {0}`: expected a positive duration such as `30s`, `1m` or `500ms`")]
     Interval(String),
@@ -365,30 +365,33 @@ pub fn otel(manifest: &Manifest, file: &str, interval: &str) -> String {
 }
 
 /// A Go duration the collector accepts: digits (a fraction allowed) and a unit, repeated.
-fn is_duration(text: &str) -> bool {
+/// The nanoseconds a Go duration string (`1m30s`, `500ms`, `1.5h`) stands for, if it is one and
+/// more than zero.
+fn duration_nanos(text: &str) -> Option<f64> {
     let mut rest = text;
-    let mut any = false;
-    let mut positive = false;
+    let mut total = 0.0f64;
     while !rest.is_empty() {
         let digits = rest
             .find(|c: char| !c.is_ascii_digit() && c != '.')
             .unwrap_or(rest.len());
         let (number, tail) = rest.split_at(digits);
-        let Ok(value) = number.parse::<f64>() else {
-            return false;
-        };
-        positive |= value > 0.0;
-        let Some(unit) = ["ns", "us", "µs", "ms", "s", "m", "h"]
-            .into_iter()
-            .filter(|u| tail.starts_with(u))
-            .max_by_key(|u| u.len())
-        else {
-            return false;
-        };
-        rest = &tail[unit.len()..];
-        any = true;
+        let value = number.parse::<f64>().ok()?;
+        let (unit, scale) = [
+            ("ns", 1.0),
+            ("us", 1e3),
+            ("µs", 1e3),
+            ("ms", 1e6),
+            ("s", 1e9),
+            ("m", 60e9),
+            ("h", 3600e9),
+        ]
+        .into_iter()
+        .filter(|(u, _)| tail.starts_with(u))
+        .max_by_key(|(u, _)| u.len())?;
+        total += value * scale;
+        rest = tail.get(unit.len()..)?;
     }
-    any && positive
+    (total > 0.0).then_some(total)
 }
 
 /// `pcw export`.
@@ -396,15 +399,19 @@ fn is_duration(text: &str) -> bool {
 /// # Errors
 /// [`ExportError`].
 pub fn run(args: &Args) -> Result<(), ExportError> {
-    if !is_duration(&args.interval) {
-        return Err(ExportError::Interval(args.interval.clone()));
+    match duration_nanos(&args.interval) {
+        None => return Err(ExportError::Interval(args.interval.clone())),
+        // Go's `time.Duration` is an `int64` of nanoseconds: the collector refuses more.
+        Some(ns) if ns > 9.2e18 => {
+            return Err(ExportError::IntervalTooLarge(args.interval.clone()));
+        }
+        Some(_) => {}
     }
-    let bytes = std::fs::read(&args.file).map_err(|e| {
-        ExportError::Manifest(format!("cannot read `{}`: {e}", args.file.display()))
-    })?;
+    let bytes = pcw_io::input::read(&args.file, pcw_io::input::MANIFEST)
+        .map_err(|e| ExportError::Manifest(e.to_string()))?;
     let analysis = pcw_gen::analyze(&args.file, &bytes);
     let Some(manifest) = analysis.manifest else {
-        eprint!("{}", pcw_gen::render_all(&analysis.diagnostics));
+        pcw_io::console::err(&pcw_gen::render_all(&analysis.diagnostics))?;
         let errors = analysis.diagnostics.iter().filter(|d| d.is_error()).count();
         return Err(ExportError::Manifest(format!(
             "{errors} error(s) in the manifest; nothing was written"
@@ -416,19 +423,12 @@ pub fn run(args: &Args) -> Result<(), ExportError> {
         Target::Otel => otel(&manifest, &file, &args.interval),
     };
     if let Some(path) = &args.out {
-        return std::fs::write(path, text).map_err(|source| ExportError::Write {
-            what: path.display().to_string(),
-            source,
-        });
+        let mut outputs = pcw_io::Outputs::new();
+        outputs.input(&args.file).add(path, text)?;
+        outputs.commit()?;
+        return Ok(());
     }
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-        .map_err(|source| ExportError::Write {
-            what: "standard output".to_owned(),
-            source,
-        })
+    Ok(pcw_io::console::out(&text)?)
 }
 
 #[cfg(test)]
@@ -438,11 +438,13 @@ mod tests {
     #[test]
     fn durations() {
         for ok in ["30s", "1m", "1m30s", "500ms", "1.5h"] {
-            assert!(is_duration(ok), "{ok}");
+            assert!(duration_nanos(ok).is_some(), "{ok}");
         }
         for bad in ["", "30", "s", "0s", "-1s", "1x", "1 s"] {
-            assert!(!is_duration(bad), "{bad}");
+            assert!(duration_nanos(bad).is_none(), "{bad}");
         }
+        assert_eq!(duration_nanos("1m30s"), Some(90e9));
+        assert_eq!(duration_nanos("2562048h").map(|ns| ns > 9.2e18), Some(true));
     }
 
     #[test]

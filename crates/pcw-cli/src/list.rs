@@ -38,7 +38,6 @@
 //! ```
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use pcw_gen::{Aggregate, Inspect, InspectCounterSet, Instances};
@@ -48,7 +47,7 @@ use pcw_sim::pdh_query::listing::{instance_warnings, live_instances, set_paths};
 use pcw_sim::pdh_query::{Catalog, MACHINE, SetInfo};
 use serde::Serialize;
 
-use crate::typeperf::{Error, with_driver};
+use crate::typeperf::{Error, manifest_catalog, with_driver};
 
 /// Arguments of `pcw list`.
 #[derive(Debug, clap::Args)]
@@ -246,25 +245,13 @@ pub fn render_text(doc: &ListDoc) -> String {
     out
 }
 
-fn read_manifest(path: &Path) -> Result<(Inspect, Catalog), Error> {
-    let bytes = std::fs::read(path).map_err(|source| Error::File {
-        what: "manifest",
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let inspect = pcw_gen::Config::new().inspect(path, &bytes)?;
-    let text = String::from_utf8_lossy(&bytes);
-    let catalog = Catalog::from_manifest(&path.display().to_string(), &text)?;
-    Ok((inspect, catalog))
-}
-
 /// `pcw list`.
 ///
 /// # Errors
 /// Manifest, file and simulator errors; [`Error::Usage`] when nothing matches.
 pub fn run(args: &Args) -> Result<(), Error> {
     let doc = if let Some(path) = &args.manifest {
-        let (inspect, catalog) = read_manifest(path)?;
+        let (inspect, catalog) = manifest_catalog(path)?;
         document(&inspect, &catalog, None, &args.pattern)?
     } else {
         let inspect = pcw_gen::Config::new()
@@ -284,8 +271,5 @@ pub fn run(args: &Args) -> Result<(), Error> {
     } else {
         render_text(&doc)
     };
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(text.as_bytes())?;
-    stdout.flush()?;
-    Ok(())
+    Ok(pcw_io::console::out(&text)?)
 }

@@ -6,6 +6,11 @@
 //! commands exit 1 on a manifest with errors, as CTRPP does. Errors are
 //! printed to stderr as `error: …`.
 //!
+//! Files and streams go through pcw-io, the same way in every subcommand: inputs are read with
+//! a size bound, text files decoded one way, outputs written all-or-nothing (never over an
+//! input, never half-written), and a standard stream that is closed, broken or full ends the
+//! command with exit status 1 instead of a panic.
+//!
 //! To add a command: a module with an `Args` struct (clap `Args` derive) and
 //! `run(&Args) -> Result<(), E>` where `E: Failure`, a variant of [`Command`], and one arm in
 //! [`main`].
@@ -64,7 +69,8 @@ fn report<E: Failure>(result: Result<(), E>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            // When standard error itself is what failed, there is nowhere left to say so.
+            let _ = pcw_io::console::err(&format!("error: {e}\n"));
             ExitCode::from(e.exit_code())
         }
     }
@@ -76,8 +82,13 @@ fn main() -> ExitCode {
         Err(e) => {
             // `--help`/`--version` print to stdout and succeed; usage errors exit 1 (clap's
             // default would be 2, which `pcw` keeps for invalid input).
-            let _ = e.print();
-            return if e.use_stderr() {
+            let stream = if e.use_stderr() {
+                pcw_io::console::Stream::Stderr
+            } else {
+                pcw_io::console::Stream::Stdout
+            };
+            let printed = pcw_io::console::write(stream, &e.render().to_string());
+            return if e.use_stderr() || printed.is_err() {
                 ExitCode::from(EXIT_FAILURE)
             } else {
                 ExitCode::SUCCESS

@@ -7,15 +7,16 @@
 //! * `pcw gen FILE [-o OUT.rs] [--rc F] [--res F] [--ini F --symbols F]` writes the generated
 //!   Rust module (to stdout without `-o`) and, on request, the `.rc` string table (also compiled,
 //!   as a `.res`) and the lodctr `.ini` and
-//!   symbol `.h`. Files are written only when their content changed. Warnings go to stderr;
-//!   a manifest with errors writes nothing and exits 1.
+//!   symbol `.h`. All of them or none: every output is checked first (none may be the manifest
+//!   or another output), then staged and renamed into place together, and a file whose content
+//!   did not change is left untouched. Warnings go to stderr; a manifest with errors writes
+//!   nothing and exits 1.
 //! * `pcw inspect FILE [--json]` prints the resolved layout: per counterset its name, GUID and
 //!   instance kind, per counter its id, name, manifest type, V1 counter type, size, struct index
 //!   and byte offset. `--json` prints the `pcw-gen-inspect` document whose schema the pcw-gen
 //!   crate documents; tools and tests rely on it.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::PathBuf;
 
 use pcw_gen::{Config, Diagnostic, Error as GenError, Inspect};
@@ -87,14 +88,12 @@ pub enum ManifestError {
     /// Anything pcw-gen reports other than diagnostics (I/O, configuration).
     #[error("{0}")]
     Gen(GenError),
-    /// Writing the output failed.
-    #[error("cannot write {what}: {source}")]
-    Write {
-        /// What was being written.
-        what: String,
-        /// The cause.
-        source: std::io::Error,
-    },
+    /// An output file could not be written (nothing was).
+    #[error(transparent)]
+    Output(#[from] pcw_io::OutputError),
+    /// Standard output or error failed.
+    #[error(transparent)]
+    Stream(#[from] pcw_io::StreamError),
 }
 
 impl Failure for ManifestError {
@@ -107,7 +106,9 @@ impl Failure for ManifestError {
 fn refused(e: GenError, what: &'static str) -> ManifestError {
     match e {
         GenError::Manifest { diagnostics } => {
-            print_diagnostics(&diagnostics);
+            if let Err(e) = print_diagnostics(&diagnostics) {
+                return e;
+            }
             ManifestError::Invalid {
                 errors: diagnostics.iter().filter(|d| d.is_error()).count(),
                 what,
@@ -119,30 +120,20 @@ fn refused(e: GenError, what: &'static str) -> ManifestError {
 
 /// Every diagnostic, rendered by pcw-gen (`file:line:column: severity: message`, hints and a
 /// count line), to stderr.
-fn print_diagnostics(diagnostics: &[Diagnostic]) {
+fn print_diagnostics(diagnostics: &[Diagnostic]) -> Result<(), ManifestError> {
     if !diagnostics.is_empty() {
-        eprint!("{}", pcw_gen::render_all(diagnostics));
+        pcw_io::console::err(&pcw_gen::render_all(diagnostics))?;
     }
-}
-
-fn write_stdout(text: &str) -> Result<(), ManifestError> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(ManifestError::Write {
-            what: "standard output".to_owned(),
-            source: e,
-        }),
-        _ => Ok(()),
-    }
+    Ok(())
 }
 
 /// `pcw lint`.
 ///
 /// # Errors
-/// [`ManifestError::Diagnostics`] when any file has an error.
+/// [`ManifestError::Invalid`] when any file has an error.
 pub fn lint(args: &LintArgs) -> Result<(), ManifestError> {
     let diagnostics = pcw_gen::lint_files(&args.files);
-    print_diagnostics(&diagnostics);
+    print_diagnostics(&diagnostics)?;
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();
     if errors > 0 {
         return Err(ManifestError::Invalid {
@@ -166,31 +157,33 @@ pub fn gen_files(args: &GenArgs) -> Result<(), ManifestError> {
     if let Some(m) = &args.module {
         config.module_name(m.clone());
     }
+    let bytes = pcw_io::input::read(&args.file, pcw_io::input::MANIFEST)
+        .map_err(|e| ManifestError::Gen(e.into()))?;
     let generated = config
-        .generate_file(&args.file)
+        .generate(&args.file, &bytes)
         .map_err(|e| refused(e, "nothing was written"))?;
-    print_diagnostics(&generated.warnings);
-    let outputs: [(&Option<PathBuf>, &[u8]); 4] = [
-        (&args.rc, generated.rc.as_bytes()),
-        (&args.res, &generated.res),
-        (&args.ini, &generated.ini),
-        (&args.symbols, generated.symbols_h.as_bytes()),
+    // Every output checked before anything is printed or written: none may be the manifest or
+    // another output.
+    let mut outputs = pcw_io::Outputs::new();
+    outputs.input(&args.file);
+    let files: [(&Option<PathBuf>, Vec<u8>); 5] = [
+        (&args.rc, generated.rc.into_bytes()),
+        (&args.res, generated.res),
+        (&args.ini, generated.ini),
+        (&args.symbols, generated.symbols_h.into_bytes()),
+        (&args.out, generated.rust.clone().into_bytes()),
     ];
-    for (path, bytes) in outputs {
+    for (path, bytes) in files {
         if let Some(path) = path {
-            write_file(path, bytes)?;
+            outputs.add(path, bytes)?;
         }
     }
-    match &args.out {
-        Some(path) => write_file(path, generated.rust.as_bytes()),
-        None => write_stdout(&generated.rust),
+    print_diagnostics(&generated.warnings)?;
+    outputs.commit()?;
+    if args.out.is_none() {
+        pcw_io::console::out(&generated.rust)?;
     }
-}
-
-fn write_file(path: &std::path::Path, bytes: &[u8]) -> Result<(), ManifestError> {
-    pcw_gen::write_if_changed(path, bytes)
-        .map(|_| ())
-        .map_err(|e| refused(e, "nothing was written"))
+    Ok(())
 }
 
 /// `pcw inspect`.
@@ -198,14 +191,17 @@ fn write_file(path: &std::path::Path, bytes: &[u8]) -> Result<(), ManifestError>
 /// # Errors
 /// Diagnostics and I/O failures.
 pub fn inspect(args: &InspectArgs) -> Result<(), ManifestError> {
+    let bytes = pcw_io::input::read(&args.file, pcw_io::input::MANIFEST)
+        .map_err(|e| ManifestError::Gen(e.into()))?;
     let doc = Config::new()
-        .inspect_file(&args.file)
+        .inspect(&args.file, &bytes)
         .map_err(|e| refused(e, "there is no layout to show"))?;
-    if args.json {
-        write_stdout(&(doc.to_json() + "\n"))
+    let text = if args.json {
+        doc.to_json() + "\n"
     } else {
-        write_stdout(&render_text(&doc))
-    }
+        render_text(&doc)
+    };
+    Ok(pcw_io::console::out(&text)?)
 }
 
 /// The layout as a table a person reads.

@@ -4,8 +4,6 @@
 //! only when content changed and speaks cargo's build-script protocol.
 
 use std::collections::BTreeMap;
-use std::fs;
-use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::diag::{Diagnostic, Pos, Severity, render_all};
@@ -20,22 +18,17 @@ use crate::{analyze, names, resources, rust_um};
 /// in a build script shows the rendered diagnostics rather than a struct dump.
 #[derive(thiserror::Error)]
 pub enum Error {
-    /// The manifest could not be read.
-    #[error("cannot read manifest `{}`: {source}", path.display())]
-    Read {
-        /// The manifest.
-        path: PathBuf,
-        /// Why.
-        source: io::Error,
-    },
-    /// An output could not be written.
-    #[error("cannot write `{}`: {source}", path.display())]
-    Write {
-        /// The output.
-        path: PathBuf,
-        /// Why.
-        source: io::Error,
-    },
+    /// The manifest could not be read (missing, a directory, larger than
+    /// [`pcw_io::input::MANIFEST`] allows, an I/O error).
+    #[error(transparent)]
+    Read(#[from] pcw_io::InputError),
+    /// An output could not be written (or is also the manifest, or is named twice); no output
+    /// was changed.
+    #[error(transparent)]
+    Write(#[from] pcw_io::OutputError),
+    /// Standard output, where a build script's `cargo:` lines go, could not be written.
+    #[error(transparent)]
+    Stream(#[from] pcw_io::StreamError),
     /// The manifest has errors (all of them are here, warnings included).
     #[error("{}", render_all(diagnostics))]
     Manifest {
@@ -510,13 +503,14 @@ impl Config {
     pub fn compile(&self, manifest: impl AsRef<Path>) -> Result<Written, Error> {
         let path = manifest.as_ref();
         if self.cargo_protocol {
-            println!("cargo:rerun-if-changed={}", path.display());
+            pcw_io::console::out(&format!("cargo:rerun-if-changed={}\n", path.display()))?;
         }
+        let mut cargo = Vec::new();
         let generated = self.generate(path, &read(path)?)?;
         if self.cargo_protocol {
             for w in &generated.warnings {
                 for line in w.render().lines() {
-                    println!("cargo:warning={line}");
+                    cargo.push(format!("cargo:warning={line}"));
                 }
             }
         }
@@ -535,48 +529,30 @@ impl Config {
             symbols_h: out.join(format!("{stem}.h")),
             warnings: generated.warnings.clone(),
         };
-        write_if_changed(&written.rust, generated.rust.as_bytes())?;
-        write_if_changed(&written.rc, generated.rc.as_bytes())?;
-        write_if_changed(&written.res, &generated.res)?;
-        write_if_changed(&written.ini, &generated.ini)?;
-        write_if_changed(&written.symbols_h, generated.symbols_h.as_bytes())?;
+        // All five or none: each is checked (not the manifest, not named twice), staged beside
+        // its destination, and renamed only when all were written; unchanged files are kept.
+        let mut outputs = pcw_io::Outputs::new();
+        outputs.create_dirs(true).input(path);
+        outputs
+            .add(&written.rust, generated.rust)?
+            .add(&written.rc, generated.rc)?
+            .add(&written.res, generated.res)?
+            .add(&written.ini, generated.ini)?
+            .add(&written.symbols_h, generated.symbols_h)?;
+        outputs.commit()?;
         if self.cargo_protocol {
-            for line in self.resource_link_lines(&written.res) {
-                println!("{line}");
-            }
+            cargo.extend(self.resource_link_lines(&written.res));
+            let mut text = cargo.join("\n");
+            text.push('\n');
+            pcw_io::console::out(&text)?;
         }
         Ok(written)
     }
 }
 
+/// Reads a manifest, bounded by [`pcw_io::input::MANIFEST`].
 fn read(path: &Path) -> Result<Vec<u8>, Error> {
-    fs::read(path).map_err(|source| Error::Read {
-        path: path.to_path_buf(),
-        source,
-    })
-}
-
-/// Writes `bytes` to `path` unless the file already holds exactly them (so cargo and rc see
-/// no change and rebuild nothing). Returns whether it wrote.
-///
-/// # Errors
-///
-/// [`Error::Write`] when the directory or file cannot be written.
-pub fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<bool, Error> {
-    if fs::read(path).is_ok_and(|old| old == bytes) {
-        return Ok(false);
-    }
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        fs::create_dir_all(dir).map_err(|source| Error::Write {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-    }
-    fs::write(path, bytes).map_err(|source| Error::Write {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    Ok(true)
+    Ok(pcw_io::input::read(path, pcw_io::input::MANIFEST)?)
 }
 
 /// Compiles one manifest with the default [`Config`] (the build-script one-liner).
@@ -595,7 +571,7 @@ pub fn lint_files<P: AsRef<Path>>(paths: &[P]) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for p in paths {
         let p = p.as_ref();
-        match fs::read(p) {
+        match pcw_io::input::read(p, pcw_io::input::MANIFEST) {
             Ok(bytes) => {
                 let mut diagnostics = analyze(p, &bytes).diagnostics;
                 // Fleet-readiness warnings (exporters, PDH paths) only `pcw lint` reports.
@@ -607,7 +583,7 @@ pub fn lint_files<P: AsRef<Path>>(paths: &[P]) -> Vec<Diagnostic> {
                 severity: Severity::Error,
                 file: p.to_path_buf(),
                 pos: Pos::new(1, 1),
-                message: format!("cannot read the manifest: {}", e.to_string().to_lowercase()),
+                message: e.describe(),
                 hint: None,
             }),
         }

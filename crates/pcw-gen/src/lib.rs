@@ -240,7 +240,7 @@ mod source;
 mod v1;
 mod validate;
 
-pub use config::{Config, Error, Generated, Written, compile, lint_files, write_if_changed};
+pub use config::{Config, Error, Generated, Written, compile, lint_files};
 pub use diag::{Diagnostic, Pos, Severity, render_all};
 pub use inspect::{
     INSPECT_FORMAT, INSPECT_VERSION, Inspect, InspectCounter, InspectCounterSet, InspectField,

@@ -217,8 +217,7 @@ pub(crate) fn parse(text: &str, sink: &mut Sink) -> Option<RawManifest> {
     let doc = match Document::parse_with_options(text, options) {
         Ok(doc) => doc,
         Err(e) => {
-            let pos = e.pos();
-            sink.error(Pos::new(pos.row, pos.col), xml_error_message(&e));
+            sink.error(xml_error_pos(&e, text), xml_error_message(&e));
             return None;
         }
     };
@@ -420,8 +419,52 @@ fn parse_strings(cx: &mut Cx<'_>, root: Node<'_, '_>, out: &mut BTreeMap<String,
     }
 }
 
+/// Where an XML error is. roxmltree gives no position for a few errors; for those the
+/// position is where the problem shows: the end of the text for a file cut short (the root
+/// element never closed, the text ending inside a tag or with no root at all), the
+/// `<!DOCTYPE` for a document type declaration.
+fn xml_error_pos(e: &roxmltree::Error, text: &str) -> Pos {
+    use roxmltree::Error as E;
+    match e {
+        E::UnclosedRootNode | E::UnexpectedEndOfStream | E::NoRootNode => {
+            let (line, column) = pcw_io::text::end_of(text);
+            Pos::new(line, column)
+        }
+        E::DtdDetected => {
+            let at = text.find("<!DOCTYPE").unwrap_or(0);
+            let (line, column) = pcw_io::text::end_of(text.get(..at).unwrap_or_default());
+            Pos::new(line, column)
+        }
+        _ => {
+            let pos = e.pos();
+            Pos::new(pos.row, pos.col)
+        }
+    }
+}
+
 /// roxmltree's message without its trailing position, lowercase, quotes turned to backticks.
 fn xml_error_message(e: &roxmltree::Error) -> String {
+    match e {
+        roxmltree::Error::UnclosedRootNode => {
+            return "invalid xml: the text ends before the root element is closed (is the file \
+                    cut short?)"
+                .to_owned();
+        }
+        roxmltree::Error::UnexpectedEndOfStream => {
+            return "invalid xml: the text ends inside a tag (is the file cut short?)".to_owned();
+        }
+        roxmltree::Error::DtdDetected => {
+            return "invalid xml: a document type declaration (`<!DOCTYPE`); counter manifests \
+                    have none"
+                .to_owned();
+        }
+        roxmltree::Error::NodesLimitReached => {
+            return "invalid xml: more than 1000000 xml nodes, more than any counter manifest \
+                    needs"
+                .to_owned();
+        }
+        _ => {}
+    }
     let pos = e.pos();
     let full = e.to_string();
     let suffix = format!(" at {}:{}", pos.row, pos.col);
@@ -437,11 +480,12 @@ fn xml_error_message(e: &roxmltree::Error) -> String {
             out.push(c);
         }
     }
+    let mut out = out.replace("XML", "xml");
     if let Some(first) = out.get(..1) {
         let lower = first.to_lowercase();
         out.replace_range(..1, &lower);
     }
-    format!("invalid xml: {}", out.replace("XML", "xml"))
+    format!("invalid xml: {out}")
 }
 
 #[cfg(test)]
@@ -456,6 +500,31 @@ mod tests {
         let d = &sink.items[0];
         assert_eq!(d.message, "invalid xml: expected `b` tag, not `c`");
         assert_eq!(d.pos, Pos::new(2, 5));
+    }
+
+    #[test]
+    fn a_file_cut_short_is_reported_where_it_ends() {
+        for (text, pos, says) in [
+            (
+                "<a>\n  <b>\n  ",
+                Pos::new(3, 3),
+                "before the root element is closed",
+            ),
+            ("<a>\n<b x=\"1", Pos::new(2, 8), "ends inside a tag"),
+            ("\n\n", Pos::new(3, 1), "does not have a root"),
+            (
+                "<?xml version=\"1.0\"?>\n<!DOCTYPE a []>\n<a/>",
+                Pos::new(2, 1),
+                "`<!DOCTYPE`",
+            ),
+        ] {
+            let mut sink = Sink::new(Path::new("t.man"));
+            assert!(parse(text, &mut sink).is_none());
+            let d = &sink.items[0];
+            assert_eq!(d.pos, pos, "{text:?}: {}", d.message);
+            assert!(d.message.contains(says), "{text:?}: {}", d.message);
+            assert!(!d.message.contains("xML"), "{}", d.message);
+        }
     }
 
     #[test]

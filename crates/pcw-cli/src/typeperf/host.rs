@@ -19,6 +19,18 @@ pub fn driver_catalog() -> Result<Catalog, Error> {
     )?)
 }
 
+/// A manifest's countersets, for `--manifest`: the file read as every command reads a
+/// manifest (bounded, any supported encoding), its layout and the catalog made from it.
+///
+/// # Errors
+/// [`Error::Input`] when it cannot be read, [`Error::Manifest`] when it does not compile.
+pub fn manifest_catalog(path: &std::path::Path) -> Result<(pcw_gen::Inspect, Catalog), Error> {
+    let bytes = pcw_io::input::read(path, pcw_io::input::MANIFEST)?;
+    let inspect = pcw_gen::Config::new().inspect(path, &bytes)?;
+    let catalog = Catalog::from_inspect(inspect.clone());
+    Ok((inspect, catalog))
+}
+
 /// The example user-mode service's countersets ([`pcw_tidal::MANIFEST`]).
 ///
 /// # Errors
@@ -50,7 +62,7 @@ fn load(image: Option<&str>) -> Result<Loaded, Error> {
             path: path.to_owned(),
             reason,
         };
-        let bytes = std::fs::read(path).map_err(|e| failed(e.to_string()))?;
+        let bytes = pcw_io::input::read(std::path::Path::new(path), pcw_io::input::IMAGE)?;
         let driver = pcw_loader::LoadedDriver::load(&bytes).map_err(|e| failed(e.to_string()))?;
         let status = driver.entry();
         if status < 0 {
@@ -134,8 +146,16 @@ pub fn with_driver<R>(
 fn create_queues(loaded: &Loaded, queues: &[String]) -> Result<(), Error> {
     for name in queues {
         let wide: Vec<u16> = name.encode_utf16().collect();
-        let created = match loaded {
-            Loaded::Host => pcw_driver::queues::create(&wide).is_ok(),
+        let refused = match loaded {
+            Loaded::Host => pcw_driver::queues::create(&wide).err().map(|e| match e {
+                pcw_driver::queues::QueueError::NameTaken => {
+                    "a queue of that name exists (names compare without regard to case)".to_owned()
+                }
+                pcw_driver::queues::QueueError::BadName => {
+                    "a queue name has 1 to 1023 utf-16 units".to_owned()
+                }
+                other => format!("NTSTATUS 0x{:08X}", other.status().cast_unsigned()),
+            }),
             #[cfg(all(target_arch = "x86_64", unix))]
             Loaded::Image(driver, ids) => {
                 let input: Vec<u8> = wide.iter().flat_map(|u| u.to_le_bytes()).collect();
@@ -145,11 +165,19 @@ fn create_queues(loaded: &Loaded, queues: &[String]) -> Result<(), Error> {
                         .unwrap_or_else(std::sync::PoisonError::into_inner)
                         .push(u32::from_le_bytes(id));
                 }
-                r.ok
+                (!r.ok).then(|| {
+                    format!(
+                        "the image's IOCTL_PCW_CREATE_QUEUE returned NTSTATUS 0x{:08X}",
+                        r.status.cast_unsigned()
+                    )
+                })
             }
         };
-        if !created {
-            return Err(Error::Queue(name.clone()));
+        if let Some(reason) = refused {
+            return Err(Error::Queue {
+                name: name.clone(),
+                reason,
+            });
         }
     }
     Ok(())

@@ -9,10 +9,14 @@
 //! (both forms) [--sim-queue NAME]… [--image SYS] [-provider driver|tidal]
 //! ```
 //!
-//! `-cf FILE` adds the paths of a file (one a line, blank lines ignored). `-o FILE` writes the
+//! `-cf FILE` adds the paths of a file (one a line, blank lines ignored; UTF-8 or UTF-16, as
+//! every text file the tools read). `-o FILE` writes the
 //! samples to a file instead of stdout, as CSV or, with `-f TSV`, tab-separated under the
-//! `(PDH-TSV 4.0)` tag; `-y` (typeperf's "overwrite without asking") is accepted, the file is
-//! always overwritten. `--raw` follows every cooked column with three raw ones, headed
+//! `(PDH-TSV 4.0)` tag. As typeperf asks before overwriting, an existing file is refused unless
+//! `-y` is given; the file is written beside its destination and renamed into place when the
+//! last sample is written, so a run that fails (a path that does not resolve, a full disk)
+//! leaves an existing file as it was and creates none. The output may not be one of the
+//! inputs (`-cf`, `--manifest`, `--image`). `--raw` follows every cooked column with three raw ones, headed
 //! `PATH [first value]`, `PATH [second value]` and `PATH [time base]`: the `PDH_RAW_COUNTER`
 //! values the cooked one came from and the counter's time base (blank when its type uses none),
 //! so a wrong type or a missing base shows at a glance.
@@ -80,9 +84,10 @@ use pcw_sim::kernel_pcw::{BUILD_SERVER_2022, Clock, Kernel, Teardown};
 use pcw_sim::pdh_query::UserMode;
 use pcw_sim::pdh_query::csv::{COMPLETED_MESSAGE, EXITING_MESSAGE};
 
-pub use host::with_driver;
+pub use host::{manifest_catalog, with_driver};
 pub use options::Args;
 
+use std::fmt::Write as _;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -91,7 +96,6 @@ use crate::Failure;
 use host::tidal_catalog;
 use options::{Options, ProviderChoice, counter_file, take_image};
 use output::{Layout, print_listing, sample};
-use pcw_sim::pdh_query::Catalog;
 
 /// Why `pcw typeperf` failed. Every error exits with status 1.
 #[derive(Debug, thiserror::Error)]
@@ -103,19 +107,33 @@ pub enum Error {
     /// not compile, a collection the simulator refused.
     #[error(transparent)]
     Query(#[from] pcw_sim::pdh_query::Error),
-    /// A file (`-cf`, `-o`, `--manifest`) could not be read or written.
-    #[error("{what} `{path}`: {source}")]
-    File {
+    /// An input (`-cf`, `--manifest`, `--image`) could not be read.
+    #[error(transparent)]
+    Input(#[from] pcw_io::InputError),
+    /// A text input is not valid text.
+    #[error("the {what} `{}` is not text: line {}, column {}: {error}", path.display(), error.line, error.column)]
+    Text {
         /// What the file is for.
         what: &'static str,
         /// The file.
         path: PathBuf,
-        /// The cause.
-        source: std::io::Error,
+        /// Where and why.
+        error: pcw_io::TextError,
     },
+    /// The `-o` file could not be written (nothing was).
+    #[error(transparent)]
+    Output(#[from] pcw_io::OutputError),
+    /// Standard output or error failed.
+    #[error(transparent)]
+    Stream(#[from] pcw_io::StreamError),
     /// A `--sim-queue` could not be created.
-    #[error("cannot create the simulated queue `{0}`")]
-    Queue(String),
+    #[error("cannot create the simulated queue `{name}`: {reason}")]
+    Queue {
+        /// The queue name.
+        name: String,
+        /// Why the driver refused it.
+        reason: String,
+    },
     /// The manifest could not be read.
     #[error("the counter manifest: {0}")]
     Manifest(#[from] pcw_gen::Error),
@@ -133,7 +151,7 @@ pub enum Error {
     /// The image left something behind or broke a kernel rule while it ran.
     #[error("the image {0}")]
     ImageCheck(String),
-    /// Writing the output failed.
+    /// Writing the samples failed.
     #[error("writing the output: {0}")]
     Io(#[from] std::io::Error),
     /// The simulated clock left the years a time stamp can show.
@@ -161,28 +179,24 @@ impl Failure for Error {
 pub fn run(args: &Args) -> Result<(), Error> {
     let (image, rest) = take_image(&args.args)?;
     let mut options = Options::parse(&rest)?;
-    if options.provider == ProviderChoice::Tidal {
-        return run_tidal(&options);
-    }
     if let Some(query_args) = &options.query {
-        let mut stdout = std::io::stdout().lock();
+        let mut stdout = pcw_io::console::Writer::new(pcw_io::console::Stream::Stdout);
         let warnings = if let Some(file) = &options.manifest {
-            let text = std::fs::read_to_string(file).map_err(|source| Error::File {
-                what: "manifest",
-                path: file.clone(),
-                source,
-            })?;
-            let catalog = Catalog::from_manifest(&file.display().to_string(), &text)?;
+            let (_, catalog) = manifest_catalog(file)?;
             print_listing(None, &catalog, query_args, &mut stdout)?
+        } else if options.provider == ProviderChoice::Tidal {
+            print_listing(None, &tidal_catalog()?, query_args, &mut stdout)?
         } else {
             with_driver(image.as_deref(), &options.sim_queues, |kernel, catalog| {
                 print_listing(Some(kernel), catalog, query_args, &mut stdout)
             })?
         };
+        let mut text = String::new();
         for w in warnings {
-            eprintln!("warning: {w}");
+            let _ = writeln!(text, "warning: {w}");
         }
-        eprintln!("{COMPLETED_MESSAGE}");
+        let _ = writeln!(text, "{COMPLETED_MESSAGE}");
+        pcw_io::console::err(&text)?;
         return Ok(());
     }
     if let Some(file) = &options.counter_file {
@@ -194,38 +208,63 @@ pub fn run(args: &Args) -> Result<(), Error> {
             )));
         }
     }
-    let layout = Layout {
+    let mut file = open_output(&options, image.as_deref())?;
+    let mut stdout = pcw_io::console::Writer::new(pcw_io::console::Stream::Stdout);
+    let out: &mut dyn Write = match &mut file {
+        Some(f) => f,
+        None => &mut stdout,
+    };
+    if options.provider == ProviderChoice::Tidal {
+        run_tidal(&options, out)?;
+    } else {
+        with_driver(image.as_deref(), &options.sim_queues, |kernel, catalog| {
+            sample(
+                kernel,
+                kernel,
+                catalog,
+                &options.paths,
+                (options.samples, options.interval),
+                layout(&options),
+                &mut std::thread::sleep,
+                out,
+            )
+        })?;
+    }
+    if let Some(file) = file {
+        file.commit()?;
+    }
+    pcw_io::console::err(&format!("{EXITING_MESSAGE}\n{COMPLETED_MESSAGE}\n"))?;
+    Ok(())
+}
+
+fn layout(options: &Options) -> Layout {
+    Layout {
         format: options.format,
         raw: options.raw,
+    }
+}
+
+/// `-o`'s file, checked before anything runs (not an input; an existing file only with `-y`)
+/// and staged beside its destination, which it replaces only once every sample was written.
+fn open_output(
+    options: &Options,
+    image: Option<&str>,
+) -> Result<Option<pcw_io::OutputFile>, Error> {
+    let Some(path) = &options.output else {
+        return Ok(None);
     };
-    let mut file = match &options.output {
-        Some(path) => Some(std::fs::File::create(path).map_err(|source| Error::File {
-            what: "output file",
-            path: path.clone(),
-            source,
-        })?),
-        None => None,
-    };
-    with_driver(image.as_deref(), &options.sim_queues, |kernel, catalog| {
-        let mut stdout = std::io::stdout().lock();
-        let out: &mut dyn Write = match &mut file {
-            Some(f) => f,
-            None => &mut stdout,
-        };
-        sample(
-            kernel,
-            kernel,
-            catalog,
-            &options.paths,
-            (options.samples, options.interval),
-            layout,
-            &mut std::thread::sleep,
-            out,
-        )
-    })?;
-    eprintln!("{EXITING_MESSAGE}");
-    eprintln!("{COMPLETED_MESSAGE}");
-    Ok(())
+    let mut outputs = pcw_io::Outputs::new();
+    for input in [&options.counter_file, &options.manifest]
+        .into_iter()
+        .flatten()
+    {
+        outputs.input(input);
+    }
+    if let Some(image) = image {
+        outputs.input(std::path::Path::new(image));
+    }
+    let overwrite = (!options.overwrite).then_some("add `-y` to overwrite it");
+    Ok(Some(outputs.open(path, overwrite)?))
 }
 
 /// `pcw typeperf -provider tidal`: boots the simulated kernel (for its clock), starts the
@@ -234,23 +273,19 @@ pub fn run(args: &Args) -> Result<(), Error> {
 ///
 /// # Errors
 /// [`Error`].
-fn run_tidal(options: &Options) -> Result<(), Error> {
+fn run_tidal(options: &Options, out: &mut dyn Write) -> Result<(), Error> {
     let catalog = tidal_catalog()?;
     let kernel = Kernel::boot_with_clock(BUILD_SERVER_2022, Clock::Real);
     let service = pcw_tidal::Service::start(Duration::from_millis(100))?;
-    let mut stdout = std::io::stdout().lock();
     let result = sample(
         &kernel,
         &UserMode,
         &catalog,
         &options.paths,
         (options.samples, options.interval),
-        Layout {
-            format: options.format,
-            raw: options.raw,
-        },
+        layout(options),
         &mut std::thread::sleep,
-        &mut stdout,
+        out,
     );
     let stopped = service.stop();
     let report = kernel.teardown();
@@ -259,8 +294,6 @@ fn run_tidal(options: &Options) -> Result<(), Error> {
     if !report.is_clean() {
         return Err(Error::Teardown(report));
     }
-    eprintln!("{EXITING_MESSAGE}");
-    eprintln!("{COMPLETED_MESSAGE}");
     Ok(())
 }
 
@@ -277,6 +310,7 @@ mod tests {
     use super::host::driver_catalog;
     use super::options::{FileFormat, Query};
     use super::*;
+    use pcw_sim::pdh_query::Catalog;
 
     fn args(s: &[&str]) -> Vec<String> {
         s.iter().map(|a| (*a).to_owned()).collect()

@@ -11,6 +11,8 @@ use super::Error;
 
 /// Samples taken when `-sc` is not given (typeperf would run until Ctrl+C).
 pub const DEFAULT_SAMPLES: u32 = 10;
+/// The longest `-si` accepted: 10⁹ seconds.
+pub const MAX_INTERVAL: Duration = Duration::from_secs(1_000_000_000);
 /// The interval when `-si` is not given, as typeperf's.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
 
@@ -53,6 +55,8 @@ pub struct Options {
     pub output: Option<PathBuf>,
     /// `-f CSV|TSV`.
     pub format: FileFormat,
+    /// `-y`: overwrite an existing `-o` file.
+    pub overwrite: bool,
     /// `--raw`: each cooked column is followed by the raw sample's first value, second value
     /// and time base.
     pub raw: bool,
@@ -115,6 +119,7 @@ impl Options {
             counter_file: None,
             output: None,
             format: FileFormat::Csv,
+            overwrite: false,
             raw: false,
             manifest: None,
             sim_queues: Vec::new(),
@@ -132,6 +137,15 @@ impl Options {
                         .ok_or_else(|| Error::Usage(format!("`{arg}` needs a value")))?;
                     if arg == "--manifest" {
                         options.manifest = Some(PathBuf::from(v));
+                    } else if options
+                        .sim_queues
+                        .iter()
+                        .any(|q| q.to_lowercase() == v.to_lowercase())
+                    {
+                        return Err(Error::Usage(format!(
+                            "`--sim-queue {v}` is given twice: queue names are unique, and \
+                             compare without regard to case"
+                        )));
                     } else {
                         options.sim_queues.push(v.clone());
                     }
@@ -163,10 +177,7 @@ impl Options {
             match option.to_ascii_lowercase().as_str() {
                 "sc" => {
                     let v = value("sc")?;
-                    options.samples =
-                        v.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
-                            Error::Usage(format!("`-sc {v}`: expected a sample count of 1 or more"))
-                        })?;
+                    options.samples = parse_count(v)?;
                 }
                 "provider" => {
                     let v = value("provider")?;
@@ -188,6 +199,12 @@ impl Options {
                              more than 0"
                         ))
                     })?;
+                    if options.interval > MAX_INTERVAL {
+                        return Err(Error::Usage(format!(
+                            "`-si {v}`: too large: at most {} seconds (about 31 years)",
+                            MAX_INTERVAL.as_secs()
+                        )));
+                    }
                 }
                 "cf" => options.counter_file = Some(PathBuf::from(value("cf")?)),
                 "o" => options.output = Some(PathBuf::from(value("o")?)),
@@ -204,7 +221,7 @@ impl Options {
                         }
                     };
                 }
-                "y" => {}
+                "y" => options.overwrite = true,
                 _ => {
                     return Err(Error::Usage(format!(
                         "unknown option `{arg}` (pcw typeperf takes `-sc SAMPLES`, \
@@ -238,8 +255,21 @@ impl Options {
     }
 }
 
-/// `-si`'s value: `ss[.fff]`, `mm:ss[.fff]` or `hh:mm:ss[.fff]`; `None` if malformed, zero
-/// or absurdly long.
+/// `-sc`'s value: a whole number from 1 to [`u32::MAX`], each way of missing it named.
+fn parse_count(text: &str) -> Result<u32, Error> {
+    let usage = |why: &str| Error::Usage(format!("`-sc {text}`: {why}"));
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(usage("expected a whole number of samples, 1 or more"));
+    }
+    match text.parse::<u32>() {
+        Ok(0) => Err(usage("the sample count must be 1 or more")),
+        Ok(n) => Ok(n),
+        Err(_) => Err(usage(&format!("too large: at most {} samples", u32::MAX))),
+    }
+}
+
+/// `-si`'s value: `ss[.fff]`, `mm:ss[.fff]` or `hh:mm:ss[.fff]`; `None` if malformed or zero
+/// (longer than [`MAX_INTERVAL`] is the caller's "too large").
 fn parse_interval(text: &str) -> Option<Duration> {
     let parts: Vec<&str> = text.split(':').collect();
     if parts.len() > 3 {
@@ -258,7 +288,7 @@ fn parse_interval(text: &str) -> Option<Duration> {
         return None;
     }
     let total = total * 60.0 + seconds;
-    (total > 0.0 && total < 1e9).then(|| Duration::from_secs_f64(total))
+    (total > 0.0).then(|| Duration::try_from_secs_f64(total.min(1e12)).ok())?
 }
 
 /// Splits `--image PATH` (anywhere among the arguments) from the rest.
@@ -282,11 +312,14 @@ pub(super) fn take_image(args: &[String]) -> Result<(Option<String>, Vec<String>
 }
 
 /// Reads `-cf`'s file: one counter path a line; blank lines and surrounding blanks ignored.
+/// The file is read as every text input is (bounded, UTF-8 or UTF-16, byte order mark
+/// dropped).
 pub(super) fn counter_file(path: &Path) -> Result<Vec<String>, Error> {
-    let text = std::fs::read_to_string(path).map_err(|source| Error::File {
-        what: "counter file",
+    let bytes = pcw_io::input::read(path, pcw_io::input::COUNTER_FILE)?;
+    let (text, _) = pcw_io::text::decode(&bytes).map_err(|error| Error::Text {
+        what: pcw_io::input::COUNTER_FILE.noun,
         path: path.to_path_buf(),
-        source,
+        error,
     })?;
     Ok(text
         .lines()

@@ -90,6 +90,11 @@ impl Catalog {
     /// [`Error::Manifest`] when the manifest does not compile.
     pub fn from_manifest(file: &str, text: &str) -> Result<Self, Error> {
         let inspect = pcw_gen::Config::new().inspect(Path::new(file), text.as_bytes())?;
+        Ok(Self::from_inspect(inspect))
+    }
+
+    /// The countersets of a manifest already read with pcw-gen's `inspect`.
+    pub fn from_inspect(inspect: pcw_gen::Inspect) -> Self {
         let sets = inspect
             .countersets
             .into_iter()
@@ -119,7 +124,7 @@ impl Catalog {
                     .collect(),
             })
             .collect();
-        Ok(Self { sets })
+        Self { sets }
     }
 
     /// The index of the set named `object` (any case).
