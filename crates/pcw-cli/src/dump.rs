@@ -84,7 +84,8 @@ pub enum Error {
     /// The file could not be read.
     #[error(transparent)]
     Read(#[from] pcw_io::InputError),
-    /// The header announces more bytes than a capture may have.
+    /// The header of a capture read from a stream announces more bytes than a capture may
+    /// have.
     #[error("{}: PERF_DATA_BLOCK.TotalByteLength says {total} bytes; a capture may have at most {limit} bytes", path.display())]
     TooLarge {
         /// The file.
@@ -164,7 +165,10 @@ fn read_capture(path: &std::path::Path) -> Result<(Vec<u8>, usize), Error> {
         }
     }
     let total = view.total_byte_length();
-    if u64::from(total) > kind.limit {
+    // A regular file is within the limit already (its size was checked), and a total past its
+    // end is reported by `decode`; a stream announcing more than a capture may have is refused
+    // before it is read.
+    if input.size().is_none() && u64::from(total) > kind.limit {
         return Err(Error::TooLarge {
             path: path.to_path_buf(),
             total,

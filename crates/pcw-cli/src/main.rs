@@ -88,6 +88,9 @@ fn main() -> ExitCode {
                 pcw_io::console::Stream::Stdout
             };
             let printed = pcw_io::console::write(stream, &e.render().to_string());
+            if let Err(failed) = &printed {
+                let _ = pcw_io::console::err(&format!("error: {failed}\n"));
+            }
             return if e.use_stderr() || printed.is_err() {
                 ExitCode::from(EXIT_FAILURE)
             } else {

@@ -235,11 +235,15 @@ impl Input {
     /// # Errors
     /// As [`Input::read_up_to`].
     pub fn read_rest(&mut self, buf: &mut Vec<u8>) -> Result<usize, InputError> {
-        if let Some(size) = self.size {
-            // A regular file: reserve what it holds (it may still grow or shrink while read).
-            let left = size.saturating_sub(self.read);
-            buf.reserve(usize::try_from(left).unwrap_or(0));
-        }
+        // Room for everything the input may still hold, reserved once: a regular file's size
+        // (it may still change while read), or a stream's limit. Growing the buffer as it fills
+        // would copy it at each doubling and hold twice the bytes at the peak; an untouched
+        // reservation costs address space, not memory.
+        let left = match self.size {
+            Some(size) => size.saturating_sub(self.read),
+            None => self.kind.limit.saturating_add(1).saturating_sub(self.read),
+        };
+        buf.reserve(usize::try_from(left).unwrap_or(0));
         self.read_up_to(u64::MAX, buf)
     }
 

@@ -181,16 +181,18 @@ pub fn run(args: &Args) -> Result<(), Error> {
     let mut options = Options::parse(&rest)?;
     if let Some(query_args) = &options.query {
         let mut stdout = pcw_io::console::Writer::new(pcw_io::console::Stream::Stdout);
-        let warnings = if let Some(file) = &options.manifest {
-            let (_, catalog) = manifest_catalog(file)?;
-            print_listing(None, &catalog, query_args, &mut stdout)?
+        let listed = if let Some(file) = &options.manifest {
+            manifest_catalog(file)
+                .and_then(|(_, catalog)| print_listing(None, &catalog, query_args, &mut stdout))
         } else if options.provider == ProviderChoice::Tidal {
-            print_listing(None, &tidal_catalog()?, query_args, &mut stdout)?
+            tidal_catalog()
+                .and_then(|catalog| print_listing(None, &catalog, query_args, &mut stdout))
         } else {
             with_driver(image.as_deref(), &options.sim_queues, |kernel, catalog| {
                 print_listing(Some(kernel), catalog, query_args, &mut stdout)
-            })?
+            })
         };
+        let warnings = listed.map_err(|e| written_to(e, None))?;
         let mut text = String::new();
         for w in warnings {
             let _ = writeln!(text, "warning: {w}");
@@ -214,8 +216,8 @@ pub fn run(args: &Args) -> Result<(), Error> {
         Some(f) => f,
         None => &mut stdout,
     };
-    if options.provider == ProviderChoice::Tidal {
-        run_tidal(&options, out)?;
+    let sampled = if options.provider == ProviderChoice::Tidal {
+        run_tidal(&options, out)
     } else {
         with_driver(image.as_deref(), &options.sim_queues, |kernel, catalog| {
             sample(
@@ -228,13 +230,29 @@ pub fn run(args: &Args) -> Result<(), Error> {
                 &mut std::thread::sleep,
                 out,
             )
-        })?;
-    }
+        })
+    };
+    sampled.map_err(|e| written_to(e, file.as_ref()))?;
     if let Some(file) = file {
         file.commit()?;
     }
     pcw_io::console::err(&format!("{EXITING_MESSAGE}\n{COMPLETED_MESSAGE}\n"))?;
     Ok(())
+}
+
+/// A failed write named by where it went: standard output, or the `-o` file.
+fn written_to(e: Error, file: Option<&pcw_io::OutputFile>) -> Error {
+    match (e, file) {
+        (Error::Io(source), None) => Error::Stream(pcw_io::StreamError {
+            stream: pcw_io::console::Stream::Stdout,
+            source,
+        }),
+        (Error::Io(source), Some(file)) => Error::Output(pcw_io::OutputError::Write {
+            path: file.path().to_path_buf(),
+            source,
+        }),
+        (other, _) => other,
+    }
 }
 
 fn layout(options: &Options) -> Layout {
