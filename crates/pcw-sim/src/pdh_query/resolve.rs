@@ -10,7 +10,6 @@
 use std::collections::BTreeMap;
 
 use super::counter_path::{CounterPath, InstanceIndex, InstanceSpec, wildcard_match};
-use super::sample::SetSample;
 use super::{Catalog, Error, MACHINE};
 
 /// A path resolved against the catalog, instances not yet expanded.
@@ -123,15 +122,15 @@ fn resolve_one(catalog: &Catalog, path: &str) -> Result<Selector, Error> {
     })
 }
 
-/// Expands instance wildcards against the priming collection (`primed`, by set index);
-/// columns in PDH's order.
+/// Expands instance wildcards against the instances the priming collection returned
+/// (`primed`: their names as a consumer sees them, by set index); columns in PDH's order.
 ///
 /// # Errors
 /// [`Error::NoInstance`] when a path's instance part matches no instance.
 pub fn expand(
     catalog: &Catalog,
     selectors: &[Selector],
-    primed: &BTreeMap<usize, SetSample>,
+    primed: &BTreeMap<usize, Vec<String>>,
 ) -> Result<Vec<Column>, Error> {
     let mut columns = Vec::new();
     for selector in selectors {
@@ -139,9 +138,7 @@ pub fn expand(
         let targets: Vec<(Target, Option<String>)> = match &selector.parsed.instance {
             None => vec![(Target::Only, None)],
             Some(spec) => {
-                let names: Vec<String> = primed.get(&selector.set).map_or_else(Vec::new, |s| {
-                    s.instances.iter().map(|i| i.name.clone()).collect()
-                });
+                let names: Vec<String> = primed.get(&selector.set).cloned().unwrap_or_default();
                 // No parent instances in PCW; names are unique, so only index 0 exists.
                 let index_ok = matches!(
                     spec.index,
@@ -210,19 +207,19 @@ mod tests {
     use crate::pdh::SampleTimes;
     use crate::pdh_query::aggregate::tests::instance;
     use crate::pdh_query::catalog::tests::contoso;
-    use crate::pdh_query::sample::SetSample;
+    use crate::pdh_query::sample::{SetSample, instance_names};
 
     fn args(s: &[&str]) -> Vec<String> {
         s.iter().map(|a| (*a).to_owned()).collect()
     }
 
-    fn primed(catalog: &Catalog, set: usize, names: &[&str]) -> BTreeMap<usize, SetSample> {
+    fn primed(catalog: &Catalog, set: usize, names: &[&str]) -> BTreeMap<usize, Vec<String>> {
         let collection = Collection {
             instances: names.iter().map(|n| instance(n, &[(5, 1)])).collect(),
             ..Collection::default()
         };
         let sample = SetSample::new(&catalog.sets[set], collection, SampleTimes::default());
-        [(set, sample)].into_iter().collect()
+        instance_names(&[(set, sample)].into_iter().collect())
     }
 
     #[test]

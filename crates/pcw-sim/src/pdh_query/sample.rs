@@ -127,6 +127,14 @@ impl SetSample {
     }
 }
 
+/// The names of the instances of each set (by set index) of a collection, as
+/// [`expand`] takes them.
+pub fn instance_names(sets: &BTreeMap<usize, SetSample>) -> BTreeMap<usize, Vec<String>> {
+    sets.iter()
+        .map(|(&set, s)| (set, s.instances.iter().map(|i| i.name.clone()).collect()))
+        .collect()
+}
+
 /// One collection of every sampled set, and when it was taken.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Frame {
@@ -295,7 +303,7 @@ impl<'a> Sampler<'a> {
                 added.push((set, mask));
             }
             let previous = collect_frame(clock, source, catalog, &masks)?;
-            let columns = expand(catalog, &selectors, &previous.sets)?;
+            let columns = expand(catalog, &selectors, &instance_names(&previous.sets))?;
             Ok((previous, columns))
         })();
         match started {
@@ -394,7 +402,7 @@ mod tests {
         let older = frame(1000, [0, 0]);
         let newer = frame(2000, [250, 500]);
         let selectors = resolve(&catalog, &args(&[r"\Contoso Timers(*)\% Object Busy"])).unwrap();
-        let columns = expand(&catalog, &selectors, &older.sets).unwrap();
+        let columns = expand(&catalog, &selectors, &instance_names(&older.sets)).unwrap();
         let paths: Vec<&str> = columns.iter().map(|c| c.path.as_str()).collect();
         assert_eq!(
             paths,
@@ -413,7 +421,7 @@ mod tests {
         // A `(_Total)` path selects only the aggregate.
         let selectors =
             resolve(&catalog, &args(&[r"\Contoso Timers(_total)\% Object Busy"])).unwrap();
-        let columns = expand(&catalog, &selectors, &older.sets).unwrap();
+        let columns = expand(&catalog, &selectors, &instance_names(&older.sets)).unwrap();
         assert_eq!(columns.len(), 1);
         assert_eq!(
             cook_row(&catalog, &columns, Some(&older), &newer),
