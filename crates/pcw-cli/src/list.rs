@@ -41,10 +41,10 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use pcw_gen::{Aggregate, Inspect, InspectCounterSet, Instances};
+use pcw_pdh::counter_path::wildcard_match;
+use pcw_pdh::listing::{instance_warnings, live_instances, set_paths};
+use pcw_pdh::{Catalog, MACHINE, SetInfo};
 use pcw_sim::kernel_pcw::Kernel;
-use pcw_sim::pdh_query::counter_path::wildcard_match;
-use pcw_sim::pdh_query::listing::{instance_warnings, live_instances, set_paths};
-use pcw_sim::pdh_query::{Catalog, MACHINE, SetInfo};
 use serde::Serialize;
 
 use crate::typeperf::{Error, manifest_catalog, with_driver};

@@ -22,7 +22,7 @@ fn parse_csv(text: &str) -> Vec<Vec<String>> {
         .expect("typeperf's output starts with an empty line");
     assert!(body.ends_with('\n'), "the last record is terminated");
     body.lines()
-        .map(|line| pcw_sim::pdh_query::csv::parse_row(line).unwrap())
+        .map(|line| pcw_pdh::csv::parse_row(line).unwrap())
         .collect()
 }
 

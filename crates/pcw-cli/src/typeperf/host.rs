@@ -3,8 +3,8 @@
 //! or the cross-built `.sys` run by the loader — with the dynamic queues `--sim-queue` asks for,
 //! and the catalogs of the driver's and the example service's manifests.
 
+use pcw_pdh::Catalog;
 use pcw_sim::kernel_pcw::{BUILD_SERVER_2022, Clock, Kernel};
-use pcw_sim::pdh_query::Catalog;
 
 use super::Error;
 

@@ -32,14 +32,14 @@
 //!
 //! `-provider tidal` samples the example user-mode service (`pcw-tidal`) instead of the
 //! driver: the service runs on a thread against pcw-sim's simulated Perflib (user-mode V2
-//! provider side), and collections read it through [`pcw_sim::pdh_query::UserMode`]; paths,
+//! provider side), and collections read it through [`pcw_pdh::UserMode`]; paths,
 //! expansion, cooking
 //! and output are the same code.
 //!
 //! What happens, in typeperf's order:
 //!
 //! 1. Every path (`\\computer\Object(Instance)\Counter`, `docs/pcw-semantics.md`) is parsed with
-//!    [`pcw_sim::pdh_query::CounterPath::parse`] and resolved against the driver's manifest (read with pcw-gen's
+//!    [`pcw_pdh::CounterPath::parse`] and resolved against the driver's manifest (read with pcw-gen's
 //!    `inspect`): the object must be a counterset, the counter pattern must match a displayed
 //!    counter (counters without a name — bases, time stamps, `noDisplay` helpers — are never
 //!    listed), a single-instance set takes no `(instance)` and a multi-instance set needs one.
@@ -49,7 +49,7 @@
 //!    *priming* collection. Instance wildcards are expanded against the instances it returned
 //!    (typeperf expands once, at start), in PDH's order: counters outer, instances inner.
 //! 3. `SAMPLES` times: wait `INTERVAL`, collect, cook every column from the previous and this
-//!    collection (pcw-sim's [`pdh_query::sample`](pcw_sim::pdh_query::sample)) and
+//!    collection (pcw-pdh's [`sample`](pcw_pdh::sample)) and
 //!    print a row. Because of the priming collection the first row already shows rates.
 //!    A value that cannot be computed (instance gone, negative delta, zero interval) is the
 //!    blank cell.
@@ -73,16 +73,16 @@
 //! time zone is not consulted); the binary log and SQL formats (`-f BIN`, `-f SQL`) and the
 //! remote, configuration-file and sampling-rate options are not accepted.//!
 //! The query itself — catalog, paths, resolution, aggregation, sampling, listing, the CSV
-//! format — is pcw-sim's [`pcw_sim::pdh_query`]; this command parses the arguments
+//! format — is pcw-sim's [`pcw_pdh`]; this command parses the arguments
 //! ([`options`]), runs the providers ([`host`]), and prints ([`output`]).
 
 mod host;
 mod options;
 mod output;
 
+use pcw_pdh::UserMode;
+use pcw_pdh::csv::{COMPLETED_MESSAGE, EXITING_MESSAGE};
 use pcw_sim::kernel_pcw::{BUILD_SERVER_2022, Clock, Kernel, Teardown};
-use pcw_sim::pdh_query::UserMode;
-use pcw_sim::pdh_query::csv::{COMPLETED_MESSAGE, EXITING_MESSAGE};
 
 pub use host::{manifest_catalog, with_driver};
 pub use options::Args;
@@ -106,7 +106,7 @@ pub enum Error {
     /// The query failed: a path that does not resolve, an unknown object, a manifest that does
     /// not compile, a collection the simulator refused.
     #[error(transparent)]
-    Query(#[from] pcw_sim::pdh_query::Error),
+    Query(#[from] pcw_pdh::Error),
     /// An input (`-cf`, `--manifest`, `--image`) could not be read.
     #[error(transparent)]
     Input(#[from] pcw_io::InputError),
@@ -320,15 +320,15 @@ mod tests {
     use std::time::Duration;
 
     use pcw_gen::Instances;
+    use pcw_pdh::TOTAL_INSTANCE;
+    use pcw_pdh::csv::CsvTimestamp;
+    use pcw_pdh::listing::{live_instances, set_paths};
     use pcw_sim::kernel_pcw::{BOOT_SYSTEM_TIME, PERF_FREQUENCY, Request};
-    use pcw_sim::pdh_query::TOTAL_INSTANCE;
-    use pcw_sim::pdh_query::csv::CsvTimestamp;
-    use pcw_sim::pdh_query::listing::{live_instances, set_paths};
 
     use super::host::driver_catalog;
     use super::options::{FileFormat, Query};
     use super::*;
-    use pcw_sim::pdh_query::Catalog;
+    use pcw_pdh::Catalog;
 
     fn args(s: &[&str]) -> Vec<String> {
         s.iter().map(|a| (*a).to_owned()).collect()
@@ -365,7 +365,7 @@ mod tests {
     }
 
     fn parse_csv_line(line: &str) -> Vec<String> {
-        pcw_sim::pdh_query::csv::parse_row(line).unwrap()
+        pcw_pdh::csv::parse_row(line).unwrap()
     }
 
     fn boot() -> Kernel {

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use pcw_sim::pdh_query::csv::{HEADER_TAG, TSV_HEADER_TAG};
+use pcw_pdh::csv::{HEADER_TAG, TSV_HEADER_TAG};
 
 use super::Error;
 

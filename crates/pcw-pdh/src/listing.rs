@@ -5,13 +5,13 @@
 //! a `multipleAggregate` set), with warnings about instance names PDH or the exporters
 //! mishandle. Helper counters without a name are never listed.
 
-use crate::kernel_pcw::{Kernel, Request};
+use pcw_sim::kernel_pcw::{Kernel, Request};
 
 use pcw_gen::Instances;
 
-use super::catalog::{Catalog, SetInfo};
-use super::counter_path::CounterPath;
-use super::{Error, TOTAL_INSTANCE};
+use crate::catalog::{Catalog, SetInfo};
+use crate::counter_path::CounterPath;
+use crate::{Error, TOTAL_INSTANCE};
 
 /// The instances a consumer lists for `set` right now (PDH's `PdhEnumObjectItems`): the
 /// provider's instances from `PcwCallbackEnumerateInstances`, plus [`TOTAL_INSTANCE`] for a
@@ -111,7 +111,7 @@ pub fn list<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pdh_query::catalog::tests::contoso;
+    use crate::catalog::tests::contoso;
 
     #[test]
     fn q_on_a_manifest() {

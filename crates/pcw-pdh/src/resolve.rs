@@ -9,8 +9,8 @@
 
 use std::collections::BTreeMap;
 
-use super::counter_path::{CounterPath, InstanceIndex, InstanceSpec, wildcard_match};
-use super::{Catalog, Error, MACHINE};
+use crate::counter_path::{CounterPath, InstanceIndex, InstanceSpec, wildcard_match};
+use crate::{Catalog, Error, MACHINE};
 
 /// A path resolved against the catalog, instances not yet expanded.
 #[derive(Clone, Debug, PartialEq)]
@@ -30,7 +30,7 @@ pub struct Selector {
 pub enum Target {
     /// The one instance of a single-instance or global-aggregate set.
     Only,
-    /// A named instance (including [`super::TOTAL_INSTANCE`]).
+    /// A named instance (including [`crate::TOTAL_INSTANCE`]).
     Named(String),
 }
 
@@ -203,11 +203,11 @@ pub fn masks(catalog: &Catalog, selectors: &[Selector]) -> BTreeMap<usize, u64> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel_pcw::Collection;
-    use crate::pdh::SampleTimes;
-    use crate::pdh_query::aggregate::tests::instance;
-    use crate::pdh_query::catalog::tests::contoso;
-    use crate::pdh_query::sample::{SetSample, instance_names};
+    use crate::aggregate::tests::instance;
+    use crate::catalog::tests::contoso;
+    use crate::cook::SampleTimes;
+    use crate::sample::{SetSample, instance_names};
+    use pcw_sim::kernel_pcw::Collection;
 
     fn args(s: &[&str]) -> Vec<String> {
         s.iter().map(|a| (*a).to_owned()).collect()

@@ -14,7 +14,7 @@ use pcw_core::counter_type::CounterType;
 
 use pcw_gen::{Aggregate, Instances};
 
-use super::Error;
+use crate::Error;
 
 /// One counter as the manifest declares it.
 #[derive(Clone, Debug, PartialEq)]
@@ -163,7 +163,7 @@ pub(super) mod tests {
 
     /// pcw-gen's globalAggregate test manifest (contoso), with its timers set presented as
     /// `kind` instead.
-    pub(in crate::pdh_query) fn contoso(kind: &str) -> Catalog {
+    pub(crate) fn contoso(kind: &str) -> Catalog {
         let text = std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../pcw-gen/tests/manifests/contoso_v11.man"

@@ -14,15 +14,17 @@
 
 use std::collections::BTreeMap;
 
-use crate::kernel_pcw::{BOOT_SYSTEM_TIME, Collection, Instance, Kernel, PERF_FREQUENCY, Request};
-use crate::pdh::{RawSample, SampleTimes, cook, timebase};
+use crate::cook::{RawSample, SampleTimes, cook, timebase};
+use pcw_sim::kernel_pcw::{
+    BOOT_SYSTEM_TIME, Collection, Instance, Kernel, PERF_FREQUENCY, Request,
+};
 
 use pcw_gen::Instances;
 
-use super::catalog::{CounterInfo, SetInfo};
-use super::csv::FORMAT_FLAGS;
-use super::resolve::{Column, Target, expand, masks, resolve};
-use super::{Catalog, Error};
+use crate::catalog::{CounterInfo, SetInfo};
+use crate::csv::FORMAT_FLAGS;
+use crate::resolve::{Column, Target, expand, masks, resolve};
+use crate::{Catalog, Error};
 
 /// Where collections come from: the simulated kernel's PCW or the simulated Perflib's
 /// user-mode providers.
@@ -51,7 +53,7 @@ impl Source for Kernel {
     }
 }
 
-/// User-mode providers under the simulated Perflib ([`crate::usermode`]), found by counterset
+/// User-mode providers under the simulated Perflib ([`pcw_sim::usermode`]), found by counterset
 /// GUID.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct UserMode;
@@ -63,7 +65,7 @@ impl Source for UserMode {
             let wanted = 1u64
                 .checked_shl(u32::from(c.id))
                 .is_none_or(|bit| mask & bit != 0);
-            if wanted && crate::usermode::notify(set.guid, add, u32::from(c.id)).is_none() {
+            if wanted && pcw_sim::usermode::notify(set.guid, add, u32::from(c.id)).is_none() {
                 return Err(Error::NotRunning(set.name.clone()));
             }
         }
@@ -71,7 +73,7 @@ impl Source for UserMode {
     }
 
     fn collect(&self, set: &SetInfo, request: &Request) -> Result<Collection, Error> {
-        let instances = crate::usermode::collect(set.guid)
+        let instances = pcw_sim::usermode::collect(set.guid)
             .ok_or_else(|| Error::NotRunning(set.name.clone()))?;
         let instances = instances
             .into_iter()
@@ -364,8 +366,8 @@ impl<'a> Sampler<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pdh_query::aggregate::tests::instance;
-    use crate::pdh_query::catalog::tests::contoso;
+    use crate::aggregate::tests::instance;
+    use crate::catalog::tests::contoso;
 
     fn args(s: &[&str]) -> Vec<String> {
         s.iter().map(|a| (*a).to_owned()).collect()

@@ -9,10 +9,10 @@
 
 use pcw_gen::{Aggregate, Instances};
 
-use crate::kernel_pcw::Instance;
+use pcw_sim::kernel_pcw::Instance;
 
-use super::TOTAL_INSTANCE;
-use super::catalog::SetInfo;
+use crate::TOTAL_INSTANCE;
+use crate::catalog::SetInfo;
 
 /// Combines the instances' raw values of one counter as `aggregate` says; `None` for no values
 /// or `undefined`. Sums wrap as the counters do; the mean is rounded down.
@@ -96,10 +96,10 @@ pub(super) mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::pdh_query::catalog::tests::contoso;
+    use crate::catalog::tests::contoso;
 
     /// An instance with the given (counter id, raw value) pairs.
-    pub(in crate::pdh_query) fn instance(name: &str, values: &[(u16, u64)]) -> Instance {
+    pub(crate) fn instance(name: &str, values: &[(u16, u64)]) -> Instance {
         Instance {
             name: name.to_owned(),
             id: 0,

@@ -79,7 +79,7 @@
 //!   [`CookError::NegativeDenominator`] (`PDH_CALC_NEGATIVE_DENOMINATOR`), a frequency ≤ 0
 //!   [`CookError::NegativeTimebase`] (`PDH_CALC_NEGATIVE_TIMEBASE`). .NET maps the first two to
 //!   0; typeperf writes no number for a value PDH did not compute, and this crate's CSV writer
-//!   ([`crate::pdh_query::csv`]) shows every `Err` as the blank cell `" "`. An inverse timer whose
+//!   ([`crate::csv`]) shows every `Err` as the blank cell `" "`. An inverse timer whose
 //!   idle time exceeds the interval would compute below 0; it is clamped to 0. **(inference)**
 //! * **Raw values** are unsigned in `winperf.h`; [`RawSample`] stores them as PDH's `LONGLONG`
 //!   (bit-for-bit), and single-sample raw counts are read back as unsigned.

@@ -23,7 +23,7 @@
 //!   it in the first row for counters that need two samples. typeperf itself collects once
 //!   before its first row (`typeperf … -sc 1` prints rates, not blanks), so a faithful driver
 //!   primes with one collection; a value that still fails (negative delta, zero interval) is
-//!   printed blank. Map a [`crate::pdh::cook`] result with `.ok()`.
+//!   printed blank. Map a [`crate::cook::cook`] result with `.ok()`.
 //! * then the two closing messages [`EXITING_MESSAGE`] and [`COMPLETED_MESSAGE`]. Lines end with
 //!   `\r\n` on Windows ([`LINE_END`]); the functions here return lines without the terminator.
 //!
@@ -34,7 +34,7 @@
 
 use core::fmt;
 
-use crate::pdh::FormatFlags;
+use crate::cook::FormatFlags;
 
 /// The first field of the header row.
 pub const HEADER_TAG: &str = "(PDH-CSV 4.0)";
@@ -249,7 +249,7 @@ pub fn parse_row(line: &str) -> Result<Vec<String>, CsvError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pdh::{RawSample, SampleTimes, cook};
+    use crate::cook::{RawSample, SampleTimes, cook};
     use pcw_core::counter_type::CounterType;
 
     fn parse_csv_line(line: &str) -> Vec<String> {

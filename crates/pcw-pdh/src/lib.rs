@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! A PDH query on the simulated host: what typeperf does between its command line and its
-//! output, over the countersets of a counter manifest and the providers running under this
-//! crate's kernel PCW ([`crate::kernel_pcw`]) or user-mode Perflib ([`crate::usermode`]).
-//! `pcw typeperf` parses its arguments, calls this, and prints.
+//! pcw-pdh: the consumer's side of performance counters on any host — PDH's cooking of raw
+//! samples and a PDH query as typeperf makes one, over the countersets of a counter manifest
+//! and the providers running under pcw-sim's kernel PCW ([`pcw_sim::kernel_pcw`]) or user-mode
+//! Perflib ([`pcw_sim::usermode`]). `pcw typeperf` parses its arguments, calls this, and
+//! prints. The simulator itself knows no manifest; this crate reads one with pcw-gen.
 //!
 //! One concept a file:
 //!
+//! * [`cook`]: PDH's counter cooking — raw samples to displayed values with the formulas of
+//!   `docs/counter-types.md`, scale, the 100 % cap and PDH's calculation errors;
 //! * [`catalog`]: the countersets and counters a manifest declares, as a consumer needs them;
 //! * [`counter_path`]: `\\computer\Object(parent/instance#index)\Counter` paths and wildcards;
 //! * [`resolve`]: paths resolved against the catalog, instance wildcards expanded into columns;
@@ -16,7 +19,7 @@
 //!
 //! ```
 //! use pcw_gen::Instances;
-//! use pcw_sim::pdh_query::{Catalog, listing, resolve};
+//! use pcw_pdh::{Catalog, listing, resolve};
 //!
 //! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../pcw-gen/tests/manifests/contoso_v11.man");
 //! let catalog = Catalog::from_manifest(path, &std::fs::read_to_string(path)?)?;
@@ -31,6 +34,7 @@
 
 pub mod aggregate;
 pub mod catalog;
+pub mod cook;
 pub mod counter_path;
 pub mod csv;
 pub mod listing;
@@ -41,7 +45,7 @@ pub use catalog::{Catalog, CounterInfo, SetInfo};
 pub use counter_path::{CounterPath, PathError};
 pub use sample::{Row, Sampler, Source, UserMode};
 
-use crate::kernel_pcw::SimError;
+use pcw_sim::kernel_pcw::SimError;
 
 /// The simulated computer's name: what `\\computer` may say and what typeperf's header shows.
 pub const MACHINE: &str = "PCW-SIM";
