@@ -237,6 +237,7 @@ mod resources;
 mod rust;
 mod rust_um;
 mod source;
+pub mod text;
 mod v1;
 mod validate;
 

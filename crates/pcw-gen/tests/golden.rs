@@ -224,34 +224,37 @@ fn user_mode_struct_layout_is_refused_naming_struct() {
             r#"<counter id="1" struct="Orders" field="Open" "#,
             1,
         );
-    let err = Config::new()
-        .generate(Path::new("northwind_user.man"), text.as_bytes())
-        .unwrap_err();
-    let pcw_gen::Error::Manifest { diagnostics } = err else {
-        panic!("expected manifest diagnostics, got {err}");
-    };
-    let errors: Vec<_> = diagnostics.iter().filter(|d| d.is_error()).collect();
-    // One per counter: with one declared struct every counter of the set is in it.
-    assert_eq!(errors.len(), 3, "{diagnostics:#?}");
-    assert_eq!((errors[0].pos.line, errors[0].pos.column), (14, 11));
+    // Lint (`analyze`), generation and inspect refuse it alike, with one error at `<structs>`.
+    let analysis = pcw_gen::analyze(&path, text.as_bytes());
+    let errors: Vec<_> = analysis
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .collect();
+    assert_eq!(errors.len(), 1, "{:#?}", analysis.diagnostics);
+    assert_eq!((errors[0].pos.line, errors[0].pos.column), (13, 11));
     assert!(
         errors[0]
             .message
-            .starts_with("counter `1` is in `struct` `Orders`"),
+            .starts_with("`<structs>` in a `userMode` counterset"),
         "{}",
         errors[0].message
     );
-    // It lints clean (lint is target-neutral) and inspect still describes it.
-    assert!(
-        pcw_gen::analyze(&path, text.as_bytes())
-            .diagnostics
-            .is_empty()
-    );
-    let inspect = Config::new().inspect(&path, text.as_bytes()).unwrap();
-    assert_eq!(
-        inspect.provider.provider_type,
-        pcw_gen::ProviderType::UserMode
-    );
+    for err in [
+        Config::new()
+            .generate(&path, text.as_bytes())
+            .map(|_| ())
+            .unwrap_err(),
+        Config::new()
+            .inspect(&path, text.as_bytes())
+            .map(|_| ())
+            .unwrap_err(),
+    ] {
+        let pcw_gen::Error::Manifest { diagnostics } = err else {
+            panic!("expected manifest diagnostics, got {err}");
+        };
+        assert_eq!(diagnostics, analysis.diagnostics);
+    }
 }
 
 #[test]
