@@ -1253,10 +1253,12 @@ fn display_text_attrs(
         let Some(a) = attrs.get(name) else {
             continue;
         };
+        // `name` and `description` may refer to the string table; the others are literal.
         let reference = a
             .value
             .strip_prefix("$(string.")
-            .and_then(|r| r.strip_suffix(')'));
+            .and_then(|r| r.strip_suffix(')'))
+            .filter(|_| matches!(*name, "name" | "description"));
         let (value, via) = match reference {
             // An unknown string is reported where references are resolved.
             Some(id) => match strings.get(id) {

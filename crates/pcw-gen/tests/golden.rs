@@ -8,6 +8,9 @@ use std::path::{Path, PathBuf};
 
 use pcw_gen::Config;
 
+mod common;
+use common::{rc_strings, res_strings, utf16le};
+
 fn dir(sub: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests")
@@ -48,80 +51,6 @@ fn check(name: &str, actual: &str) {
     }
 }
 
-/// The `(id, text)` pairs of a generated `.rc` `STRINGTABLE` (`    id, "text"` lines, `""` for a
-/// quote, `\\`, `\n` and `\t` escapes), sorted by id.
-fn rc_strings(rc: &str) -> Vec<(u32, String)> {
-    let mut out = Vec::new();
-    for line in rc.lines() {
-        let Some((id, quoted)) = line.trim().split_once(", \"") else {
-            continue;
-        };
-        let Ok(id) = id.parse::<u32>() else { continue };
-        let body = quoted.strip_suffix('"').unwrap();
-        let (mut text, mut chars) = (String::new(), body.chars());
-        while let Some(c) = chars.next() {
-            match (c, c == '"' || c == '\\') {
-                (_, false) => text.push(c),
-                ('"', true) => text.push(chars.next().unwrap()),
-                (_, true) => match chars.next().unwrap() {
-                    'n' => text.push('\n'),
-                    't' => text.push('\t'),
-                    other => text.push(other),
-                },
-            }
-        }
-        out.push((id, text));
-    }
-    out.sort();
-    out
-}
-
-/// The `(id, text)` pairs of a `.res` file's `RT_STRING` blocks, read as the `RESOURCEHEADER`
-/// documentation lays them out (ordinal type and name only, which is all a string table has):
-/// the 32-byte empty entry first, then per entry `DataSize`, `HeaderSize`, type and name as
-/// `0xFFFF` + ordinal, the rest of the header, the data, padding to 4 bytes. Block `b` holds ids
-/// `16 * (b - 1)` to `16 * b - 1`; empty strings are absent ids. Sorted by id.
-fn res_strings(res: &[u8]) -> Vec<(u32, String)> {
-    let u16_at = |at: usize| u16::from_le_bytes([res[at], res[at + 1]]);
-    let u32_at = |at: usize| u32::from_le_bytes(res[at..at + 4].try_into().unwrap());
-    assert_eq!(
-        &res[..32],
-        &[
-            0, 0, 0, 0, 32, 0, 0, 0, 0xFF, 0xFF, 0, 0, 0xFF, 0xFF, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-            0, 0, 0, 0, 0, 0, 0
-        ],
-        "a .res file starts with the empty entry"
-    );
-    let mut out = Vec::new();
-    let mut at = 32;
-    while at < res.len() {
-        let (data_len, header_len) = (u32_at(at) as usize, u32_at(at + 4) as usize);
-        assert_eq!(header_len, 32, "ordinal type and name: a 32-byte header");
-        assert_eq!((u16_at(at + 8), u16_at(at + 10)), (0xFFFF, 6), "RT_STRING");
-        assert_eq!(u16_at(at + 12), 0xFFFF, "an ordinal name");
-        assert_eq!(u16_at(at + 22), 0x0409, "English (United States)");
-        let block = u32::from(u16_at(at + 14));
-        let mut p = at + 32;
-        let end = p + data_len;
-        for index in 0..16 {
-            let len = usize::from(u16_at(p));
-            let units: Vec<u16> = (0..len).map(|i| u16_at(p + 2 + 2 * i)).collect();
-            p += 2 + 2 * len;
-            if len > 0 {
-                out.push((
-                    (block - 1) * 16 + index,
-                    String::from_utf16(&units).unwrap(),
-                ));
-            }
-        }
-        assert_eq!(p, end, "block {block}: 16 strings fill its data exactly");
-        at = end.next_multiple_of(4);
-    }
-    assert_eq!(at, res.len());
-    out.sort();
-    out
-}
-
 fn generate(config: &Config, manifest: &str, golden_stem: &str) {
     let path = dir("manifests").join(manifest);
     let bytes = fs::read(&path).unwrap();
@@ -138,20 +67,7 @@ fn generate(config: &Config, manifest: &str, golden_stem: &str) {
         "{golden_stem}: the compiled string table must hold exactly the .rc's strings"
     );
     check(&format!("{golden_stem}.h"), &generated.symbols_h);
-    let ini = generated.ini;
-    assert_eq!(
-        ini.get(..2),
-        Some(&[0xFF, 0xFE][..]),
-        "ini must start with a UTF-16LE BOM"
-    );
-    let units: Vec<u16> = ini[2..]
-        .chunks_exact(2)
-        .map(|p| u16::from_le_bytes([p[0], p[1]]))
-        .collect();
-    check(
-        &format!("{golden_stem}.ini"),
-        &String::from_utf16(&units).unwrap(),
-    );
+    check(&format!("{golden_stem}.ini"), &utf16le(&generated.ini));
     check(
         &format!("{golden_stem}.inspect.json"),
         &generated.inspect.to_json(),
