@@ -384,6 +384,14 @@ pub(crate) fn generate(manifest: &Manifest, opts: &UmOptions<'_>) -> String {
             clippy::doc_markdown,
             reason = "names and descriptions are copied from the manifest as written"
         )]
+        #[allow(
+            clippy::module_inception,
+            reason = "a counterset whose symbol is `ids` holds a module `ids` of counter ids"
+        )]
+        #[allow(
+            clippy::should_implement_trait,
+            reason = "a `reference` counter's getter is named after the counter, which may be `clone` or `deref`"
+        )]
         pub mod #module {
             /// `providerGuid` (big-endian, as `GUID::from_u128`).
             pub const PROVIDER_GUID: u128 = #provider_guid;
