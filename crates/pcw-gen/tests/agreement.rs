@@ -131,8 +131,9 @@ fn lint_and_gen_agree_on_every_manifest_and_corpus_file() {
 }
 
 /// The divergences this test exists for, as manifests of their own: a `userMode` provider with
-/// `<structs>` (lint used to accept it, gen refused it), and a counterset whose counters name
-/// different object-time counters (only the V1 tables refused it; lint now warns).
+/// `<structs>` (lint used to accept it, gen refused it), a counterset whose counters name
+/// different object-time counters (only the V1 tables refuse it; lint warns), and an ignored
+/// `baseID` (the V1 tables used to refuse it).
 #[test]
 fn former_divergences() {
     let dir = std::env::temp_dir().join(format!("pcw-gen-agreement-{}", std::process::id()));
@@ -163,5 +164,23 @@ fn former_divergences() {
     let Err(Error::Manifest { .. }) = Config::new().v1_tables(&path, two_times.as_bytes()) else {
         panic!("the v1 tables accepted two time counters");
     };
+
+    // A `baseID` on a type that reads no base is ignored (lint warns so), by the V1 tables too.
+    let ignored = fabrikam.replacen(
+        r#"<counter id="2" uri="Fabrikam.Queue.PerQueue.Completed""#,
+        r#"<counter id="2" baseID="9" uri="Fabrikam.Queue.PerQueue.Completed""#,
+        1,
+    );
+    let path = dir.join("ignored_base.man");
+    std::fs::write(&path, &ignored).unwrap();
+    assert!(agree(&path));
+    assert!(
+        pcw_gen::lint_files(&[&path])
+            .iter()
+            .any(|w| w.message.starts_with("`baseID` is ignored"))
+    );
+    Config::new()
+        .v1_tables(&path, ignored.as_bytes())
+        .unwrap_or_else(|e| panic!("{e}"));
     let _ = std::fs::remove_dir_all(&dir);
 }
