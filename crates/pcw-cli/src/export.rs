@@ -23,6 +23,11 @@
 //!   (`1/s`, `%`, `s`, `1`). The receiver reads formatted values, so rates are per second and
 //!   fractions are percentages already. Instances as above.
 //!
+//! Every string the files hold (objects, counters, metric names, help texts) is a double-quoted
+//! YAML scalar with escapes, also in the `objects` document, so no name can end a scalar or
+//! start a key; names carrying what no output can (controls, line separators) never get here,
+//! the analysis refuses them.
+//!
 //! Helper counters (bases, time stamps, `noDisplay`) are never exported: a consumer cannot ask
 //! for them by name. Each file starts with comments listing every metric it produces: name,
 //! type, unit or instance label, the counter path it reads and the counter's help.
