@@ -325,6 +325,7 @@ pub fn otel(manifest: &Manifest, file: &str, interval: &str) -> String {
         "\nMetrics (name, type, unit, attributes; the counter path read; help).\nThe receiver reads formatted values: rates per second, fractions in percent.\n",
     );
     let mut metrics = String::new();
+    let mut declared = std::collections::BTreeSet::new();
     let mut perfcounters = String::new();
     for set in &manifest.provider.countersets {
         let counters: Vec<_> = displayed(set).collect();
@@ -345,10 +346,14 @@ pub fn otel(manifest: &Manifest, file: &str, interval: &str) -> String {
             let metric = otel_metric(&set.name, cname);
             let unit = otel_unit(c.counter_type);
             let help = c.description.as_deref().unwrap_or("");
-            let _ = writeln!(metrics, "      {}:", quoted(&metric));
-            let _ = writeln!(metrics, "        description: {}", quoted(help));
-            let _ = writeln!(metrics, "        unit: {}", quoted(unit));
-            let _ = writeln!(metrics, "        gauge:");
+            // Two counters whose names mangle alike (`pcw lint` warns) share one declaration: a
+            // mapping cannot hold a key twice.
+            if declared.insert(metric.clone()) {
+                let _ = writeln!(metrics, "      {}:", quoted(&metric));
+                let _ = writeln!(metrics, "        description: {}", quoted(help));
+                let _ = writeln!(metrics, "        unit: {}", quoted(unit));
+                let _ = writeln!(metrics, "        gauge:");
+            }
             let _ = writeln!(perfcounters, "          - name: {}", quoted(cname));
             let _ = writeln!(perfcounters, "            metric: {}", quoted(&metric));
             let _ = writeln!(

@@ -309,6 +309,8 @@ fn known_hostile_names() {
         vec![literal("evil: 1 # not a comment")],
         vec![literal("\"quoted\": 'both' \\ ${x} {{y}} - *a &b !c |")],
         vec![literal(" padded ")],
+        // Mangles to the other counter's metric names (lint warns): still one key each.
+        vec![literal("Share ")],
         vec![reference('\u{feff}'), literal("bom"), reference('\u{202e}')],
         vec![literal("日本語 😀 \u{1d11e}")],
     ];
