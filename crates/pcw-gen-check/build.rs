@@ -311,6 +311,10 @@ fn user_manifest() -> String {
       <counterAttributes><counterAttribute name="reference"/></counterAttributes>
      </counter>
      <counter id="4" uri="Kw.Clash.4" name="%" description="d" type="perf_counter_rawcount" detailLevel="standard"/>
+     <counter id="5" uri="Kw.Clash.5" name="2nd Pass" description="d" type="perf_counter_rawcount" detailLevel="standard"/>
+     <counter id="6" uri="Kw.Clash.6" name="3rd Pass" description="d" type="perf_counter_rawcount" detailLevel="standard">
+      <counterAttributes><counterAttribute name="reference"/></counterAttributes>
+     </counter>
     </counterSet>"#,
         guid(KEYWORDS.len())
     );

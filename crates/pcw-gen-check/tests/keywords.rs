@@ -81,6 +81,8 @@ fn keywords_are_raw_or_suffixed_and_clashes_take_the_counter_id() {
         u::clash::Instance::set_bytes_sec_2,
         u::clash::Instance::set_bytes_sec_3,
         u::clash::Instance::set_set_bytes_sec_3,
+        u::clash::Instance::increment_counter_2nd_pass,
+        u::clash::Instance::counter_3rd_pass,
     );
 }
 

@@ -65,8 +65,9 @@ fn accessor_methods(acc: &str, by_ref: bool) -> Vec<String> {
 }
 
 /// The Rust base name of a counter's accessors: its `symbol`, else its `name`, else
-/// `counter_<id>`, in `snake_case` (unescaped: the getter escapes it), with `_<id>` when one of
-/// its methods would clash with an earlier counter's or `Instance`'s own.
+/// `counter_<id>`, in `snake_case` (unescaped: the getter escapes it; `counter_` before a
+/// leading digit), with `_<id>` when one of its methods would clash with an earlier counter's or
+/// `Instance`'s own.
 fn accessor_names(set: &CounterSet) -> Vec<String> {
     let mut methods = Scope::new(INSTANCE_METHODS);
     set.counters
@@ -77,7 +78,17 @@ fn accessor_names(set: &CounterSet) -> Vec<String> {
                 .into_iter()
                 .flatten()
                 .find_map(names::snake_words)
-                .unwrap_or_else(|| format!("counter_{}", c.id));
+                // `set_` + `_2nd` would double the underscore: `counter_2nd`.
+                .map_or_else(
+                    || format!("counter_{}", c.id),
+                    |b| {
+                        if b.starts_with('_') {
+                            format!("counter{b}")
+                        } else {
+                            b
+                        }
+                    },
+                );
             let next = names::with_id(&base, c.id);
             let mut n = 0;
             let mut acc = base.clone();
