@@ -23,6 +23,11 @@
 //!   (`1/s`, `%`, `s`, `1`). The receiver reads formatted values, so rates are per second and
 //!   fractions are percentages already. Instances as above.
 //!
+//! Every string the files hold (objects, counters, metric names, help texts) is a double-quoted
+//! YAML scalar with escapes, also in the `objects` document, so no name can end a scalar or
+//! start a key; names carrying what no output can (controls, line separators) never get here,
+//! the analysis refuses them.
+//!
 //! Helper counters (bases, time stamps, `noDisplay`) are never exported: a consumer cannot ask
 //! for them by name. Each file starts with comments listing every metric it produces: name,
 //! type, unit or instance label, the counter path it reads and the counter's help.
@@ -143,7 +148,12 @@ fn otel_unit(t: CounterType) -> &'static str {
     }
 }
 
-/// A YAML double-quoted scalar.
+/// A YAML double-quoted scalar: every string the files carry is written so, whatever it holds,
+/// so no text of the manifest can end the scalar, start a line, or be read as anything but
+/// itself. `"` and `\` are escaped, and so is every character a YAML reader would refuse or
+/// take for a line break (controls, NEL, `U+2028`, `U+2029`), `U+FEFF` (which a reader may drop)
+/// and the noncharacters: the scalar is one line of printable text, also inside the block
+/// scalar that holds `windows_exporter`'s `objects`.
 fn quoted(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
@@ -151,10 +161,13 @@ fn quoted(text: &str) -> String {
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
+            c if c == '\u{feff}' || pcw_gen::text::refused(c).is_some() => {
+                let u = u32::from(c);
+                if u > 0xFFFF {
+                    let _ = write!(out, "\\U{u:08X}");
+                } else {
+                    let _ = write!(out, "\\u{u:04X}");
+                }
             }
             c => out.push(c),
         }
@@ -206,12 +219,14 @@ fn scale_note(doc: &mut String, c: &Counter) {
     }
 }
 
+/// `text` as comment lines, one per `\n`; what a YAML reader would take for another line break
+/// (or refuse) is written as `\u{…}`, so every line stays a comment.
 fn comment_lines(out: &mut String, text: &str) {
-    for line in text.lines() {
+    for line in text.strip_suffix('\n').unwrap_or(text).split('\n') {
         if line.is_empty() {
             out.push_str("#\n");
         } else {
-            let _ = writeln!(out, "# {line}");
+            let _ = writeln!(out, "# {}", pcw_gen::text::visible(line));
         }
     }
 }
@@ -250,7 +265,7 @@ pub fn windows_exporter(manifest: &Manifest, file: &str) -> String {
             if counters.is_empty() {
                 continue;
             }
-            let _ = writeln!(objects, "- name: {name}");
+            let _ = writeln!(objects, "- name: {}", quoted(&name));
             let _ = writeln!(objects, "  object: {}", quoted(&set.name));
             let _ = writeln!(objects, "  type: {kind}");
             if let Some(instances) = instances_yaml(set) {
@@ -266,7 +281,7 @@ pub fn windows_exporter(manifest: &Manifest, file: &str) -> String {
                     ("gauge", "the formatted value, as typeperf shows it")
                 };
                 let _ = writeln!(objects, "    - name: {}", quoted(cname));
-                let _ = writeln!(objects, "      metric: {metric}");
+                let _ = writeln!(objects, "      metric: {}", quoted(&metric));
                 let _ = writeln!(objects, "      type: {ptype}");
                 let _ = writeln!(
                     doc,
@@ -310,6 +325,7 @@ pub fn otel(manifest: &Manifest, file: &str, interval: &str) -> String {
         "\nMetrics (name, type, unit, attributes; the counter path read; help).\nThe receiver reads formatted values: rates per second, fractions in percent.\n",
     );
     let mut metrics = String::new();
+    let mut declared = std::collections::BTreeSet::new();
     let mut perfcounters = String::new();
     for set in &manifest.provider.countersets {
         let counters: Vec<_> = displayed(set).collect();
@@ -330,12 +346,16 @@ pub fn otel(manifest: &Manifest, file: &str, interval: &str) -> String {
             let metric = otel_metric(&set.name, cname);
             let unit = otel_unit(c.counter_type);
             let help = c.description.as_deref().unwrap_or("");
-            let _ = writeln!(metrics, "      {metric}:");
-            let _ = writeln!(metrics, "        description: {}", quoted(help));
-            let _ = writeln!(metrics, "        unit: {}", quoted(unit));
-            let _ = writeln!(metrics, "        gauge:");
+            // Two counters whose names mangle alike (`pcw lint` warns) share one declaration: a
+            // mapping cannot hold a key twice.
+            if declared.insert(metric.clone()) {
+                let _ = writeln!(metrics, "      {}:", quoted(&metric));
+                let _ = writeln!(metrics, "        description: {}", quoted(help));
+                let _ = writeln!(metrics, "        unit: {}", quoted(unit));
+                let _ = writeln!(metrics, "        gauge:");
+            }
             let _ = writeln!(perfcounters, "          - name: {}", quoted(cname));
-            let _ = writeln!(perfcounters, "            metric: {metric}");
+            let _ = writeln!(perfcounters, "            metric: {}", quoted(&metric));
             let _ = writeln!(
                 doc,
                 "  {metric} gauge {unit} {attrs}\n    {} ({})",
@@ -351,11 +371,11 @@ pub fn otel(manifest: &Manifest, file: &str, interval: &str) -> String {
     comment_lines(&mut out, &doc);
     out.push_str("#\n# Add the receiver to a metrics pipeline under `service.pipelines`.\n");
     out.push_str("receivers:\n");
-    let _ = writeln!(
-        out,
-        "  windowsperfcounters/{}:",
-        otel_part(&manifest.provider.name)
-    );
+    let receiver = match otel_part(&manifest.provider.name) {
+        name if name.is_empty() => "windowsperfcounters".to_owned(),
+        name => format!("windowsperfcounters/{name}"),
+    };
+    let _ = writeln!(out, "  {}:", quoted(&receiver));
     let _ = writeln!(out, "    collection_interval: {interval}");
     out.push_str("    metrics:\n");
     out.push_str(&metrics);
@@ -450,5 +470,9 @@ mod tests {
     #[test]
     fn yaml_quoting() {
         assert_eq!(quoted(r#"a "b" \c"#), r#""a \"b\" \\c""#);
+        assert_eq!(
+            quoted("a\rb\u{85}\u{2028}\u{feff}\u{1fffe}: #é"),
+            r#""a\u000Db\u0085\u2028\uFEFF\U0001FFFE: #é""#
+        );
     }
 }

@@ -40,6 +40,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use pcw_gen::text::visible;
 use pcw_gen::{Aggregate, Inspect, InspectCounterSet, Instances};
 use pcw_pdh::counter_path::wildcard_match;
 use pcw_pdh::listing::{instance_warnings, live_instances, set_paths};
@@ -207,20 +208,24 @@ pub fn document(
 
 /// `{a, b, c}` as PowerShell prints a list property.
 fn braces(items: &[String]) -> String {
+    let items: Vec<_> = items.iter().map(|i| visible(i)).collect();
     format!("{{{}}}", items.join(", "))
 }
 
-/// The document as `Get-Counter -ListSet … | Format-List` shows it, plus the counters.
+/// The document as `Get-Counter -ListSet … | Format-List` shows it, plus the counters. Names,
+/// help texts and instance names (which a provider chooses at run time) are printed with
+/// [`visible`]: a control character or line separator shows as `\u{…}` instead of moving the
+/// terminal's cursor or starting a line that looks like another property.
 pub fn render_text(doc: &ListDoc) -> String {
     let mut out = String::new();
     for set in &doc.countersets {
-        let _ = writeln!(out, "CounterSetName     : {}", set.name);
+        let _ = writeln!(out, "CounterSetName     : {}", visible(&set.name));
         let _ = writeln!(
             out,
             "CounterSetType     : {} ({})",
             set.counter_set_type, set.instance_kind
         );
-        let _ = writeln!(out, "Description        : {}", set.description);
+        let _ = writeln!(out, "Description        : {}", visible(&set.description));
         let _ = writeln!(out, "Paths              : {}", braces(&set.paths));
         let _ = writeln!(
             out,
@@ -232,13 +237,13 @@ pub fn render_text(doc: &ListDoc) -> String {
         }
         let _ = writeln!(out, "Counters           :");
         for c in &set.counters {
-            let _ = writeln!(out, "    {} ({})", c.name, c.counter_type);
+            let _ = writeln!(out, "    {} ({})", visible(&c.name), c.counter_type);
             if !c.help.is_empty() {
-                let _ = writeln!(out, "        {}", c.help);
+                let _ = writeln!(out, "        {}", visible(&c.help));
             }
         }
         for w in &set.warnings {
-            let _ = writeln!(out, "Warning            : {w}");
+            let _ = writeln!(out, "Warning            : {}", visible(w));
         }
         out.push('\n');
     }

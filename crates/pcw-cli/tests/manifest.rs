@@ -184,3 +184,64 @@ fn inspect_json_is_the_documented_document() {
         }
     }
 }
+
+/// `pcw lint` and `pcw gen` give one verdict: the issue's three manifests (a user-mode provider
+/// with `<structs>`, once accepted by lint and refused by gen; a `reference` counter named
+/// `Type`, once accepted by both and generated as a `compile_error!`; a carriage return in a
+/// name, once accepted by both) each either fail both with the same diagnostics or pass both.
+#[test]
+fn lint_and_gen_give_one_verdict() {
+    let dir = scratch("verdict");
+    let tidal = std::fs::read_to_string(manifest("tidal_user.man")).unwrap();
+    let cases = [
+        (
+            "structs.man",
+            tidal.replacen(
+                r#"instances="multipleAggregate">"#,
+                r#"instances="multipleAggregate"><structs><struct name="S" type="S_T"/></structs>"#,
+                1,
+            ),
+            Some("error: `<structs>` in a `userMode` counterset"),
+        ),
+        (
+            "keyword.man",
+            tidal.replacen(r#"name="Pull""#, r#"name="Type""#, 1),
+            None,
+        ),
+        (
+            "cr.man",
+            tidal.replacen(r#"name="Water Level""#, r#"name="Water&#13;evil: 1""#, 1),
+            Some("error: `name` of `<counter>` has U+000D (carriage return) at character 6"),
+        ),
+    ];
+    for (file, text, error) in cases {
+        let path = dir.join(file);
+        std::fs::write(&path, text).unwrap();
+        let lint = pcw(&[os("lint"), path.as_os_str()]);
+        let out = dir.join("out.rs");
+        let _ = std::fs::remove_file(&out);
+        let generated = pcw(&[os("gen"), path.as_os_str(), os("-o"), out.as_os_str()]);
+        let lint_err = String::from_utf8_lossy(&lint.stderr).into_owned();
+        let gen_err = String::from_utf8_lossy(&generated.stderr).into_owned();
+        if let Some(error) = error {
+            assert_eq!(lint.status.code(), Some(1), "{file}: {lint_err}");
+            assert_eq!(generated.status.code(), Some(1), "{file}: {gen_err}");
+            assert!(lint_err.contains(error), "{file}: {lint_err}");
+            // The same diagnostics, before each command's own last line.
+            let diagnostics = |s: &str| {
+                s.lines()
+                    .filter(|l| !l.starts_with("error: "))
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(diagnostics(&lint_err), diagnostics(&gen_err), "{file}");
+            assert!(!out.exists(), "{file}: gen wrote a refused manifest's code");
+        } else {
+            assert!(lint.status.success(), "{file}: {lint_err}");
+            assert!(generated.status.success(), "{file}: {gen_err}");
+            let code = std::fs::read_to_string(&out).unwrap();
+            assert!(!code.contains("compile_error!"), "{file}:\n{code}");
+            assert!(code.contains("pub fn r#type("), "{file}:\n{code}");
+        }
+    }
+}

@@ -343,49 +343,20 @@ impl Config {
     }
 
     /// Validates a manifest for generation: the resolved model plus warnings, or every error.
-    /// For a `userMode` provider, a counter in a declared `<struct>` (a kernel-mode value
-    /// block layout, which Perflib's user-mode API has no use for) is an error naming
-    /// `struct`.
+    /// This is [`analyze`], what `pcw lint` reports: no manifest is accepted by one and refused
+    /// by the other.
     ///
     /// # Errors
     ///
     /// [`Error::Manifest`] with every diagnostic when there is any error.
     pub fn check(&self, file: &Path, bytes: &[u8]) -> Result<(Manifest, Vec<Diagnostic>), Error> {
         let analysis = analyze(file, bytes);
-        let Some(manifest) = analysis.manifest else {
-            return Err(Error::Manifest {
+        match analysis.manifest {
+            Some(manifest) => Ok((manifest, analysis.diagnostics)),
+            None => Err(Error::Manifest {
                 diagnostics: analysis.diagnostics,
-            });
-        };
-        if manifest.provider.provider_type == ProviderType::UserMode {
-            let mut diagnostics = analysis.diagnostics;
-            let before = diagnostics.len();
-            for set in &manifest.provider.countersets {
-                for c in &set.counters {
-                    let declared = set
-                        .structs
-                        .get(usize::from(c.struct_index))
-                        .filter(|st| st.c_type.is_some());
-                    if let Some(st) = declared {
-                        diagnostics.push(Diagnostic {
-                            severity: Severity::Error,
-                            file: file.to_path_buf(),
-                            pos: c.pos,
-                            message: format!(
-                                "counter `{}` is in `struct` `{}`: value blocks are a kernel-mode layout, and a `userMode` provider sets its counters through perflib by id",
-                                c.id, st.name
-                            ),
-                            hint: Some("remove `<structs>` and the counters' `struct` attributes, or set `providerType=\"kernelMode\"`".to_owned()),
-                        });
-                    }
-                }
-            }
-            if diagnostics.len() > before {
-                return Err(Error::Manifest { diagnostics });
-            }
-            return Ok((manifest, diagnostics));
+            }),
         }
-        Ok((manifest, analysis.diagnostics))
     }
 
     /// Generates every output from manifest bytes, without touching the file system.
@@ -477,12 +448,7 @@ impl Config {
     ///
     /// As [`Config::generate`].
     pub fn inspect(&self, file: &Path, bytes: &[u8]) -> Result<Inspect, Error> {
-        let analysis = analyze(file, bytes);
-        let Some(manifest) = analysis.manifest else {
-            return Err(Error::Manifest {
-                diagnostics: analysis.diagnostics,
-            });
-        };
+        let (manifest, _) = self.check(file, bytes)?;
         let opts = self.options(&manifest, file)?;
         Ok(inspect::build(
             &manifest,

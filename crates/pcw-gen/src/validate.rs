@@ -14,8 +14,8 @@ use crate::ir::{
     Aggregate, Counter, CounterAttribute, CounterSet, Field, Guid, Instances, Manifest, Provider,
     ProviderType, SchemaVersion, Struct,
 };
-use crate::names;
 use crate::parse::{Attr, Attrs, RawCounter, RawManifest, RawProvider, RawSet, backticked};
+use crate::{names, text};
 
 /// Longest `name` the schema allows.
 const MAX_NAME_CHARS: usize = 1023;
@@ -212,14 +212,18 @@ pub(crate) fn validate(raw: &RawManifest, sink: &mut Sink) -> Option<Manifest> {
             provider(&mut cx, first)
         }
     };
+    display_texts(raw, cx.sink);
+    user_mode_rules(raw, cx.kernel, cx.sink);
     let version = cx.version;
     if cx.sink.has_errors() {
         return None;
     }
-    Some(Manifest {
+    let manifest = Manifest {
         schema_version: version?,
         provider: provider?,
-    })
+    };
+    v1_rules(&manifest, cx.sink);
+    Some(manifest)
 }
 
 #[allow(
@@ -1215,5 +1219,108 @@ fn references(cx: &mut Cx<'_>, raws: &[RawCounter], parsed: &[Option<Parsed>]) {
                 "name it with `baseID` (or `multiCounterID`) on the counter that uses it",
             );
         }
+    }
+}
+
+/// The display-text rule ([`crate::text`]): every attribute whose text reaches an output, with
+/// `$(string.…)` resolved, holds no character the policy refuses. One error per attribute, at its
+/// value, naming the first such character.
+fn display_texts(raw: &RawManifest, sink: &mut Sink) {
+    const SET_TEXTS: &[&str] = &["name", "description", "uri"];
+    let Some(counters) = &raw.counters else {
+        return;
+    };
+    for p in &counters.providers {
+        let provider_texts = &["providerName", "applicationIdentity"];
+        display_text_attrs(&raw.strings, &p.attrs, "provider", provider_texts, sink);
+        for s in &p.sets {
+            display_text_attrs(&raw.strings, &s.attrs, "counterSet", SET_TEXTS, sink);
+            for c in &s.counters {
+                display_text_attrs(&raw.strings, &c.attrs, "counter", SET_TEXTS, sink);
+            }
+        }
+    }
+}
+
+fn display_text_attrs(
+    strings: &BTreeMap<String, Attr>,
+    attrs: &Attrs,
+    elem: &str,
+    names: &[&str],
+    sink: &mut Sink,
+) {
+    for name in names {
+        let Some(a) = attrs.get(name) else {
+            continue;
+        };
+        // `name` and `description` may refer to the string table; the others are literal.
+        let reference = a
+            .value
+            .strip_prefix("$(string.")
+            .and_then(|r| r.strip_suffix(')'))
+            .filter(|_| matches!(*name, "name" | "description"));
+        let (value, via) = match reference {
+            // An unknown string is reported where references are resolved.
+            Some(id) => match strings.get(id) {
+                Some(s) => (s.value.as_str(), format!(" (string `{id}`)")),
+                None => continue,
+            },
+            None => (a.value.as_str(), String::new()),
+        };
+        if let Some((at, c, why)) = text::first_refused(value) {
+            sink.error_hint(
+                a.pos,
+                format!(
+                    "`{name}` of `<{elem}>`{via} has {} at character {at}: {}",
+                    text::describe(c),
+                    why.why()
+                ),
+                format!(
+                    "remove the character; the text reads `{}`",
+                    text::visible(value)
+                ),
+            );
+        }
+    }
+}
+
+/// What a `userMode` provider cannot declare: value blocks (`<structs>`), a kernel-mode layout
+/// that Perflib's user-mode API has no use for (it sets counters by id). One error per
+/// `<structs>` element.
+fn user_mode_rules(raw: &RawManifest, kernel: bool, sink: &mut Sink) {
+    if kernel {
+        return;
+    }
+    let sets = raw
+        .counters
+        .iter()
+        .filter_map(|c| c.providers.first())
+        .flat_map(|p| &p.sets);
+    for set in sets {
+        for pos in &set.structs_elements {
+            sink.error_hint(
+                *pos,
+                "`<structs>` in a `userMode` counterset: value blocks are a kernel-mode layout, and a `userMode` provider sets its counters through perflib by id",
+                "remove `<structs>` and the counters' `struct` attributes, or set `providerType=\"kernelMode\"`",
+            );
+        }
+    }
+}
+
+/// What the V1 tables ([`crate::Config::v1_tables`]) refuse and every other output accepts, as
+/// warnings: counters of one set naming different object time or frequency counters. (A base
+/// shared by two counters, the other thing V1 cannot express, is warned about where the second
+/// counter names it.)
+fn v1_rules(manifest: &Manifest, sink: &mut Sink) {
+    let file = sink.file().to_path_buf();
+    for d in crate::v1::check_time_bases(manifest, &file) {
+        sink.warning_hint(
+            d.pos,
+            d.message,
+            format!(
+                "{}; the perf DLL's v1 tables (`Config::v1_tables`) refuse it",
+                d.hint.unwrap_or_default()
+            ),
+        );
     }
 }
