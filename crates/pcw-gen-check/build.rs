@@ -328,7 +328,9 @@ fn keywords(out: &Path) -> Result<(), pcw_gen::Error> {
         ("user_keywords", user_manifest()),
     ] {
         let path = out.join(format!("{stem}.man"));
-        pcw_gen::write_if_changed(&path, text.as_bytes())?;
+        let mut outputs = pcw_io::Outputs::new();
+        outputs.add(&path, text)?;
+        outputs.commit()?;
         let mut config = Config::new();
         config.out_dir(out).cargo_protocol(false);
         config.compile(&path)?;
