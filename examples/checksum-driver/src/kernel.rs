@@ -230,6 +230,7 @@ mod sys {
 
     /// The MSVC CRT's floating-point marker, which `core` references; a driver links no CRT
     /// (wdk-sys defines it in the WDK build).
+    #[cfg(target_os = "windows")]
     #[unsafe(no_mangle)]
     #[used]
     static _fltused: i32 = 0;
@@ -237,6 +238,7 @@ mod sys {
     /// No kernel path of the driver panics (clippy denies the panicking constructs, and
     /// `pcw-pecheck no-panic` checks the image); should one be reached, stop this thread
     /// rather than unwind through the kernel.
+    #[cfg(target_os = "windows")]
     #[panic_handler]
     fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
         loop {
