@@ -79,10 +79,10 @@ impl Samples {
     pub fn csv(&self) -> String {
         let mut out = format!("\n{}\n", header_row(&self.columns));
         for row in &self.rows {
-            let time = CsvTimestamp::from_filetime(row.system_time);
-            match time {
+            // A time outside the years 1 to 9999 shows as its raw FILETIME.
+            match CsvTimestamp::from_filetime(row.system_time) {
                 Some(t) => out.push_str(&sample_row(&t, &row.values)),
-                None => out.push_str(&format!("{:?}", row.values)),
+                None => out.push_str(&row.system_time.to_string()),
             }
             out.push('\n');
         }

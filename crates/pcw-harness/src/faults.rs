@@ -104,7 +104,7 @@ fn run(driver: &Driver, build: u32, injection: Injection) -> Result<Run, FaultFa
             what,
             status: status.cast_unsigned(),
         }),
-        (None, true) | (Some(_), true) => Ok(Run {
+        (_, true) => Ok(Run {
             failed,
             status,
             loader_calls,

@@ -7,8 +7,9 @@ use std::fmt;
 
 use pcw_sim::kernel_pcw::{Kernel, Teardown};
 
-/// Everything a driver or publisher left behind or did wrong, each item named.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// Everything a driver or publisher left behind or did wrong, each item named. `Debug` prints
+/// the same lines as `Display`, so a test's `unwrap()` shows them as they read.
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct Unclean {
     /// One line per problem, e.g. ``counterset `Disk Queues` is still registered``.
     pub problems: Vec<String>,
@@ -62,6 +63,12 @@ impl fmt::Display for Unclean {
                 Ok(())
             }
         }
+    }
+}
+
+impl fmt::Debug for Unclean {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
     }
 }
 

@@ -661,13 +661,9 @@ fn faulting_callback_child() {
     let kernel = Kernel::boot(BUILD_SERVER_2022);
     let driver = start(&bytes);
     let callback = ntos::callbacks()[0];
+    let image = driver.image().expect("an image");
     // SAFETY: no thread runs the callback while it is patched; `ud2` makes it fault.
-    unsafe {
-        driver
-            .image()
-            .expect("an image")
-            .patch(callback, &[0x0F, 0x0B])
-    };
+    unsafe { image.patch(callback, &[0x0F, 0x0B]) };
     let _ = kernel.collect(SETS[0], &Request::default());
     unreachable!("the patched callback returned");
 }
