@@ -82,19 +82,25 @@ impl Failure for Error {
     }
 }
 
-/// The template's files, with `{{…}}` placeholders.
+/// The template's files (`crates/pcw-cli/templates/driver/`) by the path they are written to,
+/// with `{{…}}` placeholders.
 const TEMPLATE: &[(&str, &str)] = &[
-    ("Cargo.toml", include_str!("../templates/driver/Cargo.toml")),
+    // Not `Cargo.toml` in the template directory, which would make it a package of its own
+    // (and `cargo package` would leave it out of pcw-cli's).
+    (
+        "Cargo.toml",
+        include_str!("../templates/driver/Cargo.toml.in"),
+    ),
     ("build.rs", include_str!("../templates/driver/build.rs")),
     (
         "Makefile.toml",
         include_str!("../templates/driver/Makefile.toml"),
     ),
     ("README.md", include_str!("../templates/driver/README.md")),
-    (".gitignore", include_str!("../templates/driver/.gitignore")),
+    (".gitignore", include_str!("../templates/driver/gitignore")),
     (
         ".cargo/config.toml",
-        include_str!("../templates/driver/.cargo/config.toml"),
+        include_str!("../templates/driver/cargo-config.toml"),
     ),
     ("src/lib.rs", include_str!("../templates/driver/src/lib.rs")),
     (
