@@ -33,6 +33,10 @@ use crate::Failure;
 
 /// Arguments of `pcw new`.
 #[derive(Debug, clap::Args)]
+#[allow(
+    clippy::struct_excessive_bools,
+    reason = "the driver-model flags of `cargo wdk new`, and `--force`"
+)]
 pub struct Args {
     /// Where to create the crate; its last component is the crate's name.
     path: PathBuf,
@@ -274,6 +278,55 @@ fn camel(module: &str) -> String {
         .collect()
 }
 
+/// The fresh manifest's publisher: the control device's request counts, one instance per kind.
+fn fresh_publisher(
+    out: &mut String,
+    set: &pcw_gen::InspectCounterSet,
+    module: &str,
+    publisher: &str,
+) {
+    let field = set
+        .structs
+        .first()
+        .and_then(|s| s.fields.first())
+        .map_or_else(|| "requests".to_owned(), |f| f.rust_name.clone());
+    let _ = writeln!(
+        out,
+        "///\n/// One instance per kind of request the control device counts ([`crate::stats`]).\n\
+         pub struct {publisher};\n\n\
+         /// The instances' names in UTF-16; the instance id is the index.\n\
+         static NAMES: [&[u16]; 3] = [\n    &crate::utf16::<6>(\"Create\"),\n    &crate::utf16::<5>(\"Close\"),\n    &crate::utf16::<14>(\"Device Control\"),\n];\n\n\
+         impl Publish<{module}::Set> for {publisher} {{\n    \
+             fn visit(&self, visitor: &mut Visitor<'_, {module}::Set>) -> ControlFlow<()> {{\n        \
+                 let counts = [\n            &crate::stats::CREATES,\n            &crate::stats::CLOSES,\n            &crate::stats::DEVICE_CONTROLS,\n        ];\n        \
+                 for (id, (name, count)) in (0u32..).zip(NAMES.into_iter().zip(counts)) {{\n            \
+                     visitor.instance(name, id, |_: CounterMask| {module}::Values {{\n                \
+                         {field}: count.get(),\n            }})?;\n        }}\n        \
+                 ControlFlow::Continue(())\n    }}\n}}\n"
+    );
+}
+
+/// A skeleton publisher for a counterset of an existing manifest: one zero-valued instance.
+fn skeleton_publisher(out: &mut String, kind: Instances, module: &str, publisher: &str) {
+    let (name, units) = if kind.has_instances() && kind != Instances::GlobalAggregate {
+        ("Default", "&crate::utf16::<7>(\"Default\")")
+    } else {
+        ("", "&[]")
+    };
+    let _ = writeln!(
+        out,
+        "///\n/// Offer the driver's instances of this counterset in `visit`: each with a UTF-16\n\
+         /// name, an id unique in the set and a closure computing its values (it runs only\n\
+         /// for instances a query selects). As made by `pcw new`, one instance (`{name}`)\n\
+         /// with every value zero.\n\
+         pub struct {publisher};\n\n\
+         impl Publish<{module}::Set> for {publisher} {{\n    \
+             fn visit(&self, visitor: &mut Visitor<'_, {module}::Set>) -> ControlFlow<()> {{\n        \
+                 visitor.instance({units}, 0, |_: CounterMask| {{\n            \
+                     <{module}::Set as pcw_rt::Counterset>::Values::default()\n        }})\n    }}\n}}\n"
+    );
+}
+
 /// `src/counters.rs`: the generated module, a `Publish` impl per counterset, and `register`/
 /// `unregister` for all of them. `fresh`: the fresh manifest's one set, publishing the
 /// control device's request counts.
@@ -305,43 +358,9 @@ fn counters_rs(inspect: &Inspect, names: &Names, fresh: bool) -> String {
             set.description.replace('`', "'").replace('\n', " ")
         );
         if fresh {
-            let field = set
-                .structs
-                .first()
-                .and_then(|s| s.fields.first())
-                .map_or_else(|| "requests".to_owned(), |f| f.rust_name.clone());
-            let _ = writeln!(
-                out,
-                "///\n/// One instance per kind of request the control device counts ([`crate::stats`]).\n\
-                 pub struct {publisher};\n\n\
-                 /// The instances' names in UTF-16; the instance id is the index.\n\
-                 static NAMES: [&[u16]; 3] = [\n    &crate::utf16::<6>(\"Create\"),\n    &crate::utf16::<5>(\"Close\"),\n    &crate::utf16::<14>(\"Device Control\"),\n];\n\n\
-                 impl Publish<{module}::Set> for {publisher} {{\n    \
-                     fn visit(&self, visitor: &mut Visitor<'_, {module}::Set>) -> ControlFlow<()> {{\n        \
-                         let counts = [\n            &crate::stats::CREATES,\n            &crate::stats::CLOSES,\n            &crate::stats::DEVICE_CONTROLS,\n        ];\n        \
-                         for (id, (name, count)) in (0u32..).zip(NAMES.into_iter().zip(counts)) {{\n            \
-                             visitor.instance(name, id, |_: CounterMask| {module}::Values {{\n                \
-                                 {field}: count.get(),\n            }})?;\n        }}\n        \
-                         ControlFlow::Continue(())\n    }}\n}}\n"
-            );
+            fresh_publisher(&mut out, set, module, publisher);
         } else {
-            let (name, units) = if kind.has_instances() && kind != Instances::GlobalAggregate {
-                ("Default", "&crate::utf16::<7>(\"Default\")")
-            } else {
-                ("", "&[]")
-            };
-            let _ = writeln!(
-                out,
-                "///\n/// Offer the driver's instances of this counterset in `visit`: each with a UTF-16\n\
-                 /// name, an id unique in the set and a closure computing its values (it runs only\n\
-                 /// for instances a query selects). As made by `pcw new`, one instance (`{name}`)\n\
-                 /// with every value zero.\n\
-                 pub struct {publisher};\n\n\
-                 impl Publish<{module}::Set> for {publisher} {{\n    \
-                     fn visit(&self, visitor: &mut Visitor<'_, {module}::Set>) -> ControlFlow<()> {{\n        \
-                         visitor.instance({units}, 0, |_: CounterMask| {{\n            \
-                             <{module}::Set as pcw_rt::Counterset>::Values::default()\n        }})\n    }}\n}}\n"
-            );
+            skeleton_publisher(&mut out, set.instances, module, publisher);
         }
     }
     let _ = writeln!(out, "/// What PCW's callbacks answer from.");
@@ -395,11 +414,23 @@ fn counters_rs(inspect: &Inspect, names: &Names, fresh: bool) -> String {
     out
 }
 
-/// `pcw new`.
-///
-/// # Errors
-/// [`Error`]; nothing is written then.
-pub fn run(args: &Args) -> Result<(), Error> {
+/// The fresh manifest of a crate, with new GUIDs.
+fn fresh_manifest(names: &Names) -> String {
+    fill(
+        FRESH_MANIFEST,
+        &[
+            ("name", &names.name),
+            ("snake", &names.snake),
+            ("device", &names.device),
+            ("display", &names.display),
+            ("provider_guid", &fresh_guid()),
+            ("set_guid", &fresh_guid()),
+        ],
+    )
+}
+
+/// `--kmdf` and `--umdf`, refused with what differs.
+fn refuse_other_models(args: &Args) -> Result<(), Error> {
     if args.kmdf {
         return Err(Error::Usage(
             "`--kmdf`: pcw new makes WDM drivers. A KMDF driver gets its counters the same way \
@@ -418,6 +449,15 @@ pub fn run(args: &Args) -> Result<(), Error> {
                 .to_owned(),
         ));
     }
+    Ok(())
+}
+
+/// `pcw new`.
+///
+/// # Errors
+/// [`Error`]; nothing is written then.
+pub fn run(args: &Args) -> Result<(), Error> {
+    refuse_other_models(args)?;
     let name = args
         .path
         .file_name()
@@ -430,22 +470,10 @@ pub fn run(args: &Args) -> Result<(), Error> {
         })?;
     let names = Names::new(name)?;
     let manifest_name = format!("{}.man", names.snake);
-    let (manifest_bytes, fresh) = match &args.manifest {
-        Some(path) => (pcw_io::input::read(path, pcw_io::input::MANIFEST)?, false),
-        None => {
-            let text = fill(
-                FRESH_MANIFEST,
-                &[
-                    ("name", &names.name),
-                    ("snake", &names.snake),
-                    ("device", &names.device),
-                    ("display", &names.display),
-                    ("provider_guid", &fresh_guid()),
-                    ("set_guid", &fresh_guid()),
-                ],
-            );
-            (text.into_bytes(), true)
-        }
+    let (manifest_bytes, fresh) = if let Some(path) = &args.manifest {
+        (pcw_io::input::read(path, pcw_io::input::MANIFEST)?, false)
+    } else {
+        (fresh_manifest(&names).into_bytes(), true)
     };
     let shown = args
         .manifest
