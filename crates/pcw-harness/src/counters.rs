@@ -16,6 +16,22 @@ pub use pcw_pdh::Error as QueryError;
 pub use pcw_pdh::sample::RawValues;
 
 /// The countersets of a manifest, read by consumers of a running kernel.
+///
+/// ```
+/// use pcw_harness::{BUILD_SERVER_2022, Counters, Kernel};
+///
+/// let kernel = Kernel::boot(BUILD_SERVER_2022);
+/// let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../pcw-gen/tests/manifests/contoso_v11.man");
+/// let counters = Counters::from_manifest(&kernel, manifest)?;
+/// // `-q`: the paths, without instances; a global aggregate's name none.
+/// assert!(counters.list(None)?.contains(&r"\Contoso Timers\% Busy Time".to_owned()));
+/// // Sampling needs the provider registered: nothing is, so the path resolves but the
+/// // collection is refused.
+/// assert!(counters.typeperf(&[r"\Contoso Timers\*"], 1, std::time::Duration::from_secs(1)).is_err());
+/// # drop(counters);
+/// # pcw_harness::finish(kernel)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 pub struct Counters<'k> {
     kernel: &'k Kernel,
