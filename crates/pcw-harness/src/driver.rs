@@ -14,8 +14,8 @@ pub use pcw_loader::IoResult;
 
 use crate::unclean::Unclean;
 
-/// Why a driver could not be loaded or started.
-#[derive(Debug, thiserror::Error)]
+/// Why a driver could not be loaded or started. `Debug` prints the same text as `Display`.
+#[derive(thiserror::Error)]
 pub enum Error {
     /// The image file could not be read.
     #[error(transparent)]
@@ -47,6 +47,12 @@ pub enum Error {
         /// What it returned.
         status: u32,
     },
+}
+
+impl std::fmt::Debug for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }
 
 #[derive(Clone, Debug)]

@@ -22,8 +22,9 @@ pub struct Fault {
     pub status: i32,
 }
 
-/// A fault the driver did not handle, or a sweep that could not run.
-#[derive(Debug, thiserror::Error)]
+/// A fault the driver did not handle, or a sweep that could not run. `Debug` prints the same
+/// text as `Display`, so a test's `unwrap()` reads as a sentence.
+#[derive(thiserror::Error)]
 pub enum FaultFailure {
     /// The driver could not be loaded.
     #[error(transparent)]
@@ -48,6 +49,12 @@ pub enum FaultFailure {
         /// What was left or broken.
         unclean: Unclean,
     },
+}
+
+impl std::fmt::Debug for FaultFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
 }
 
 /// How one fault is injected.
