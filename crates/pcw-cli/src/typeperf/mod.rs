@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! `pcw typeperf`: typeperf's sampling loop — expand counter paths, prime, collect every
-//! interval, cook with PDH's formulas, print PDH-CSV — over the driver's real countersets
-//! running under pcw-sim's kernel PCW.
+//! interval, cook with PDH's formulas, print PDH-CSV — over a driver's real countersets
+//! running under pcw-sim's kernel PCW: any driver's cross-built image with its manifest
+//! (`--image SYS --manifest FILE`), or the bundled reference driver (its host build, or its
+//! image with `--image` alone).
 //!
 //! ```text
 //! pcw typeperf PATH… [-cf FILE] [-sc SAMPLES] [-si INTERVAL] [-o FILE [-f CSV|TSV]] [-y] [--raw]
 //! pcw typeperf -q [OBJECT] | -qx [OBJECT]  [--manifest FILE]
-//! (both forms) [--sim-queue NAME]… [--image SYS] [-provider driver|tidal]
+//! (both forms) [--image SYS [--manifest FILE]] [--sim-queue NAME]… [-provider driver|tidal]
 //! ```
 //!
 //! `-cf FILE` adds the paths of a file (one a line, blank lines ignored; UTF-8 or UTF-16, as
@@ -25,8 +27,9 @@
 //! instances: `\Object(*)\Counter`, or `\Object\Counter` for sets whose paths name no instance.
 //! `-qx` lists one path per live instance instead (counters outer, instances inner, `_Total`
 //! last for a `multipleAggregate` set) and warns on stderr about instance names PDH or the
-//! exporters mishandle. With `--manifest FILE` the manifest's sets are listed and, instance
-//! names being run-time values, `-qx` lists `(*)` paths as `-q` does. An unknown object is an
+//! exporters mishandle. With `--manifest FILE` alone the manifest's sets are listed and,
+//! instance names being run-time values, `-qx` lists `(*)` paths as `-q` does; with
+//! `--image` too, the image is loaded and `-qx` lists its live instances. An unknown object is an
 //! error naming the objects there are. `--sim-queue NAME` creates a dynamic queue of that name
 //! in the simulated driver before anything runs.
 //!
