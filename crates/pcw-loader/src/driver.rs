@@ -191,6 +191,7 @@ impl LoadedDriver {
         // SAFETY: DriverEntry's contract: a driver object and a registry path, both valid for
         // the driver's lifetime.
         let status = unsafe { entry(self.driver_object.ptr(), self.registry_path.ptr()) };
+        ntos::sync::check_return("DriverEntry");
         if status >= 0 {
             for device in self.devices() {
                 let flags = device.get_u32(dev::FLAGS);
@@ -240,6 +241,7 @@ impl LoadedDriver {
         let unload = unsafe { core::mem::transmute::<usize, UnloadFn>(routine) };
         // SAFETY: called once with its driver object.
         unsafe { unload(self.driver_object.ptr()) };
+        ntos::sync::check_return("DriverUnload");
         true
     }
 
@@ -325,6 +327,7 @@ impl LoadedDriver {
         // SAFETY: a dispatch routine's contract: its device and an IRP that stay valid until
         // it returns.
         let returned = unsafe { f(device as *mut u8, p.base()) };
+        ntos::sync::check_return("an IRP dispatch routine");
         let completions = ntos::irp_retired(p.base() as usize);
         let status = p.get_u32(irp::IO_STATUS_STATUS).cast_signed();
         let information = p.get_usize(irp::IO_STATUS_INFORMATION);

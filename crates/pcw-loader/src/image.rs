@@ -261,6 +261,7 @@ impl MappedImage {
             }
         }
         image.protect()?;
+        crate::ntos::cpu::register(image.base(), image.size);
         Ok(image)
     }
 
@@ -459,6 +460,7 @@ impl MappedImage {
 
 impl Drop for MappedImage {
     fn drop(&mut self) {
+        crate::ntos::cpu::unregister(self.base());
         // SAFETY: the mapping made in `map`, unmapped once.
         unsafe { libc::munmap(self.base.cast(), self.size) };
     }
