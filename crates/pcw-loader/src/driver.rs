@@ -147,6 +147,14 @@ impl LoadedDriver {
         }
         let image = match MappedImage::map(file, &ntos::resolve) {
             Ok(image) => image,
+            Err(LoadError::UnsupportedImports(missing)) => {
+                LOADED.store(false, Ordering::Release);
+                let described = missing
+                    .iter()
+                    .map(|i| ntos::describe_unsupported(i))
+                    .collect();
+                return Err(LoadError::UnsupportedImports(described));
+            }
             Err(e) => {
                 LOADED.store(false, Ordering::Release);
                 return Err(e);

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! What compilers and checked builds reach for: MSVC's `__C_specific_handler` (imported by any
 //! function with `__try`), `RtlAssert` (the `ASSERT` of a checked build), `DbgBreakPoint` and
-//! `KeBugCheckEx`.
+//! `KeBugCheckEx`; and `KeSaveFloatingPointState`/`KeRestoreFloatingPointState`, which on x64
+//! have nothing to save (the host thread's floating-point state is its own) but must pair.
 //!
 //! The loader dispatches no exceptions: `__try` blocks run, but an exception inside one is not
 //! delivered to its `__except` filter (a fault in the image stops the process, naming it), so
 //! `__C_specific_handler` is bound and never called; if it is, that is reported.
 
-use super::state::{enter, stop, violation};
+use std::cell::Cell;
+
+use super::state::{NtStatus, STATUS_SUCCESS, enter, stop, violation};
 
 /// `ExceptionContinueSearch`.
 const EXCEPTION_CONTINUE_SEARCH: i32 = 1;
@@ -68,4 +71,34 @@ pub(super) unsafe extern "win64" fn ke_bug_check_ex(
     stop(&format!(
         "the image called KeBugCheckEx({code:#X}, {p1:#x}, {p2:#x}, {p3:#x}, {p4:#x})"
     ))
+}
+
+std::thread_local! {
+    /// `KeSaveFloatingPointState` calls not yet restored on this thread.
+    static FLOAT_SAVES: Cell<u32> = const { Cell::new(0) };
+}
+
+pub(super) unsafe extern "win64" fn ke_save_floating_point_state(save: *mut u8) -> NtStatus {
+    enter("KeSaveFloatingPointState");
+    if save.is_null() {
+        violation("KeSaveFloatingPointState", "NULL KFLOATING_SAVE");
+    }
+    FLOAT_SAVES.with(|c| c.set(c.get() + 1));
+    STATUS_SUCCESS
+}
+
+pub(super) unsafe extern "win64" fn ke_restore_floating_point_state(save: *mut u8) -> NtStatus {
+    enter("KeRestoreFloatingPointState");
+    if save.is_null() {
+        violation("KeRestoreFloatingPointState", "NULL KFLOATING_SAVE");
+    }
+    if FLOAT_SAVES.with(Cell::get) == 0 {
+        violation(
+            "KeRestoreFloatingPointState",
+            "a restore without a save on this thread",
+        );
+    } else {
+        FLOAT_SAVES.with(|c| c.set(c.get() - 1));
+    }
+    STATUS_SUCCESS
 }

@@ -130,7 +130,8 @@ impl Image {
         let mut w = Writer::new(true, 0x1000, 0x200, &mut out);
         w.reserve_dos_header_and_stub();
         w.reserve_nt_headers(16);
-        let has_relocs = !self.relocations.is_empty();
+        let has_relocs =
+            !self.relocations.is_empty() || (self.load_config.is_some() && !self.relocs_stripped);
         w.reserve_section_headers(3 + u16::from(has_relocs));
         let text = w.reserve_text_section(self.code.len() as u32);
         let data_range = w.reserve_data_section(data.len() as u32, data.len() as u32);
@@ -154,7 +155,15 @@ impl Image {
         if let Some((at, _)) = self.load_config {
             w.set_data_directory(pe::IMAGE_DIRECTORY_ENTRY_LOAD_CONFIG, DATA + at, 0x140);
         }
-        for rva in &self.relocations {
+        let mut relocations = self.relocations.clone();
+        if let Some((at, _)) = self.load_config
+            && !self.relocs_stripped
+        {
+            // The SecurityCookie field holds a VA: relocated like any absolute address.
+            relocations.push(DATA + at + 0x58);
+        }
+        relocations.sort_unstable();
+        for rva in &relocations {
             w.add_reloc(*rva, pe::IMAGE_REL_BASED_DIR64);
         }
         if has_relocs {
