@@ -52,6 +52,32 @@ const RIP: usize = libc::REG_RIP as usize;
 /// The signals the handler takes.
 const SIGNALS: [libc::c_int; 2] = [libc::SIGSEGV, libc::SIGILL];
 
+/// Instructions emulated since the image was loaded: CR8 reads, CR8 writes, `KUSER_SHARED_DATA`
+/// loads, `gs:` loads.
+static EMULATED: [AtomicUsize; 4] = [const { AtomicUsize::new(0) }; 4];
+
+/// How many instructions of each emulated kind the image executed since it was loaded.
+pub fn emulated() -> [(&'static str, usize); 4] {
+    let n = |i: usize| EMULATED[i].load(Ordering::Relaxed);
+    [
+        ("mov r64, cr8", n(0)),
+        ("mov cr8, r64", n(1)),
+        ("KUSER_SHARED_DATA load", n(2)),
+        ("gs: load", n(3)),
+    ]
+}
+
+/// Starts the counts of [`emulated`] again.
+pub(crate) fn reset_counts() {
+    for c in &EMULATED {
+        c.store(0, Ordering::Relaxed);
+    }
+}
+
+fn count(kind: usize) {
+    EMULATED[kind].fetch_add(1, Ordering::Relaxed);
+}
+
 /// One instruction form the loader emulates, for the generated table.
 #[derive(Debug)]
 pub struct Form {
@@ -461,6 +487,7 @@ fn emulate_privileged(
     match instruction.code() {
         Code::Mov_r64_cr if instruction.op1_register() == Register::CR8 => {
             write_gpr(uc, instruction.op0_register(), u64::from(irql::current()))?;
+            count(0);
             return Ok(true);
         }
         Code::Mov_cr_r64 if instruction.op0_register() == Register::CR8 => {
@@ -483,6 +510,7 @@ fn emulate_privileged(
                 );
             }
             irql::set(new);
+            count(1);
             return Ok(true);
         }
         Code::Int_imm8 if instruction.immediate8() == 0x29 => {
@@ -536,6 +564,7 @@ fn emulate_load(instruction: &Instruction, uc: &mut libc::ucontext_t) -> Result<
         )?
     };
     let target = instruction.op0_register();
+    count(if gs { 3 } else { 2 });
     match instruction.code() {
         Code::Mov_r64_rm64
         | Code::Mov_r32_rm32

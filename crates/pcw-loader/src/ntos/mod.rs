@@ -39,7 +39,7 @@ pub(crate) mod sync;
 mod table;
 
 pub use clock::TIME_INCREMENT;
-pub use cpu::{FORMS, Form};
+pub use cpu::{FORMS, Form, emulated};
 pub use debug_print::debug_log;
 pub use io::{DeviceInfo, objects};
 pub(crate) use io::{irp_issued, irp_retired};
@@ -81,6 +81,7 @@ pub fn current_irql() -> u8 {
 /// Resets the kernel's state for a new image (keeping nothing of the last one).
 pub(crate) fn reset(driver_object: usize) {
     install_limits();
+    cpu::reset_counts();
     state::reset(driver_object);
 }
 
