@@ -13,6 +13,8 @@
 //! * [`layout`]: the WDK's x64 offsets of every structure the loader builds or reads, written
 //!   independently of windows-sys and of the driver's declarations.
 //! * [`security`]: the device DACL the driver sets, decoded and compared with its SDDL.
+//! * [`routines_doc`]: `docs/loader-routines.md`, generated from the routine and instruction
+//!   tables.
 //! * [`isolate`]: scenarios in child processes, so a fault in the image is a failed test naming
 //!   the signal, not a dead test runner.
 //!
@@ -24,6 +26,7 @@ pub mod image;
 pub mod isolate;
 pub mod layout;
 pub mod ntos;
+pub mod routines_doc;
 pub mod security;
 
 pub use driver::{IoResult, LoadedDriver};

@@ -17,11 +17,7 @@
 //! signal. A fault outside any image goes to the handler that was installed before (Rust's
 //! stack-overflow handler, a sanitizer's), or to the default action.
 //!
-//! Why a fault handler rather than patching the code at load time: the headers' reads of
-//! `KUSER_SHARED_DATA` compute the address at run time (a constant in a register, an offset
-//! added), the instructions can be as short as 4 bytes (`mov rax, cr8`) so no jump fits in
-//! their place, and the image's bytes stay exactly those that ship. The cost is a signal per
-//! emulated instruction, microseconds, which a counters driver pays a few times per collection.
+//! Why a fault handler rather than patching the code at load time: [`WHY`].
 //!
 //! The handler runs on the thread that executed the instruction, synchronously: the interrupted
 //! code is the image's, which holds none of the host's locks and is never inside the host's
@@ -41,6 +37,24 @@ use super::irql::{self, DISPATCH_LEVEL, HIGH_LEVEL};
 use super::processor::{self, PROCESSORS};
 use super::state::{stop, violation};
 use crate::layout::{kpcr, kuser_shared_data as kuser};
+
+/// Why the loader emulates these instructions in a fault handler, for the generated table.
+pub const WHY: &str = "In a Linux process each of these instructions faults: CR8 is inaccessible \
+at CPL 3, the kernel half of the address space (where `KUSER_SHARED_DATA` is) is unmapped for \
+user code, and the user `gs` base is 0, so a `gs:` read lands in the never-mapped first pages. \
+The loader installs a `SIGSEGV`/`SIGILL` handler when it maps an image; for a fault inside an \
+image it decodes the instruction with iced-x86, emulates it in the interrupted context with \
+the IRQL and the time the loader keeps, and resumes after it. A fault handler rather than \
+patching the code at load time, because the headers' `KUSER_SHARED_DATA` reads compute their \
+address at run time (a constant in a register, an offset added), the instructions can be as \
+short as 4 bytes (`mov rax, cr8`) so no jump fits in their place, and the image's bytes stay \
+exactly those that ship. The cost is a signal per emulated instruction, microseconds, which a \
+counters driver pays a few times per collection. The handler runs on the faulting thread's \
+own stack (Rust's alternate signal stacks are too small to decode on in a debug build), so in \
+a process with an image mapped a stack overflow ends with a plain `SIGSEGV` instead of Rust's \
+message. Anything else that faults inside an image stops the process (exit code 86) with a \
+message naming the instruction, its address in the image and the reason; a fault outside \
+every image goes to the handler installed before.";
 
 /// Mapped images: `(start, end)` address pairs, 0 when free.
 static RANGES: [(AtomicUsize, AtomicUsize); 8] =

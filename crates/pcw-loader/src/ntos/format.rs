@@ -16,6 +16,15 @@
 //! slot array to a Rust function, so no unstable C-variadic support is needed.
 
 use super::memory::{STRING_LIMIT, peek, poke, terminated_len};
+
+/// The printf conventions of [`format`], for the generated table.
+pub const CONVENTIONS: &str = "`l` is 32 bits (LLP64), `ll` and `I64` 64, `I`, `z`, `t` and `j` \
+pointer-sized, `h` 16 and `hh` 8; `%p` prints 16 upper-case hex digits; `%s` and `%c` take the \
+function's own character width and `%S` and `%C` the other one, `hs`/`hc` are narrow and \
+`ls`/`lc`/`ws`/`wc` wide in any function; `%Z` prints an `ANSI_STRING` and `%wZ` a \
+`UNICODE_STRING`; a NULL string prints `(null)`; flags `-+ #0`, `*` widths and precisions, \
+`%e`/`%f`/`%g`/`%a` from the argument's bits; `%n` is refused (nothing written) and an unknown \
+conversion is flagged and copied as written.";
 use super::state::{enter, violation};
 use crate::layout::{Fields, unicode_string as us};
 

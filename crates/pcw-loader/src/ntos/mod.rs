@@ -39,8 +39,9 @@ pub(crate) mod sync;
 mod table;
 
 pub use clock::TIME_INCREMENT;
-pub use cpu::{FORMS, Form, emulated};
+pub use cpu::{FORMS, Form, WHY, emulated};
 pub use debug_print::debug_log;
+pub use format::CONVENTIONS as PRINTF_CONVENTIONS;
 pub use io::{DeviceInfo, objects};
 pub(crate) use io::{irp_issued, irp_retired};
 pub use irql::{APC_LEVEL, DISPATCH_LEVEL, HIGH_LEVEL, PASSIVE_LEVEL};
