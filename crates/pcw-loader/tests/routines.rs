@@ -531,3 +531,22 @@ fn memory_routines_and_system_routine_addresses() {
         }
     });
 }
+
+/// PCW's cancel events come from pcw-sim as windows-sys `KEVENT`s and are read by the loader's
+/// `KeReadStateEvent` at the WDK's offsets: the two layouts must agree.
+#[test]
+fn the_event_layout_is_the_one_pcw_sim_uses() {
+    use pcw_loader::layout::kevent;
+    use windows_sys::Wdk::Foundation::{DISPATCHER_HEADER, KEVENT};
+    assert_eq!(size_of::<KEVENT>(), kevent::SIZE);
+    assert_eq!(
+        core::mem::offset_of!(KEVENT, Header)
+            + core::mem::offset_of!(DISPATCHER_HEADER, SignalState),
+        kevent::SIGNAL_STATE
+    );
+    assert_eq!(
+        core::mem::offset_of!(KEVENT, Header)
+            + core::mem::offset_of!(DISPATCHER_HEADER, WaitListHead),
+        kevent::WAIT_LIST_HEAD
+    );
+}
