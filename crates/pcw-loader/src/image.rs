@@ -113,7 +113,6 @@ pub struct MappedImage {
     exports: BTreeMap<String, u32>,
     sections: Vec<Section>,
     imports: Vec<String>,
-    cookie: Option<(usize, u64)>,
 }
 
 // SAFETY: the mapping is plain memory owned by this value; the code in it is what is shared
@@ -270,7 +269,6 @@ impl MappedImage {
             exports: BTreeMap::new(),
             sections: sections.iter().map(|(s, _, _)| s.clone()).collect(),
             imports: Vec::new(),
-            cookie: None,
         };
         let memory = image.memory_mut();
         memory[..headers].copy_from_slice(&file[..headers]);
@@ -458,6 +456,7 @@ impl MappedImage {
         value.copy_from_slice(&memory[at..at + 8]);
         let mut value = u64::from_le_bytes(value);
         if value == DEFAULT_COOKIE {
+            // The loop below replaces it: a fresh value, never the default or zero.
             while value == DEFAULT_COOKIE || value == 0 {
                 let mut random = [0u8; 8];
                 // SAFETY: fills a buffer we own; a short read leaves zeros, which loop again.
@@ -466,7 +465,6 @@ impl MappedImage {
             }
             memory[at..at + 8].copy_from_slice(&value.to_le_bytes());
         }
-        self.cookie = Some((usize::try_from(va).unwrap_or(0), value));
         Ok(())
     }
 
@@ -519,9 +517,47 @@ impl MappedImage {
     }
 
     /// The image's `/GS` security cookie, if its load configuration names one: its address and
-    /// the value it holds after loading.
+    /// the value it holds now. Read from the mapped headers, so that the image keeps no copy.
     pub fn security_cookie(&self) -> Option<(usize, u64)> {
-        self.cookie
+        // e_lfanew, then the PE32+ optional header's data directory (entry 10, load config).
+        let lfanew = usize::try_from(self.read_u32(0x3C)?).ok()?;
+        let directory = lfanew + 24 + 112 + 8 * pe::IMAGE_DIRECTORY_ENTRY_LOAD_CONFIG;
+        let rva = usize::try_from(self.read_u32(directory)?).ok()?;
+        let len = usize::try_from(self.read_u32(directory + 4)?).ok()?;
+        if rva == 0 || len < load_config::SECURITY_COOKIE + 8 {
+            return None;
+        }
+        let va = usize::try_from(self.read_u64(rva + load_config::SECURITY_COOKIE)?).ok()?;
+        if va == 0 || !self.contains(va) {
+            return None;
+        }
+        Some((va, self.read_u64(va - self.base())?))
+    }
+
+    /// `N` bytes at `rva`, if inside the headers or a readable section.
+    fn read<const N: usize>(&self, rva: usize) -> Option<[u8; N]> {
+        let end = rva.checked_add(N)?;
+        let readable = end <= PAGE
+            || self.sections.iter().any(|s| {
+                s.protection & libc::PROT_READ != 0
+                    && s.rva as usize <= rva
+                    && end <= s.rva as usize + s.size
+            });
+        if !readable {
+            return None;
+        }
+        let mut out = [0u8; N];
+        // SAFETY: inside the headers or a readable section of the mapping (checked above).
+        unsafe { core::ptr::copy_nonoverlapping(self.base.wrapping_add(rva), out.as_mut_ptr(), N) };
+        Some(out)
+    }
+
+    fn read_u32(&self, rva: usize) -> Option<u32> {
+        self.read(rva).map(u32::from_le_bytes)
+    }
+
+    fn read_u64(&self, rva: usize) -> Option<u64> {
+        self.read(rva).map(u64::from_le_bytes)
     }
 
     /// Every import the image binds, as `dll!name`, in table order.

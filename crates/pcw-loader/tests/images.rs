@@ -33,7 +33,8 @@ fn a_relocation_stripped_image_runs_at_its_preferred_base() {
     isolated(
         "a_relocation_stripped_image_runs_at_its_preferred_base",
         || {
-            let base = 0x2_3450_0000u64;
+            // Above AddressSanitizer's shadow memory, so that the scenario runs under it too.
+            let base = 0x6000_0000_0000u64;
             let bytes = crafted::Image {
                 code: where_am_i(),
                 image_base: base,
@@ -50,7 +51,8 @@ fn a_relocation_stripped_image_runs_at_its_preferred_base() {
 
 #[test]
 fn a_relocation_stripped_image_whose_base_is_taken_is_refused_by_name() {
-    let base = 0x2_3460_0000u64;
+    // Above AddressSanitizer's shadow memory, so that the scenario runs under it too.
+    let base = 0x6000_1000_0000u64;
     // SAFETY: an anonymous mapping at a fixed address nothing else uses in this test process.
     let taken = unsafe {
         libc::mmap(
@@ -72,8 +74,8 @@ fn a_relocation_stripped_image_whose_base_is_taken_is_refused_by_name() {
     let e = MappedImage::map(&bytes, &ntos::resolve).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "relocations stripped: the image can only run at 0x234600000, which is in use in this \
-         process"
+        "relocations stripped: the image can only run at 0x600010000000, which is in use in \
+         this process"
     );
     // SAFETY: the mapping made above.
     unsafe { libc::munmap(taken, 0x1000) };

@@ -378,9 +378,11 @@ fn release(lock: usize, old: u8) {
 #[test]
 fn spin_locks_exclude_raise_irql_and_report_misuse() {
     isolated("spin_locks_exclude_raise_irql_and_report_misuse", || {
-        let lock = Box::into_raw(Box::new(0usize)) as usize;
+        let mut lock_word = 0usize;
+        let lock = &raw mut lock_word as usize;
         // Mutual exclusion: 4 threads add under the lock, non-atomically.
-        let counter = Box::into_raw(Box::new(0u64)) as usize;
+        let mut total = 0u64;
+        let counter = &raw mut total as usize;
         std::thread::scope(|s| {
             for _ in 0..4 {
                 s.spawn(move || {
@@ -398,8 +400,7 @@ fn spin_locks_exclude_raise_irql_and_report_misuse() {
                 });
             }
         });
-        // SAFETY: the box made above, no longer shared.
-        assert_eq!(unsafe { *(counter as *const u64) }, 8_000);
+        assert_eq!(total, 8_000);
         assert!(flagged().is_empty(), "{:?}", flagged());
 
         // A recursive acquire is reported instead of hanging; so is a release by a thread that
@@ -428,7 +429,8 @@ fn spin_locks_exclude_raise_irql_and_report_misuse() {
 fn a_routine_called_above_its_irql_is_reported() {
     isolated("a_routine_called_above_its_irql_is_reported", || {
         let s = empty();
-        let lock = Box::into_raw(Box::new(0usize)) as usize;
+        let mut lock_word = 0usize;
+        let lock = &raw mut lock_word as usize;
         let old = acquire(lock);
         compare_us(&s, &s, 1);
         release(lock, old);
@@ -463,7 +465,8 @@ fn init_event(event: usize, kind: u32, state: u8) {
 #[test]
 fn events_signal_and_wait() {
     isolated("events_signal_and_wait", || {
-        let event = Box::into_raw(Box::new([0u64; 3])) as usize;
+        let mut block = [0u64; 3];
+        let event = block.as_mut_ptr() as usize;
         let (zero, ten_ms) = (0i64, -100_000i64);
         init_event(event, 1, 0); // SynchronizationEvent, not signalled
         assert_eq!(bytes_at(event as *const u8, 1), [1], "Header.Type");
