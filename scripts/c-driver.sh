@@ -35,7 +35,7 @@ cflags=(-std=gnu11 -O2 -Wall -Wextra -Werror -Wno-array-bounds -fno-stack-protec
 ldflags=(-nostdlib -Wl,--subsystem,native -e DriverEntry)
 libs=(-lntoskrnl -lhal)
 
-echo "== C driver: target/windows/c_driver.sys, c_driver_cr8.sys ($(x86_64-w64-mingw32-gcc -dumpfullversion), mingw-w64 DDK headers)"
+echo "== C driver: target/windows/c_driver.sys, c_driver_cr8.sys ($(x86_64-w64-mingw32-gcc --version | head -n 1), mingw-w64 DDK headers)"
 x86_64-w64-mingw32-gcc "${cflags[@]}" "${ldflags[@]}" -shared \
   -o "$out/c_driver.sys" examples/c-driver/c_driver.c "${libs[@]}"
 x86_64-w64-mingw32-gcc "${cflags[@]}" -DC_DRIVER_RAW_IRQL "${ldflags[@]}" \

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! Maps a PE32+ image into this process the way the kernel's image loader would: every section
 //! at its RVA with its own page protection, base relocations applied for wherever the mapping
-//! landed, and every import bound by name through a resolver. Parsing is the `object` crate's;
+//! landed (an image whose relocations were stripped is mapped at its preferred base, or refused
+//! by name), every import bound by name through a resolver, and MSVC's `/GS` cookie given a
+//! random value. Parsing is the `object` crate's;
 //! what is checked here is what a loader must refuse before it runs a byte of the image.
 
 use std::collections::BTreeMap;
