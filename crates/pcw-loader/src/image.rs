@@ -3,8 +3,8 @@
 //! at its RVA with its own page protection, base relocations applied for wherever the mapping
 //! landed (an image whose relocations were stripped is mapped at its preferred base, or refused
 //! by name), every import bound by name through a resolver, and MSVC's `/GS` cookie given a
-//! random value. Parsing is the `object` crate's;
-//! what is checked here is what a loader must refuse before it runs a byte of the image.
+//! random value. Parsing is the `object` crate's; what is checked here is what a loader must
+//! refuse before it runs a byte of the image.
 
 use std::collections::BTreeMap;
 use std::ffi::c_void;
