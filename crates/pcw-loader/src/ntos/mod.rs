@@ -32,6 +32,7 @@ mod pcw;
 mod pool;
 pub(crate) mod processor;
 mod push_lock;
+mod refused;
 mod runtime;
 mod state;
 mod strings;
@@ -47,6 +48,7 @@ pub(crate) use io::{irp_issued, irp_retired};
 pub use irql::{APC_LEVEL, DISPATCH_LEVEL, HIGH_LEVEL, PASSIVE_LEVEL};
 pub use pcw::{CollectRequest, callback_contexts, callbacks};
 pub use processor::PROCESSORS;
+pub use refused::REFUSED;
 pub(crate) use state::{Block, violation};
 pub use state::{
     DACL_SECURITY_INFORMATION, DebugLine, Leaks, NtStatus, STATUS_INSUFFICIENT_RESOURCES,
@@ -54,7 +56,7 @@ pub use state::{
     STATUS_SUCCESS, STOP_EXIT_CODE, State, Violation, calls, count_add_instance_only,
     counted_add_instances, fail_at, failed, fallible_calls, leaks, violations,
 };
-pub use table::{REFUSED, ROUTINES, Routine, Shim};
+pub use table::{ROUTINES, Routine, Shim};
 
 /// The routines' limits, for [`state::enter`].
 fn install_limits() {
