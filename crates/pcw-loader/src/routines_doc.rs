@@ -2,7 +2,7 @@
 //! `docs/loader-routines.md`, generated from the loader's own tables: every kernel routine it
 //! binds ([`ntos::ROUTINES`]), the privileged instructions it emulates ([`ntos::FORMS`]) and the
 //! routines it deliberately refuses ([`ntos::REFUSED`]). `tests/routines_doc.rs` fails when the
-//! committed file differs from [`markdown`]; `PCW_LOADER_BLESS=1` rewrites it.
+//! committed file differs from [`markdown`]; `PCW_BLESS=1` rewrites it.
 
 use std::fmt::Write as _;
 
@@ -32,8 +32,8 @@ pub fn markdown() -> String {
     let _ = writeln!(
         out,
         "# Kernel routines and instructions the loader provides\n\n\
-         <!-- Generated from crates/pcw-loader/src/ntos (table.rs, cpu.rs, format.rs) by \
-         `PCW_LOADER_BLESS=1 cargo test -p pcw-loader --test routines_doc`; do not edit. -->\n\n\
+         <!-- Generated from crates/pcw-loader/src/ntos (table.rs, cpu.rs, format.rs, refused.rs) by \
+         `PCW_BLESS=1 cargo test -p pcw-loader --test routines_doc`; do not edit. -->\n\n\
          What a driver image run by `crates/pcw-loader` may import and execute. An import the \
          loader does not bind refuses the image with every such import named at once \
          (`N unsupported imports: …`), with the reason for the routines it deliberately lacks. \

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! `docs/loader-routines.md` is what the loader's tables say: fails when the committed file
-//! differs from `pcw_loader::routines_doc::markdown()`. `PCW_LOADER_BLESS=1` rewrites it.
+//! differs from `pcw_loader::routines_doc::markdown()`. `PCW_BLESS=1` rewrites it.
 
 use pcw_loader::routines_doc::{PATH, markdown};
 
@@ -10,7 +10,7 @@ fn the_committed_routine_table_is_current() {
         .join("../..")
         .join(PATH);
     let generated = markdown();
-    if std::env::var_os("PCW_LOADER_BLESS").is_some() {
+    if std::env::var_os("PCW_BLESS").is_some() {
         std::fs::write(&path, &generated).unwrap();
         return;
     }
@@ -18,7 +18,7 @@ fn the_committed_routine_table_is_current() {
     assert!(
         committed == generated,
         "{PATH} differs from the loader's tables; regenerate it with \
-         `PCW_LOADER_BLESS=1 cargo test -p pcw-loader --test routines_doc`"
+         `PCW_BLESS=1 cargo test -p pcw-loader --test routines_doc`"
     );
 }
 
