@@ -5,9 +5,10 @@
 //! generated from.
 
 use super::irql::{APC_LEVEL, DISPATCH_LEVEL, HIGH_LEVEL, PASSIVE_LEVEL};
+use super::state::violation;
 use super::{
     clock, debug_print, format, io, memory, pcw, pool, processor, push_lock, runtime, state,
-    strings, sync, violation,
+    strings, sync,
 };
 
 /// `ntoskrnl.exe`.
