@@ -147,6 +147,14 @@ impl LoadedDriver {
         }
         let image = match MappedImage::map(file, &ntos::resolve) {
             Ok(image) => image,
+            Err(LoadError::UnsupportedImports(missing)) => {
+                LOADED.store(false, Ordering::Release);
+                let described = missing
+                    .iter()
+                    .map(|i| ntos::describe_unsupported(i))
+                    .collect();
+                return Err(LoadError::UnsupportedImports(described));
+            }
             Err(e) => {
                 LOADED.store(false, Ordering::Release);
                 return Err(e);
@@ -191,6 +199,7 @@ impl LoadedDriver {
         // SAFETY: DriverEntry's contract: a driver object and a registry path, both valid for
         // the driver's lifetime.
         let status = unsafe { entry(self.driver_object.ptr(), self.registry_path.ptr()) };
+        ntos::sync::check_return("DriverEntry");
         if status >= 0 {
             for device in self.devices() {
                 let flags = device.get_u32(dev::FLAGS);
@@ -240,6 +249,7 @@ impl LoadedDriver {
         let unload = unsafe { core::mem::transmute::<usize, UnloadFn>(routine) };
         // SAFETY: called once with its driver object.
         unsafe { unload(self.driver_object.ptr()) };
+        ntos::sync::check_return("DriverUnload");
         true
     }
 
@@ -325,6 +335,7 @@ impl LoadedDriver {
         // SAFETY: a dispatch routine's contract: its device and an IRP that stay valid until
         // it returns.
         let returned = unsafe { f(device as *mut u8, p.base()) };
+        ntos::sync::check_return("an IRP dispatch routine");
         let completions = ntos::irp_retired(p.base() as usize);
         let status = p.get_u32(irp::IO_STATUS_STATUS).cast_signed();
         let information = p.get_usize(irp::IO_STATUS_INFORMATION);

@@ -11,7 +11,7 @@
 //! adler2 crates.
 
 use pcw_loader::driver::{IRP_MJ_CLOSE, IRP_MJ_CREATE, IRP_MJ_DEVICE_CONTROL};
-use pcw_loader::isolate::{image_from_env, image_scenario, start, stop};
+use pcw_loader::isolate::{image_scenario, start, stop};
 use pcw_loader::{LoadedDriver, ntos};
 use pcw_sim::kernel_pcw::{
     BUILD_SERVER_2019, BUILD_SERVER_2022, Kernel, PCW_ANY_INSTANCE_ID, Request,
@@ -359,18 +359,57 @@ fn example_counters_honour_every_filter() {
 }
 
 /// The example image needs no base relocations (all its code is RIP-relative), so it has no
-/// relocation directory and loads anywhere; with `IMAGE_FILE_RELOCS_STRIPPED` set in its header
-/// it may only run at its preferred base, which the loader cannot give it: a named error.
+/// relocation directory and loads anywhere. With `IMAGE_FILE_RELOCS_STRIPPED` set in its header it
+/// may only run at its preferred base: the loader maps it exactly there, where it runs as
+/// anywhere else — and refuses it by name when that address is taken.
 #[test]
-fn example_relocations_stripped_in_the_header_is_a_named_error() {
-    let Some(mut bytes) = image_from_env("PCW_EXAMPLE_IMAGE") else {
-        return;
-    };
-    let lfanew = u32::from_le_bytes(bytes[0x3C..0x40].try_into().unwrap()) as usize;
-    // FileHeader.Characteristics: after "PE\0\0" (4), Machine … SizeOfOptionalHeader (18).
-    let at = lfanew + 4 + 18;
-    let characteristics = u16::from_le_bytes([bytes[at], bytes[at + 1]]);
-    bytes[at..at + 2].copy_from_slice(&(characteristics | 0x0001).to_le_bytes());
-    let e = LoadedDriver::load(&bytes).unwrap_err();
-    assert!(e.to_string().starts_with("relocations stripped"), "{e}");
+fn example_relocations_stripped_in_the_header_runs_at_its_preferred_base() {
+    scenario(
+        "example_relocations_stripped_in_the_header_runs_at_its_preferred_base",
+        |mut bytes| {
+            let lfanew = u32::from_le_bytes(bytes[0x3C..0x40].try_into().unwrap()) as usize;
+            // FileHeader.Characteristics: after "PE\0\0" (4), Machine … SizeOfOptionalHeader (18).
+            let at = lfanew + 4 + 18;
+            let characteristics = u16::from_le_bytes([bytes[at], bytes[at + 1]]);
+            bytes[at..at + 2].copy_from_slice(&(characteristics | 0x0001).to_le_bytes());
+            // OptionalHeader.ImageBase (PE32+): 24 bytes into the optional header.
+            let optional = lfanew + 24;
+            let preferred =
+                u64::from_le_bytes(bytes[optional + 24..optional + 32].try_into().unwrap());
+
+            let kernel = Kernel::boot(BUILD_SERVER_2022);
+            let driver = start(&bytes);
+            assert_eq!(
+                driver.image().base() as u64,
+                preferred,
+                "mapped at ImageBase"
+            );
+            let c = kernel.collect(SET, &Request::default()).unwrap();
+            assert_eq!(c.instances.len(), INSTANCES.len());
+            stop(&driver, kernel);
+            drop(driver);
+
+            // The same address taken: refused, naming it.
+            // SAFETY: an anonymous mapping at the address the image just released.
+            let taken = unsafe {
+                libc::mmap(
+                    preferred as *mut libc::c_void,
+                    0x1000,
+                    libc::PROT_READ,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE,
+                    -1,
+                    0,
+                )
+            };
+            assert_eq!(taken as u64, preferred);
+            let e = LoadedDriver::load(&bytes).unwrap_err();
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "relocations stripped: the image can only run at {preferred:#x}, which is \
+                     in use in this process"
+                )
+            );
+        },
+    );
 }
