@@ -12,6 +12,8 @@
 #   pcw_perfdll.dll         the V1 perf DLL (crates/pcw-perfdll), x86_64-pc-windows-gnu via mingw
 #   pcw_wine_consumer.exe   the V1 consumer scripts/wine-test.sh runs under Wine
 #   tidal_wine_check.exe    the example user-mode service's Perflib calls, run under Wine
+#   c_driver.sys            the C example driver (examples/c-driver), mingw-w64's gcc, and its
+#   c_driver_cr8.sys        variant that manages IRQL through CR8 itself (scripts/c-driver.sh)
 #
 # Debian's rustc/cargo 1.96 (/usr/bin) is used only here, through PATH and with its own target
 # directories under target/ (xwin-msvc, xwin-gnu), so the rustup toolchain and the host build
@@ -163,7 +165,9 @@ cp "$gnu_out/pcw_perfdll.dll" "$out/pcw_perfdll.dll"
 cp "$gnu_out/pcw-wine-consumer.exe" "$out/pcw_wine_consumer.exe"
 cp "$gnu_out/tidal-wine-check.exe" "$out/tidal_wine_check.exe"
 
+bash scripts/c-driver.sh
+
 echo "== built:"
-for f in pcw_driver.sys checksum_driver.sys fresh_driver.sys ported_driver.sys pcw_perfdll.dll pcw_wine_consumer.exe tidal_wine_check.exe; do
+for f in pcw_driver.sys checksum_driver.sys fresh_driver.sys ported_driver.sys pcw_perfdll.dll pcw_wine_consumer.exe tidal_wine_check.exe c_driver.sys c_driver_cr8.sys; do
   printf '   target/windows/%-22s %8d bytes\n' "$f" "$(stat -c %s "$out/$f")"
 done

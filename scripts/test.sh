@@ -3,7 +3,7 @@
 # The one command that runs every check of pcw-rs, on a fresh Linux machine or in CI:
 # formatting, clippy (warnings are errors), the workspace tests, a short run of every fuzz target, and
 # the real Windows artifacts: cross-built with Debian's toolchain (installed when missing),
-# PE-checked, run in the loader, the driver's WDK flavour built from wdk-sys's own generated
+# PE-checked, run in the loader (the C example driver too), the driver's WDK flavour built from wdk-sys's own generated
 # bindings and checked the same way, and the perf DLL run under Wine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -115,6 +115,10 @@ for driver in fresh_driver ported_driver; do
   cargo run -q -p pcw-cli --bin pcw --locked -- typeperf -qx --image "target/windows/$driver.sys" \
     --manifest "target/scaffold/${driver/_/-}/$driver.man"
 done
+
+step "the C example driver (examples/c-driver, built with mingw-w64 by scripts/c-driver.sh during the cross-build): target/windows/c_driver.sys and its CR8 variant, linked without relocations, in the loader (crates/pcw-loader/tests/c_driver.rs)"
+PCW_C_DRIVER_IMAGE=target/windows/c_driver.sys cargo test -p pcw-loader --test c_driver --locked -- --nocapture
+PCW_C_DRIVER_IMAGE=target/windows/c_driver_cr8.sys cargo test -p pcw-loader --test c_driver --locked -- --nocapture
 
 step "no panic: nothing in the .sys, nor the DLL's Collect/Close, reaches Rust's panic machinery; a missing root fails (pcw-pecheck no-panic)"
 cargo run -q -p pcw-pecheck --bin pcw-pecheck --locked -- no-panic \

@@ -43,7 +43,11 @@ mod tests {
         bytes.push(0);
         assert!(decode(&bytes, &mut sink).is_none());
         assert_eq!(sink.items[0].pos, Pos::new(1, 5));
-        assert!(sink.items[0].message.starts_with("the manifest is utf-16le"));
+        assert!(
+            sink.items[0]
+                .message
+                .starts_with("the manifest is utf-16le")
+        );
     }
 
     #[test]

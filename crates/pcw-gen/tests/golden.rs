@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! Golden tests: every output for the project's own manifests, compared with the files in
 //! `tests/golden/` (line endings normalised to LF before comparing). Regenerate with
-//! `PCW_GEN_BLESS=1 cargo test -p pcw-gen --test golden`.
+//! `PCW_BLESS=1 cargo test -p pcw-gen --test golden`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -23,14 +23,14 @@ fn normalise(s: &str) -> String {
 
 fn check(name: &str, actual: &str) {
     let path = dir("golden").join(name);
-    if std::env::var_os("PCW_GEN_BLESS").is_some() {
+    if std::env::var_os("PCW_BLESS").is_some() {
         fs::create_dir_all(dir("golden")).unwrap();
         fs::write(&path, actual).unwrap();
         return;
     }
     let expected = fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(
-            "{}: {e}; run `PCW_GEN_BLESS=1 cargo test -p pcw-gen --test golden`",
+            "{}: {e}; run `PCW_BLESS=1 cargo test -p pcw-gen --test golden`",
             path.display()
         )
     });
@@ -43,7 +43,7 @@ fn check(name: &str, actual: &str) {
             .unwrap_or_else(|| expected.lines().count().min(actual.lines().count()));
         panic!(
             "{name} differs from the golden file at line {}:\n  expected: {:?}\n  actual:   {:?}\n\
-             (bless with PCW_GEN_BLESS=1 if the change is intended)",
+             (bless with PCW_BLESS=1 if the change is intended)",
             line + 1,
             expected.lines().nth(line),
             actual.lines().nth(line)

@@ -254,6 +254,11 @@ impl Loaded {
             .unwrap_or_default()
     }
 
+    /// Where an image was mapped; `None` for a host build.
+    pub fn image_base(&self) -> Option<usize> {
+        self.driver.image().map(pcw_loader::MappedImage::base)
+    }
+
     /// The loader's driver, for what this API does not cover.
     pub fn loader(&self) -> &LoadedDriver {
         &self.driver

@@ -158,6 +158,14 @@ impl LoadedDriver {
         }
         let image = match MappedImage::map(file, &ntos::resolve) {
             Ok(image) => image,
+            Err(LoadError::UnsupportedImports(missing)) => {
+                LOADED.store(false, Ordering::Release);
+                let described = missing
+                    .iter()
+                    .map(|i| ntos::describe_unsupported(i))
+                    .collect();
+                return Err(LoadError::UnsupportedImports(described));
+            }
             Err(e) => {
                 LOADED.store(false, Ordering::Release);
                 return Err(e);
@@ -247,6 +255,7 @@ impl LoadedDriver {
             // SAFETY: as above.
             unsafe { entry(object, path) }
         };
+        ntos::sync::check_return("DriverEntry");
         if status >= 0 {
             for device in self.devices() {
                 let flags = device.get_u32(dev::FLAGS);
@@ -303,6 +312,7 @@ impl LoadedDriver {
             // SAFETY: called once with its driver object.
             unsafe { unload(self.driver_object.ptr()) };
         }
+        ntos::sync::check_return("DriverUnload");
         true
     }
 
@@ -396,6 +406,7 @@ impl LoadedDriver {
             // SAFETY: as above.
             unsafe { f(device as *mut u8, p.base()) }
         };
+        ntos::sync::check_return("an IRP dispatch routine");
         let completions = ntos::irp_retired(p.base() as usize);
         let status = p.get_u32(irp::IO_STATUS_STATUS).cast_signed();
         let information = p.get_usize(irp::IO_STATUS_INFORMATION);

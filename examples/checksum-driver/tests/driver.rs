@@ -368,22 +368,58 @@ fn typeperf_samples_the_counters_the_requests_moved() {
 }
 
 /// The example image needs no base relocations (all its code is RIP-relative), so it has no
-/// relocation directory and loads anywhere; with `IMAGE_FILE_RELOCS_STRIPPED` set in its header
-/// it may only run at its preferred base, which the loader cannot give it: a named error.
+/// relocation directory and loads anywhere. With `IMAGE_FILE_RELOCS_STRIPPED` set in its header it
+/// may only run at its preferred base: the loader maps it exactly there, where it runs as
+/// anywhere else — and refuses it by name when that address is taken.
 #[test]
-fn an_image_whose_relocations_were_stripped_is_refused_by_name() {
+fn an_image_whose_relocations_were_stripped_runs_at_its_preferred_base() {
+    let test = "an_image_whose_relocations_were_stripped_runs_at_its_preferred_base";
     let Some(image) = Driver::image_from_env(IMAGE).unwrap() else {
         return;
     };
-    let mut bytes = image.image_bytes().unwrap().to_vec();
-    let lfanew = u32::from_le_bytes(bytes[0x3C..0x40].try_into().unwrap()) as usize;
-    // FileHeader.Characteristics: after "PE\0\0" (4), Machine … SizeOfOptionalHeader (18).
-    let at = lfanew + 4 + 18;
-    let characteristics = u16::from_le_bytes([bytes[at], bytes[at + 1]]);
-    bytes[at..at + 2].copy_from_slice(&(characteristics | 0x0001).to_le_bytes());
-    let e = Driver::image(bytes).load().unwrap_err();
-    assert!(
-        e.to_string().starts_with("the image: relocations stripped"),
-        "{e}"
-    );
+    pcw_harness::isolate::isolated(test, || {
+        let mut bytes = image.image_bytes().unwrap().to_vec();
+        let lfanew = u32::from_le_bytes(bytes[0x3C..0x40].try_into().unwrap()) as usize;
+        // FileHeader.Characteristics: after "PE\0\0" (4), Machine … SizeOfOptionalHeader (18).
+        let at = lfanew + 4 + 18;
+        let characteristics = u16::from_le_bytes([bytes[at], bytes[at + 1]]);
+        bytes[at..at + 2].copy_from_slice(&(characteristics | 0x0001).to_le_bytes());
+        // OptionalHeader.ImageBase (PE32+): 24 bytes into the optional header.
+        let optional = lfanew + 24;
+        let preferred = u64::from_le_bytes(bytes[optional + 24..optional + 32].try_into().unwrap());
+        let stripped = Driver::image(bytes);
+
+        let kernel = Kernel::boot(BUILD_SERVER_2022);
+        let driver = stripped.start().unwrap();
+        assert_eq!(
+            driver.image_base(),
+            usize::try_from(preferred).ok(),
+            "mapped at ImageBase"
+        );
+        let c = kernel.collect(SET, &Request::default()).unwrap();
+        assert_eq!(c.instances.len(), INSTANCES.len());
+        driver.unload(kernel).unwrap();
+
+        // The same address taken: refused, naming it.
+        // SAFETY: an anonymous mapping at the address the image just released.
+        let taken = unsafe {
+            libc::mmap(
+                preferred as *mut libc::c_void,
+                0x1000,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE,
+                -1,
+                0,
+            )
+        };
+        assert_eq!(taken as u64, preferred);
+        let e = stripped.load().unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "the image: relocations stripped: the image can only run at {preferred:#x}, which \
+                 is in use in this process"
+            )
+        );
+    });
 }
