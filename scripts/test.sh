@@ -52,8 +52,10 @@ patches=()
 for crate in "${published[@]}"; do
   patches+=(--config "patch.crates-io.$crate.path=\"$package_dir/$crate-0.1.0\"")
 done
-CARGO_TARGET_DIR="$(pwd)/target/pcw-install-build" \
-  cargo install --offline --path "$package_dir/pcw-cli-0.1.0" --root "$install_root" "${patches[@]}"
+# A debug build in the workspace's target directory: the third-party crates the workspace tests
+# already built are reused (only the packaged crates of ours are compiled again), which keeps
+# the stage to a minute instead of a whole release build with LTO.
+cargo install --debug --offline --path "$package_dir/pcw-cli-0.1.0" --root "$install_root" "${patches[@]}"
 installed="$install_root/bin/pcw"
 "$installed" --version
 "$installed" lint examples/checksum-driver/checksum_driver.man
