@@ -237,6 +237,7 @@ mod resources;
 mod rust;
 mod rust_um;
 mod source;
+mod unique;
 mod v1;
 mod validate;
 

@@ -3,13 +3,14 @@
 //! formatted source that calls PCW only through the runtime contract documented at the crate
 //! root. Output is deterministic, marked `@generated`, and uses fully qualified paths.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
 use crate::ir::{CounterSet, Manifest, Struct};
 use crate::names;
+use crate::unique::UniqueNames;
 
 /// What the generator needs besides the manifest (the pure part of [`crate::Config`]).
 #[derive(Clone)]
@@ -63,27 +64,21 @@ struct StructNames {
     fields: BTreeMap<String, syn::Ident>,
 }
 
-fn set_names(set: &CounterSet, opts: &Options, used_modules: &mut HashSet<String>) -> SetNames {
-    let mut module = names::snake(&set.symbol);
-    while !used_modules.insert(module.clone()) {
-        module.push('_');
-    }
-    let mut used_types: HashSet<String> = ["Registration", "Instance", "Set"]
-        .iter()
-        .map(|s| (*s).to_owned())
-        .collect();
-    let mut used_params: HashSet<String> = [
-        "buffer",
-        "name",
-        "id",
-        "registration",
-        "data",
-        "handle",
-        "status",
-    ]
-    .iter()
-    .map(|s| (*s).to_owned())
-    .collect();
+fn set_names(set: &CounterSet, opts: &Options, used_modules: &mut UniqueNames) -> SetNames {
+    let module = used_modules.claim(names::snake(&set.symbol));
+    let mut used_types = UniqueNames::with_reserved("Values", ["Registration", "Instance", "Set"]);
+    let mut used_params = UniqueNames::with_reserved(
+        "_values",
+        [
+            "buffer",
+            "name",
+            "id",
+            "registration",
+            "data",
+            "handle",
+            "status",
+        ],
+    );
     let implicit =
         set.structs.len() == 1 && set.structs.first().is_some_and(|s| s.c_type.is_none());
     let structs = set
@@ -93,22 +88,16 @@ fn set_names(set: &CounterSet, opts: &Options, used_modules: &mut HashSet<String
             let bound = struct_keys(set, st)
                 .iter()
                 .find_map(|k| opts.bindings.get(k).cloned());
-            let mut tname = if implicit {
+            let tname = used_types.claim(if implicit {
                 "Values".to_owned()
             } else {
                 names::camel(st.c_type.as_deref().unwrap_or(&st.name))
-            };
-            while !used_types.insert(tname.clone()) {
-                tname.push_str("Values");
-            }
-            let mut pname = if implicit {
+            });
+            let pname = used_params.claim(if implicit {
                 "values".to_owned()
             } else {
                 names::snake(&st.name)
-            };
-            while !used_params.insert(pname.clone()) {
-                pname.push_str("_values");
-            }
+            });
             let fields = st
                 .fields
                 .iter()
@@ -139,7 +128,7 @@ pub(crate) type SetRustNames = (String, Vec<(String, BTreeMap<String, String>)>)
 /// Rust names per counterset, for `inspect`: the module and each struct's type (generated
 /// name or bound path) and field names.
 pub(crate) fn rust_names(manifest: &Manifest, opts: &Options) -> Vec<SetRustNames> {
-    let mut used_modules = HashSet::new();
+    let mut used_modules = UniqueNames::new("_");
     manifest
         .provider
         .countersets
@@ -171,7 +160,7 @@ pub(crate) fn rust_names(manifest: &Manifest, opts: &Options) -> Vec<SetRustName
 pub(crate) fn generate(manifest: &Manifest, opts: &Options) -> String {
     let rt = &opts.runtime_path;
     let module = ident(&opts.module_name);
-    let mut used_modules = HashSet::new();
+    let mut used_modules = UniqueNames::new("_");
     let sets: Vec<TokenStream> = manifest
         .provider
         .countersets
@@ -438,6 +427,14 @@ fn gen_set(set: &CounterSet, n: &SetNames, opts: &Options) -> TokenStream {
     // Structs.
     let mut structs = Vec::new();
     let mut checks = Vec::new();
+    // (struct index, field) → the counters stored in it, in order.
+    let mut users: HashMap<(u16, &str), Vec<String>> = HashMap::new();
+    for c in &set.counters {
+        users
+            .entry((c.struct_index, c.field.as_str()))
+            .or_default()
+            .push(format!("`{}` (`{}`)", c.id, c.type_name));
+    }
     for (st, sn) in set.structs.iter().zip(&n.structs) {
         let ty = &sn.ty;
         if let Some(gen_ident) = &sn.generated {
@@ -452,17 +449,13 @@ fn gen_set(set: &CounterSet, n: &SetNames, opts: &Options) -> TokenStream {
                 } else {
                     quote!(u32)
                 };
-                let users: Vec<String> = set
-                    .counters
-                    .iter()
-                    .filter(|c| c.struct_index == st.index && c.field == f.name)
-                    .map(|c| format!("`{}` (`{}`)", c.id, c.type_name))
-                    .collect();
+                let users = users
+                    .get(&(st.index, f.name.as_str()))
+                    .map(|u| u.join(", "))
+                    .unwrap_or_default();
                 let d = doc(&format!(
-                    "Manifest field `{}`, offset {}: counter {}.",
-                    f.name,
-                    f.offset,
-                    users.join(", ")
+                    "Manifest field `{}`, offset {}: counter {users}.",
+                    f.name, f.offset,
                 ));
                 quote! { #d pub #fid: #fty, }
             });

@@ -3,13 +3,12 @@
 //! [`Manifest`] to a typed module over the user-mode runtime contract (the pcw-um crate by
 //! default; see the crate docs, "User-mode providers").
 
-use std::collections::HashSet;
-
 use proc_macro2::TokenStream;
 use quote::quote;
 
 use crate::ir::{Counter, CounterAttribute, CounterSet, Instances, Manifest};
 use crate::names;
+use crate::unique::UniqueNames;
 
 /// What the user-mode generator needs besides the manifest.
 pub(crate) struct UmOptions<'a> {
@@ -65,10 +64,7 @@ pub(crate) fn attrib(c: &Counter) -> u64 {
 /// The Rust base name of a counter's accessors: its `symbol`, else its `name`, else
 /// `counter_<id>`, in `snake_case`, unique within the set.
 fn accessor_names(set: &CounterSet) -> Vec<String> {
-    let mut used: HashSet<String> = ["create", "delete", "raw", "into_raw"]
-        .iter()
-        .map(|s| (*s).to_owned())
-        .collect();
+    let mut used = UniqueNames::with_reserved("_", ["create", "delete", "raw", "into_raw"]);
     set.counters
         .iter()
         .map(|c| {
@@ -81,10 +77,7 @@ fn accessor_names(set: &CounterSet) -> Vec<String> {
             if n.is_empty() || n.starts_with(|ch: char| ch.is_ascii_digit()) {
                 n = format!("counter_{}", c.id);
             }
-            while !used.insert(n.clone()) {
-                n.push('_');
-            }
-            n
+            used.claim(n)
         })
         .collect()
 }
@@ -319,17 +312,13 @@ pub(crate) fn generate(manifest: &Manifest, opts: &UmOptions<'_>) -> String {
     let rt = opts.runtime_path;
     let module = ident(opts.module_name);
     let provider = &manifest.provider;
-    let mut used = HashSet::new();
+    let mut used = UniqueNames::new("_");
     let mut modules = Vec::new();
     let sets: Vec<TokenStream> = provider
         .countersets
         .iter()
         .map(|set| {
-            let mut m = names::snake(&set.symbol);
-            while !used.insert(m.clone()) {
-                m.push('_');
-            }
-            let m = ident(&m);
+            let m = ident(&used.claim(names::snake(&set.symbol)));
             let tokens = gen_set(set, &m, rt);
             modules.push(m);
             tokens

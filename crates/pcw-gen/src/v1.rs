@@ -12,6 +12,7 @@
 //! the counter naming it (a base shared by two counters) and counters that name different
 //! object time or frequency counters (a V1 object has one `PerfTime` and one `PerfFreq`).
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use proc_macro2::{Literal, Span, TokenStream};
@@ -35,11 +36,16 @@ pub(crate) fn check(manifest: &Manifest, file: &Path) -> Vec<Diagnostic> {
         });
     };
     for set in &manifest.provider.countersets {
+        // Id → the first counter with it (what `CounterSet::counter` finds), built once.
+        let mut by_id: HashMap<u16, &crate::ir::Counter> = HashMap::new();
+        for c in &set.counters {
+            by_id.entry(c.id).or_insert(c);
+        }
         for (i, c) in set.counters.iter().enumerate() {
             let Some(base) = c
                 .multi_counter_id
                 .or(c.base_id)
-                .filter(|&b| set.counter(b).is_some_and(|b| b.counter_type.is_base()))
+                .filter(|b| by_id.get(b).is_some_and(|b| b.counter_type.is_base()))
             else {
                 continue;
             };
