@@ -28,10 +28,10 @@ use criterion::measurement::{Measurement, ValueFormatter};
 use pcw_bench::manifests::{Spec, manifest};
 use pcw_gen::{Config, Diagnostic, analyze, fleet};
 
-/// The CPU time of the calling thread, user and system (Linux: the first field of
-/// `/proc/thread-self/schedstat`, in nanoseconds), where it can be read, else the wall-clock
-/// time. On a shared machine whose other work takes the CPUs away, CPU time is what a call
-/// costs; wall-clock time adds however long the thread waited.
+/// The CPU time of the calling thread, user and system (`CLOCK_THREAD_CPUTIME_ID`, in
+/// nanoseconds), where there is one, else the wall-clock time. On a shared machine whose other
+/// work takes the CPUs away, CPU time is what a call costs; wall-clock time adds however long
+/// the thread waited.
 struct ThreadTime {
     /// `None` when the thread's CPU time can be read; the wall clock's origin otherwise.
     wall: Option<Instant>,
@@ -39,9 +39,9 @@ struct ThreadTime {
 
 impl ThreadTime {
     fn new() -> Self {
-        let wall = schedstat_ns().is_none().then(Instant::now);
+        let wall = thread_cpu_ns().is_none().then(Instant::now);
         if wall.is_some() {
-            eprintln!("note: no /proc/thread-self/schedstat: measuring wall-clock time");
+            eprintln!("note: no thread CPU clock: measuring wall-clock time");
         }
         Self { wall }
     }
@@ -49,14 +49,27 @@ impl ThreadTime {
     fn now(&self) -> u64 {
         match self.wall {
             Some(origin) => u64::try_from(origin.elapsed().as_nanos()).unwrap_or(u64::MAX),
-            None => schedstat_ns().unwrap_or(0),
+            None => thread_cpu_ns().unwrap_or(0),
         }
     }
 }
 
-fn schedstat_ns() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    text.split_whitespace().next()?.parse().ok()
+#[cfg(unix)]
+fn thread_cpu_ns() -> Option<u64> {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a live, writable `timespec` for the duration of the call.
+    let status = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &raw mut now) };
+    let seconds = u64::try_from(now.tv_sec).ok()?;
+    let nanos = u64::try_from(now.tv_nsec).ok()?;
+    (status == 0).then(|| seconds * 1_000_000_000 + nanos)
+}
+
+#[cfg(not(unix))]
+fn thread_cpu_ns() -> Option<u64> {
+    None
 }
 
 impl Measurement for ThreadTime {
