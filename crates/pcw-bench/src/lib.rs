@@ -7,10 +7,15 @@
 //! The library defines no PCW symbol. A binary links either pcw-sim, whose `PcwAddInstance`
 //! records what it is given, or the no-op PCW of [`noop_pcw!`], which only counts, to isolate
 //! the provider's own cost. The C baseline calls the same `PcwAddInstance` as the driver's code.
+//!
+//! Apart from those, [`manifests`] writes large, varied counter manifests for the manifest
+//! tools' scaling bench (`benches/manifest.rs`; `src/bin/pcw-bench-manifest.rs` writes one to
+//! a file, for timing the `pcw` binary).
 
 pub mod alloc_count;
 pub mod c;
 pub mod device;
+pub mod manifests;
 pub mod scenarios;
 pub mod snap;
 pub mod v1;

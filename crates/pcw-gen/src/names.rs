@@ -4,7 +4,7 @@
 //! with keywords escaped so generated code always parses, and a [`Scope`] per namespace so that
 //! no two generated items share a name.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 /// Splits an identifier-ish string into lowercase words at `_`, anything but ASCII letters and
 /// digits (so every result is a valid Rust identifier), and case boundaries (`FreeMB` → `free`,
@@ -120,21 +120,62 @@ pub(crate) fn ident(s: &str) -> syn::Ident {
     }
 }
 
-/// The identifiers taken in one namespace of one generated scope (a module's types, a set's
-/// counter constants, an instance's methods): what the generator emits itself, then each name
-/// it derives from the manifest, in manifest order. Both generators disambiguate the same way:
-/// a derived name already taken gets the suffix its call site gives (the counter id for
-/// counters, an ordinal for countersets), so no two items of a scope share a name.
+/// How a derived name that is taken already is told apart: the candidates after the name
+/// itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Suffix {
+    /// `{base}{s}`, `{base}{s}{s}`, … (`Values` for types, `_values` for parameters, `_` for
+    /// lodctr symbols).
+    Repeat(&'static str),
+    /// `{base}_2`, `{base}_3`, … (countersets).
+    Ordinal,
+    /// `{base}_{id}`, then `{base}_{id}_2`, … (counters, by their id).
+    Id(u16),
+}
+
+impl Suffix {
+    /// The `n`th candidate after `base` itself (`n` from 1).
+    pub(crate) fn candidate(self, base: &str, n: u32) -> String {
+        match self {
+            Self::Repeat(s) => format!("{base}{}", s.repeat(n as usize)),
+            Self::Ordinal => format!("{base}_{}", n + 1),
+            Self::Id(id) if n == 1 => format!("{base}_{id}"),
+            Self::Id(id) => format!("{base}_{id}_{n}"),
+        }
+    }
+}
+
+/// The names taken in one namespace of one generated scope (a module's types, a set's counter
+/// constants, an instance's methods, the lodctr symbols): what the generator emits itself, then
+/// each name it derives from the manifest, in manifest order. Every generator disambiguates the
+/// same way: a derived name already taken gets the next free candidate of the [`Suffix`] its
+/// call site gives, so no two items of a scope share a name.
+///
+/// Work stays proportional to the names given out: the scope remembers, per base and suffix,
+/// how far the candidates are known to be taken (names are never given back), so `k` clashing
+/// names cost `k` tries, not `k²`.
 #[derive(Debug, Default)]
 pub(crate) struct Scope {
     taken: HashSet<String>,
+    tried: HashMap<(String, Suffix), u32>,
+    /// Plain names (C symbols): not Rust identifiers, never escaped.
+    plain: bool,
 }
 
 impl Scope {
-    /// A scope holding the generator's own items.
+    /// A scope of Rust identifiers holding the generator's own items.
     pub(crate) fn new<'a>(reserved: impl IntoIterator<Item = &'a str>) -> Self {
         Self {
             taken: reserved.into_iter().map(|r| key(r).to_owned()).collect(),
+            ..Self::default()
+        }
+    }
+
+    /// A scope of plain names (lodctr symbols), never escaped.
+    pub(crate) fn plain() -> Self {
+        Self {
+            plain: true,
+            ..Self::default()
         }
     }
 
@@ -148,36 +189,29 @@ impl Scope {
         self.taken.insert(key(ident).to_owned())
     }
 
-    /// Claims `first`, else `next(1)`, `next(2)`, …: the first of them that is free, escaped.
-    /// The candidates are unescaped words (`type`, `type_7`).
-    pub(crate) fn claim(&mut self, first: &str, next: impl Fn(u32) -> String) -> String {
-        let mut candidate = first.to_owned();
-        let mut n = 0;
+    /// Claims `base`, else the first free candidate of `suffix`, escaped (unless the scope is
+    /// plain). The candidates are unescaped words (`type`, `type_7`).
+    pub(crate) fn claim(&mut self, base: &str, suffix: Suffix) -> String {
+        let memo = (base.to_owned(), suffix);
+        let mut n = self.tried.get(&memo).copied().unwrap_or(0);
         loop {
-            let ident = escape(&candidate);
-            if self.take(&ident) {
-                return ident;
+            let candidate = if n == 0 {
+                base.to_owned()
+            } else {
+                suffix.candidate(base, n)
+            };
+            let name = if self.plain {
+                candidate
+            } else {
+                escape(&candidate)
+            };
+            if self.take(&name) {
+                self.tried.insert(memo, n + 1);
+                return name;
             }
             n += 1;
-            candidate = next(n);
         }
     }
-}
-
-/// The suffix sequence of a counter's derived name: `{base}_{id}`, then `{base}_{id}_2`, ….
-pub(crate) fn with_id(base: &str, id: u16) -> impl Fn(u32) -> String + '_ {
-    move |n| {
-        if n == 1 {
-            format!("{base}_{id}")
-        } else {
-            format!("{base}_{id}_{n}")
-        }
-    }
-}
-
-/// The suffix sequence of a counterset's derived name: `{base}_2`, `{base}_3`, ….
-pub(crate) fn with_ordinal(base: &str) -> impl Fn(u32) -> String + '_ {
-    move |n| format!("{base}_{}", n + 1)
 }
 
 /// The module of each counterset (the `snake_case` of its symbol, `_2`, `_3` … on a clash), in
@@ -190,7 +224,7 @@ pub(crate) fn set_modules(manifest: &crate::ir::Manifest) -> Vec<String> {
         .iter()
         .map(|set| {
             let base = snake_words(&set.symbol).unwrap_or_else(|| "set".to_owned());
-            scope.claim(&base, with_ordinal(&base))
+            scope.claim(&base, Suffix::Ordinal)
         })
         .collect()
 }
@@ -247,11 +281,54 @@ mod tests {
     fn scopes_disambiguate() {
         let mut scope = Scope::new(["create", "r#type"]);
         assert!(!scope.is_free("type") && scope.is_free("r#fn"));
-        assert_eq!(scope.claim("type", with_id("type", 7)), "type_7");
-        assert_eq!(scope.claim("type", with_id("type", 7)), "type_7_2");
-        assert_eq!(scope.claim("fn", with_ordinal("fn")), "r#fn");
-        assert_eq!(scope.claim("fn", with_ordinal("fn")), "fn_2");
-        assert_eq!(scope.claim("self", with_ordinal("self")), "self_");
-        assert_eq!(scope.claim("self", with_ordinal("self")), "self_2");
+        assert_eq!(scope.claim("type", Suffix::Id(7)), "type_7");
+        assert_eq!(scope.claim("type", Suffix::Id(7)), "type_7_2");
+        assert_eq!(scope.claim("fn", Suffix::Ordinal), "r#fn");
+        assert_eq!(scope.claim("fn", Suffix::Ordinal), "fn_2");
+        assert_eq!(scope.claim("self", Suffix::Ordinal), "self_");
+        assert_eq!(scope.claim("self", Suffix::Ordinal), "self_2");
+    }
+
+    /// What the generators did before the memo: append until new.
+    fn naive(used: &mut HashSet<String>, mut name: String, suffix: &str) -> String {
+        while !used.insert(name.clone()) {
+            name.push_str(suffix);
+        }
+        name
+    }
+
+    #[test]
+    fn remembered_tries_give_what_appending_until_new_gives() {
+        // Bases that clash with each other's suffixed forms, and reserved names among them.
+        let reserved = ["a_", "b", "a___"];
+        let bases = [
+            "a", "a", "a_", "b", "a", "a__", "b_", "b", "a", "a_", "c", "a", "b",
+        ];
+        let mut fast = Scope::plain();
+        for r in reserved {
+            fast.take(r);
+        }
+        let mut used: HashSet<String> = reserved.iter().map(|s| (*s).to_owned()).collect();
+        for base in bases {
+            assert_eq!(
+                fast.claim(base, Suffix::Repeat("_")),
+                naive(&mut used, base.to_owned(), "_"),
+                "{base}"
+            );
+        }
+    }
+
+    #[test]
+    fn many_clashes_cost_one_try_each() {
+        let mut scope = Scope::plain();
+        for k in 0..2000 {
+            let name = scope.claim("Values", Suffix::Repeat("Values"));
+            assert_eq!(name.len(), "Values".len() * (k + 1));
+        }
+        // Each claim after the first started where the last one stopped.
+        assert_eq!(
+            scope.tried[&("Values".to_owned(), Suffix::Repeat("Values"))],
+            2000
+        );
     }
 }

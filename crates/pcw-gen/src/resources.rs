@@ -5,7 +5,6 @@
 //! (`docs/v1-format.md`, "Installation": even consecutive offsets from 0, `[info]`,
 //! `[languages]`, `[objects]`, `[text]`).
 
-use std::collections::HashSet;
 use std::fmt::Write as _;
 
 use crate::ir::Manifest;
@@ -146,37 +145,23 @@ struct Entry {
     name: String,
     help: String,
     object: bool,
-    /// Index of the counterset in the manifest.
-    set: usize,
-    /// Index of the counter in its set (`None` for the object's own entry).
-    counter: Option<usize>,
 }
 
 fn entries(manifest: &Manifest) -> Vec<Entry> {
-    let mut used = HashSet::new();
-    let mut unique = |s: String| {
-        let mut s = s.to_uppercase();
-        while !used.insert(s.clone()) {
-            s.push('_');
-        }
-        s
-    };
+    let mut used = names::Scope::plain();
+    let mut unique = |s: String| used.claim(&s.to_uppercase(), names::Suffix::Repeat("_"));
     let mut out = Vec::new();
-    let mut offset = 0u32;
-    for (set_index, set) in manifest.provider.countersets.iter().enumerate() {
+    let offsets = v1_offsets(manifest);
+    for (set, (set_offset, counter_offsets)) in manifest.provider.countersets.iter().zip(offsets) {
         out.push(Entry {
             symbol: unique(set.symbol.clone()),
-            offset,
+            offset: set_offset,
             name: set.name.clone(),
             help: set.description.clone(),
             object: true,
-            set: set_index,
-            counter: None,
         });
-        offset += 2;
-        // Base counters get no title index in V1 (`CounterNameTitleIndex` "should be zero").
-        let displayed = set.counters.iter().enumerate();
-        for (counter_index, c) in displayed.filter(|(_, c)| !c.counter_type.is_base()) {
+        let numbered = set.counters.iter().zip(counter_offsets);
+        for (c, offset) in numbered.filter_map(|(c, offset)| Some((c, offset?))) {
             let symbol = c.symbol.clone().unwrap_or_else(|| {
                 let what = c.name.as_deref().unwrap_or(&c.field);
                 format!("{}_{}", set.symbol, names::screaming(what))
@@ -188,38 +173,37 @@ fn entries(manifest: &Manifest) -> Vec<Entry> {
                 help: c.description.clone().unwrap_or_else(|| name.clone()),
                 name,
                 object: false,
-                set: set_index,
-                counter: Some(counter_index),
             });
-            offset += 2;
         }
     }
     out
 }
 
 /// The lodctr symbol offsets, as the `.h` assigns them: per counterset (manifest order) the
-/// object's offset and, per counter (manifest order), its offset or `None` for a base counter.
+/// object's offset and, per counter (manifest order), its offset or `None` for a base counter
+/// (base counters get no title index in V1: `CounterNameTitleIndex` "should be zero"). Even
+/// offsets from 0, each set's own before its counters'.
 pub(crate) fn v1_offsets(manifest: &Manifest) -> Vec<(u32, Vec<Option<u32>>)> {
-    let mut out: Vec<(u32, Vec<Option<u32>>)> = manifest
+    let mut next = 0u32;
+    let mut take = || {
+        let offset = next;
+        next += 2;
+        offset
+    };
+    manifest
         .provider
         .countersets
         .iter()
-        .map(|set| (0, vec![None; set.counters.len()]))
-        .collect();
-    for e in entries(manifest) {
-        let Some((object, counters)) = out.get_mut(e.set) else {
-            continue;
-        };
-        match e.counter {
-            None => *object = e.offset,
-            Some(c) => {
-                if let Some(slot) = counters.get_mut(c) {
-                    *slot = Some(e.offset);
-                }
-            }
-        }
-    }
-    out
+        .map(|set| {
+            let object = take();
+            let counters = set
+                .counters
+                .iter()
+                .map(|c| (!c.counter_type.is_base()).then(&mut take))
+                .collect();
+            (object, counters)
+        })
+        .collect()
 }
 
 /// The lodctr symbol file: `#define SYMBOL offset`, even offsets from 0, grouped by object.

@@ -3,13 +3,13 @@
 //! formatted source that calls PCW only through the runtime contract documented at the crate
 //! root. Output is deterministic, marked `@generated`, and uses fully qualified paths.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
 use crate::ir::{CounterSet, Manifest, Struct};
-use crate::names::{self, Scope, ident};
+use crate::names::{self, Scope, Suffix, ident};
 
 /// What the generator needs besides the manifest (the pure part of [`crate::Config`]).
 #[derive(Clone)]
@@ -92,17 +92,13 @@ fn set_names(set: &CounterSet, module: &str, opts: &Options) -> SetNames {
                 names::camel_words(st.c_type.as_deref().unwrap_or(&st.name))
                     .unwrap_or_else(|| "Values".to_owned())
             };
-            let tname = types.claim(&tbase, |n| {
-                format!("{tbase}{}", "Values".repeat(n as usize))
-            });
+            let tname = types.claim(&tbase, Suffix::Repeat("Values"));
             let pbase = if implicit {
                 "values".to_owned()
             } else {
                 names::snake_words(&st.name).unwrap_or_else(|| "values".to_owned())
             };
-            let pname = params.claim(&pbase, |n| {
-                format!("{pbase}{}", "_values".repeat(n as usize))
-            });
+            let pname = params.claim(&pbase, Suffix::Repeat("_values"));
             let fields = st
                 .fields
                 .iter()
@@ -417,7 +413,7 @@ fn gen_set(set: &CounterSet, n: &SetNames, opts: &Options) -> TokenStream {
         .flatten()
         .find_map(names::screaming_words)
         .unwrap_or_else(|| format!("COUNTER_{}", c.id));
-        let cname = used.claim(&base, names::with_id(&base, c.id));
+        let cname = used.claim(&base, Suffix::Id(c.id));
         if c.id < 64 {
             mask |= 1u64 << c.id;
         }
@@ -438,6 +434,14 @@ fn gen_set(set: &CounterSet, n: &SetNames, opts: &Options) -> TokenStream {
     // Structs.
     let mut structs = Vec::new();
     let mut checks = Vec::new();
+    // (struct index, field) → the counters stored in it, in order.
+    let mut users: HashMap<(u16, &str), Vec<String>> = HashMap::new();
+    for c in &set.counters {
+        users
+            .entry((c.struct_index, c.field.as_str()))
+            .or_default()
+            .push(format!("`{}` (`{}`)", c.id, c.type_name));
+    }
     for (st, sn) in set.structs.iter().zip(&n.structs) {
         let ty = &sn.ty;
         if let Some(gen_ident) = &sn.generated {
@@ -452,17 +456,13 @@ fn gen_set(set: &CounterSet, n: &SetNames, opts: &Options) -> TokenStream {
                 } else {
                     quote!(u32)
                 };
-                let users: Vec<String> = set
-                    .counters
-                    .iter()
-                    .filter(|c| c.struct_index == st.index && c.field == f.name)
-                    .map(|c| format!("`{}` (`{}`)", c.id, c.type_name))
-                    .collect();
+                let users = users
+                    .get(&(st.index, f.name.as_str()))
+                    .map(|u| u.join(", "))
+                    .unwrap_or_default();
                 let d = doc(&format!(
-                    "Manifest field `{}`, offset {}: counter {}.",
-                    f.name,
-                    f.offset,
-                    users.join(", ")
+                    "Manifest field `{}`, offset {}: counter {users}.",
+                    f.name, f.offset,
                 ));
                 quote! { #d pub #fid: #fty, }
             });

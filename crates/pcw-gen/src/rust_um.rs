@@ -89,7 +89,7 @@ fn accessor_names(set: &CounterSet) -> Vec<String> {
                         }
                     },
                 );
-            let next = names::with_id(&base, c.id);
+            let next = |n| names::Suffix::Id(c.id).candidate(&base, n);
             let mut n = 0;
             let mut acc = base.clone();
             while !accessor_methods(&acc, by_ref)

@@ -12,6 +12,7 @@
 //! the counter naming it (a base shared by two counters) and counters that name different
 //! object time or frequency counters (a V1 object has one `PerfTime` and one `PerfFreq`).
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use pcw_core::counter_type::CounterType;
@@ -46,6 +47,11 @@ fn error(file: &Path, pos: Pos, message: String, hint: &str) -> Diagnostic {
 pub(crate) fn check_bases(manifest: &Manifest, file: &Path) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for set in &manifest.provider.countersets {
+        // Id → the first counter with it (what `CounterSet::counter` finds), built once.
+        let mut by_id: HashMap<u16, &crate::ir::Counter> = HashMap::new();
+        for c in &set.counters {
+            by_id.entry(c.id).or_insert(c);
+        }
         for (i, c) in set.counters.iter().enumerate() {
             // The base as V1 order places it: only a type that reads one has it, a multi-timer's
             // from `multiCounterID` (else `baseID`); any other `baseID` is ignored.
@@ -58,7 +64,7 @@ pub(crate) fn check_bases(manifest: &Manifest, file: &Path) -> Vec<Diagnostic> {
                 .counter_type
                 .required_follower()
                 .and(named)
-                .filter(|&b| set.counter(b).is_some_and(|b| b.counter_type.is_base()))
+                .filter(|b| by_id.get(b).is_some_and(|b| b.counter_type.is_base()))
             else {
                 continue;
             };
