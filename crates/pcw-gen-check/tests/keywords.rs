@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Every valid manifest generates code that compiles: the keyword manifests of build.rs (every
-//! manifest-derived identifier a Rust keyword, a primitive type, a prelude name or a name the
-//! generators use, in both generators) are compiled into this test (not into the library, whose
+//! Every valid manifest generates code that compiles: the kernel-mode keyword manifest of
+//! build.rs (every manifest-derived identifier a Rust keyword, a primitive type, a prelude name
+//! or a name the generators use; the user-mode one is `tests/keywords_user.rs`) is compiled
+//! into this test (not into the library, whose
 //! type names would change the paths the `tests/ui` diagnostics print); here their text parses
 //! with `syn`, holds no `compile_error!`, and the escaped and disambiguated names are the
 //! documented ones (this file would not compile otherwise).
@@ -13,20 +14,17 @@ use pcw_gen_check::fake_pcw::{self, SERIAL};
 use pcw_gen_check as _;
 
 include!(concat!(env!("OUT_DIR"), "/kernel_keywords.rs"));
-include!(concat!(env!("OUT_DIR"), "/user_keywords.rs"));
 
 use kernel_keywords as k;
-use user_keywords as u;
 
 /// The generated text, for `syn`.
 mod keywords_rs {
     pub const KERNEL: &str = include_str!(concat!(env!("OUT_DIR"), "/kernel_keywords.rs"));
-    pub const USER: &str = include_str!(concat!(env!("OUT_DIR"), "/user_keywords.rs"));
 }
 
 #[test]
 fn keyword_modules_parse() {
-    for (what, text) in [("kernel", keywords_rs::KERNEL), ("user", keywords_rs::USER)] {
+    for (what, text) in [("kernel", keywords_rs::KERNEL)] {
         assert!(!text.contains("compile_error!"), "{what}:\n{text}");
         let file = syn::parse_file(text).unwrap_or_else(|e| panic!("{what}: {e}"));
         assert_eq!(file.items.len(), 1, "{what}: one top-level module");
@@ -63,26 +61,6 @@ fn keywords_are_raw_or_suffixed_and_clashes_take_the_counter_id() {
             k::clash::ids::BYTES_SEC_2_3
         ),
         (1, 2, 3)
-    );
-
-    // User mode: the reference counter's getter is the raw keyword; the value counter's setter
-    // would clash with its setter and takes its id.
-    let _: for<'a> fn(
-        &'a u::r#type::Instance<'static>,
-    ) -> Result<&'a std::sync::atomic::AtomicU64, pcw_um::Error> = u::r#type::Instance::r#type;
-    let _: fn(&u::r#type::Instance<'static>, u64) -> Result<(), pcw_um::Error> =
-        u::r#type::Instance::set_type;
-    let _: fn(&u::r#type::Instance<'static>, u32) -> Result<(), pcw_um::Error> =
-        u::r#type::Instance::increment_type_2;
-    let _ = (u::self_::Instance::self_, u::r#fn::Instance::r#fn);
-    assert_eq!((u::r#type::ids::TYPE, u::r#type::ids::TYPE_2), (1, 2));
-    let _ = (
-        u::clash::Instance::set_bytes_sec,
-        u::clash::Instance::set_bytes_sec_2,
-        u::clash::Instance::set_bytes_sec_3,
-        u::clash::Instance::set_set_bytes_sec_3,
-        u::clash::Instance::increment_counter_2nd_pass,
-        u::clash::Instance::counter_3rd_pass,
     );
 }
 

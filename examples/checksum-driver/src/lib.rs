@@ -31,6 +31,10 @@ pub mod counters;
 // routines a cross-built image is bound to (pcw-harness).
 #[cfg(any(target_os = "windows", all(target_arch = "x86_64", unix)))]
 pub mod kernel;
+// The crate's own unit tests link the kernel side too; on the host its kernel routines resolve
+// to the harness's (an unused reference is kept by an instrumented build's linker).
+#[cfg(all(test, target_arch = "x86_64", unix))]
+use pcw_harness as _;
 #[cfg(target_pointer_width = "64")]
 pub mod wdm;
 
