@@ -262,7 +262,9 @@
 //! a quote is therefore written between double quotes.
 
 mod config;
+pub mod declare;
 mod diag;
+mod expand;
 pub mod fleet;
 mod inspect;
 mod ir;
@@ -278,6 +280,7 @@ mod validate;
 
 pub use config::{Config, Error, Generated, Written, compile, lint_files};
 pub use diag::{Diagnostic, Pos, Severity, render_all};
+pub use expand::expand_declaration;
 pub use inspect::{
     INSPECT_FORMAT, INSPECT_VERSION, Inspect, InspectCounter, InspectCounterSet, InspectField,
     InspectProvider, InspectStruct,
