@@ -558,9 +558,8 @@ impl Config {
     /// all of them or none. The declaration's own `runtime` and `silo_neutral` apply; the
     /// other switches of this `Config` (output directory, cargo protocol, resource linking,
     /// driver name) apply to every declaration. In a build script it prints
-    /// `cargo:rerun-if-changed` for the source, the fleet-readiness advice `pcw lint` would give
-    /// each derived manifest as `cargo:warning` lines, and links each string table as
-    /// [`Config::compile`] does.
+    /// `cargo:rerun-if-changed` for the source and links each string table as
+    /// [`Config::compile`] does. (A declaration has no warnings to print: they are its errors.)
     ///
     /// # Errors
     ///
@@ -586,21 +585,12 @@ impl Config {
         let mut outputs = pcw_io::Outputs::new();
         outputs.create_dirs(true).input(path);
         let mut all = Vec::new();
-        let mut fleet = Vec::new();
         for declared in &analysis.declared {
             let mut config = Self::for_declaration(declared);
             config.driver_name.clone_from(&self.driver_name);
             config.publisher = self.publisher;
             let generated = config.generate_declared(declared)?;
             let stem = &declared.module;
-            if self.cargo_protocol {
-                let man = out.join(&declared.file_name);
-                for d in crate::fleet::check(&man, declared.manifest.as_bytes()) {
-                    for line in d.render().lines() {
-                        fleet.push(format!("cargo:warning={line}"));
-                    }
-                }
-            }
             let written = Written {
                 rust: out.join(format!("{stem}.rs")),
                 rc: out.join(format!("{stem}.rc")),
@@ -620,7 +610,7 @@ impl Config {
         }
         outputs.commit()?;
         if self.cargo_protocol {
-            let mut cargo = fleet;
+            let mut cargo = Vec::new();
             for w in &all {
                 cargo.extend(self.resource_link_lines(&w.res));
             }

@@ -16,8 +16,8 @@
 //! derived manifest is an error of the declaration, so the manifest of a declaration that
 //! compiles has no error and no warning of the manifest rules under `pcw lint`. The
 //! fleet-readiness advice `pcw lint` adds (how exporters and PDH paths will treat a counterset,
-//! [`crate::fleet`]) stays advice: a build script prints it as `cargo:warning` lines, since a
-//! `multipleAggregate` counterset, for one, always draws some.
+//! [`crate::fleet`]) stays advice, as it is for a hand-written manifest: a `multipleAggregate`
+//! counterset, for one, always draws some.
 //!
 //! The syntax, the defaults and the GUID algorithm are documented in the pcw-declare crate and
 //! `docs/declaring-counters-in-rust.md`.
