@@ -30,14 +30,14 @@ step "cargo test (workspace)"
 cargo build --locked -p pcw-cli --bin pcw
 PCW_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/pcw" cargo test --workspace --locked
 
-step "cargo publish --dry-run: the public crates (pcw-core, pcw-io, pcw-rt, pcw-gen, pcw-um) package and build from their tarballs, in dependency order"
+step "cargo publish --dry-run: the public crates (pcw-core, pcw-io, pcw-rt, pcw-gen, pcw-declare, pcw-um) package and build from their tarballs, in dependency order"
 # Cargo treats a registry crate as immutable: the verification build left in target/package
 # and the sources it extracted from its temporary registry into CARGO_HOME (directories named
 # `-<hash>`, one per checkout) would be reused by a later run of the same version even after
 # our source changed. Start from neither.
 rm -rf "${CARGO_TARGET_DIR:-$(pwd)/target}/package"
 rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/pcw-{core,io,rt,gen,um}-[0-9]*
-cargo publish --dry-run --locked -p pcw-core -p pcw-io -p pcw-rt -p pcw-gen -p pcw-um --features pcw-rt/windows-sys
+cargo publish --dry-run --locked -p pcw-core -p pcw-io -p pcw-rt -p pcw-gen -p pcw-declare -p pcw-um --features pcw-rt/windows-sys
 
 step "benches: build them and run each scenario once, untimed (criterion's test mode; scripts/bench.sh measures)"
 cargo test --locked -p pcw-bench --benches

@@ -6,7 +6,7 @@
 use proc_macro2::{Span, TokenStream};
 
 use crate::config::Config;
-use crate::declare::{derive_tokens, problems::Problem};
+use crate::declare::{derive_tokens, problem::Problem};
 
 /// Expands one `counters!` declaration (what the pcw-declare crate's macro calls): the
 /// generated module, or a `compile_error!` at the declaration token of each problem (a warning

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! `docs/adding-counters.md` cannot drift from this example: every code block in it is preceded
+//! `docs/adding-counters.md` cannot drift from this example, nor
+//! `docs/declaring-counters-in-rust.md` from pcw-tidal and pcw-gen-check (the repository's one
+//! checker of walkthroughs, so both use it): every code block in them is preceded
 //! by `<!-- verbatim: PATH -->` and must appear in that repository file line for line (a block
 //! may be dedented as a whole, and a line `// …` or `# …` skips lines of the file). A block
 //! without the marker, a marker naming a missing file, or a block the file does not contain
@@ -23,7 +25,7 @@ struct Block {
     lines: Vec<String>,
 }
 
-fn blocks(doc: &str) -> Result<Vec<Block>, String> {
+fn blocks(name: &str, doc: &str) -> Result<Vec<Block>, String> {
     let mut out = Vec::new();
     let mut lines = doc.lines().enumerate().peekable();
     let mut marker: Option<String> = None;
@@ -32,7 +34,7 @@ fn blocks(doc: &str) -> Result<Vec<Block>, String> {
         if let Some(rest) = trimmed.strip_prefix(MARKER) {
             let file = rest
                 .strip_suffix("-->")
-                .ok_or(format!("{DOC}:{}: unterminated marker", i + 1))?;
+                .ok_or(format!("{name}:{}: unterminated marker", i + 1))?;
             marker = Some(file.trim().to_owned());
             continue;
         }
@@ -40,7 +42,7 @@ fn blocks(doc: &str) -> Result<Vec<Block>, String> {
             let mut body = Vec::new();
             loop {
                 let Some((_, l)) = lines.next() else {
-                    return Err(format!("{DOC}:{}: unclosed code block", i + 1));
+                    return Err(format!("{name}:{}: unclosed code block", i + 1));
                 };
                 if l.trim_start().starts_with("```") {
                     break;
@@ -112,19 +114,19 @@ fn contains(file: &str, block: &[String]) -> bool {
     true
 }
 
-fn check(doc: &str) -> Vec<String> {
-    let blocks = match blocks(doc) {
+fn check_doc(name: &str, doc: &str) -> Vec<String> {
+    let blocks = match blocks(name, doc) {
         Ok(b) => b,
         Err(e) => return vec![e],
     };
     let mut errors = Vec::new();
     if blocks.is_empty() {
-        errors.push(format!("{DOC}: no code blocks"));
+        errors.push(format!("{name}: no code blocks"));
     }
     for b in &blocks {
         let Some(file) = &b.file else {
             errors.push(format!(
-                "{DOC}:{}: code block without a `{MARKER}PATH -->` marker right before it",
+                "{name}:{}: code block without a `{MARKER}PATH -->` marker right before it",
                 b.line
             ));
             continue;
@@ -132,18 +134,22 @@ fn check(doc: &str) -> Vec<String> {
         let text = match std::fs::read_to_string(root().join(file)) {
             Ok(t) => t,
             Err(e) => {
-                errors.push(format!("{DOC}:{}: `{file}`: {e}", b.line));
+                errors.push(format!("{name}:{}: `{file}`: {e}", b.line));
                 continue;
             }
         };
         if !contains(&text, &b.lines) {
             errors.push(format!(
-                "{DOC}:{}: this block does not appear verbatim in `{file}`",
+                "{name}:{}: this block does not appear verbatim in `{file}`",
                 b.line
             ));
         }
     }
     errors
+}
+
+fn check(doc: &str) -> Vec<String> {
+    check_doc(DOC, doc)
 }
 
 fn doc() -> String {
@@ -159,7 +165,7 @@ fn every_code_block_of_the_walkthrough_is_in_the_example() {
 #[test]
 fn the_walkthrough_shows_each_step_from_the_example_s_own_files() {
     let doc = doc();
-    let blocks = blocks(&doc).unwrap();
+    let blocks = blocks(DOC, &doc).unwrap();
     for file in [
         "examples/checksum-driver/checksum_driver.man",
         "examples/checksum-driver/build.rs",
@@ -216,4 +222,29 @@ fn matching_rules() {
     assert!(!contains(file, &lines("let a = 2;")));
     // One indentation for the whole block.
     assert!(!contains("  a\n    b\n", &lines("a\nb")));
+}
+
+/// `docs/declaring-counters-in-rust.md`, the walkthrough of counters declared in Rust, is held to
+/// the same rule, over the files it shows: pcw-tidal's declaration and build script, a
+/// kernel-mode declaration that compiles, a compile error's committed output.
+#[test]
+fn every_code_block_of_the_declaration_walkthrough_is_in_the_repository() {
+    const DECLARING: &str = "docs/declaring-counters-in-rust.md";
+    let doc = std::fs::read_to_string(root().join(DECLARING)).unwrap();
+    let errors = check_doc(DECLARING, &doc);
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    let blocks = blocks(DECLARING, &doc).unwrap();
+    for file in [
+        "crates/pcw-tidal/src/declaration.rs",
+        "crates/pcw-tidal/build.rs",
+        "crates/pcw-tidal/src/lib.rs",
+        "crates/pcw-gen-check/tests/ui-pass-declare/kernel_mode.rs",
+        "crates/pcw-gen-check/tests/ui-declare/duplicate_id.stderr",
+        "scripts/cross-windows.sh",
+    ] {
+        assert!(
+            blocks.iter().any(|b| b.file.as_deref() == Some(file)),
+            "the walkthrough has no block from `{file}`"
+        );
+    }
 }

@@ -22,9 +22,10 @@
 //! The syntax, the defaults and the GUID algorithm are documented in the pcw-declare crate and
 //! `docs/declaring-counters-in-rust.md`.
 
+mod check;
 mod guid;
 mod model;
-pub(crate) mod problems;
+pub(crate) mod problem;
 mod syntax;
 mod to_rust;
 mod xml;
@@ -83,25 +84,22 @@ pub fn analyze_declarations(file: &Path, source: &[u8]) -> DeclarationAnalysis {
     let text = match pcw_io::text::decode(source) {
         Ok((text, _)) => text,
         Err(e) => {
-            out.diagnostics.push(problems::at_start(file, e.message()));
+            out.diagnostics.push(problem::at_start(file, e.message()));
             return out;
         }
     };
     let parsed = match syn::parse_file(&text) {
         Ok(f) => f,
         Err(e) => {
-            out.diagnostics.extend(
-                problems::from_syn(e)
-                    .into_iter()
-                    .map(|p| p.diagnostic(file)),
-            );
+            out.diagnostics
+                .extend(problem::from_syn(e).into_iter().map(|p| p.diagnostic(file)));
             return out;
         }
     };
     let mut macros = Vec::new();
     collect_macros(&parsed.items, &mut macros);
     if macros.is_empty() {
-        out.diagnostics.push(problems::at_start(
+        out.diagnostics.push(problem::at_start(
             file,
             "the file has no `counters!` declaration".to_owned(),
         ));
@@ -141,7 +139,7 @@ pub fn to_rust(file: &Path, manifest: &[u8]) -> Result<String, crate::Error> {
 
 /// Parses one declaration and derives its manifest, checked: the problems of the declaration
 /// and of the derived manifest (warnings and fleet warnings included).
-pub(crate) fn derive_tokens(tokens: TokenStream) -> (Option<Declared>, Vec<problems::Problem>) {
+pub(crate) fn derive_tokens(tokens: TokenStream) -> (Option<Declared>, Vec<problem::Problem>) {
     let decl = match syntax::parse(tokens) {
         Ok(d) => d,
         Err(found) => return (None, found),
@@ -150,7 +148,7 @@ pub(crate) fn derive_tokens(tokens: TokenStream) -> (Option<Declared>, Vec<probl
         Ok(d) => d,
         Err(found) => return (None, found),
     };
-    let found = problems::check(&decl, &derived);
+    let found = check::check(&decl, &derived);
     let declared = Declared {
         file_name: format!("{}.man", decl.module.value),
         module: decl.module.value.clone(),

@@ -25,7 +25,7 @@ use syn::parse::{ParseStream, Parser as _};
 use syn::{Attribute, Ident, LitInt, LitStr, Token, braced};
 
 use super::model::{Attr, Counter, Declaration, Element, Set, Spanned};
-use super::problems::{Problem, from_syn};
+use super::problem::{Problem, from_syn};
 
 /// What a key's value is.
 #[derive(Clone, Copy, PartialEq, Eq)]

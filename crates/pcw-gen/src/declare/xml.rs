@@ -21,7 +21,7 @@ use proc_macro2::Span;
 
 use super::guid::name_guid;
 use super::model::{Attr, Declaration, Element};
-use super::problems::Problem;
+use super::problem::Problem;
 
 /// A derived manifest and, per line, the declaration token it came from.
 #[derive(Clone, Debug)]
