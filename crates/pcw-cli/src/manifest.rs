@@ -219,7 +219,7 @@ fn to_rust(args: &GenArgs) -> Result<(), ManifestError> {
         .map_err(|e| ManifestError::Gen(e.into()))?;
     let declaration = pcw_gen::declare::to_rust(&args.file, &bytes)
         .map_err(|e| refused(e, "nothing was written"))?;
-    write_or_print(args, &args.out, declaration)
+    write_or_print(args, args.out.as_deref(), declaration)
 }
 
 /// `pcw gen --from-rust`: the manifest (and its outputs) of a declaration.
@@ -270,7 +270,7 @@ fn from_rust(args: &GenArgs) -> Result<(), ManifestError> {
 /// Writes `text` to `out` (never over the input), or prints it.
 fn write_or_print(
     args: &GenArgs,
-    out: &Option<PathBuf>,
+    out: Option<&std::path::Path>,
     text: String,
 ) -> Result<(), ManifestError> {
     match out {
