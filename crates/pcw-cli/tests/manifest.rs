@@ -334,3 +334,21 @@ fn gen_from_rust_reports_declaration_errors_at_their_tokens() {
     );
     assert!(!man.exists());
 }
+
+/// The example service's manifest, derived from its declaration, lints without an error and
+/// without a warning of the manifest rules (the fleet-readiness advice about exporters, which its
+/// `multipleAggregate` set and its scaled raw count draw, is all `pcw lint` says).
+#[test]
+fn the_example_service_s_derived_manifest_lints_clean() {
+    let dir = scratch("tidal");
+    let man = dir.join("tidal_service.man");
+    std::fs::write(&man, pcw_tidal::MANIFEST).unwrap();
+    let out = pcw(&[os("lint"), man.as_os_str()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains(": error:"), "{stderr}");
+    let bytes = pcw_tidal::MANIFEST.as_bytes();
+    assert!(pcw_gen::analyze(&man, bytes).diagnostics.is_empty());
+    let advice = pcw_gen::fleet::check(&man, bytes).len();
+    assert_eq!(stderr.matches(": warning:").count(), advice, "{stderr}");
+}

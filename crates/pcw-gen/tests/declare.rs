@@ -177,7 +177,7 @@ fn the_declaration_expands_to_the_manifest_generated_code() {
         compared.push(stem);
     }
     // Both generators are compared: a kernel-mode and a user-mode manifest at least.
-    for must in ["pcw_driver", "tidal_service", "checksum_driver"] {
+    for must in ["pcw_driver", "checksum_driver", "northwind_user"] {
         assert!(
             compared.iter().any(|c| c == must),
             "{must} not compared: {compared:?}"
