@@ -7,6 +7,8 @@
 #                           build-std core+alloc, linked by lld-link as a native-subsystem driver
 #   checksum_driver.sys     the example driver that gained counters (examples/checksum-driver),
 #                           built and linked the same way
+#   fresh_driver.sys,       the two driver crates `pcw new` writes under target/scaffold (from a
+#   ported_driver.sys       fresh manifest, and from xdp_like.man), built the same way
 #   pcw_perfdll.dll         the V1 perf DLL (crates/pcw-perfdll), x86_64-pc-windows-gnu via mingw
 #   pcw_wine_consumer.exe   the V1 consumer scripts/wine-test.sh runs under Wine
 #   tidal_wine_check.exe    the example user-mode service's Perflib calls, run under Wine
@@ -154,6 +156,33 @@ RUSTFLAGS="-C linker=lld-link -C panic=abort -C link-arg=/DRIVER -C link-arg=/SU
   --target x86_64-pc-windows-msvc \
   -Zbuild-std=core,alloc,compiler_builtins -Zbuild-std-features=compiler-builtins-mem
 
+# `pcw new` twice, outside this workspace: a driver crate from a fresh manifest and one from an
+# existing manifest (xdp_like.man, a C driver's counters being ported), each depending on this
+# checkout's crates by path (`--pcw-rs`). Their images are built like the drivers' above; the
+# test command then runs each crate's own tests on its host build and on its image. Like the
+# fresh crates they share a copy of this workspace's Cargo.lock, offline.
+echo "== scaffold: pcw new (a fresh manifest, and xdp_like.man), x86_64-pc-windows-msvc"
+scaffold=$root/target/scaffold
+rm -rf "$scaffold"
+mkdir -p "$scaffold"
+cat >"$scaffold/Cargo.toml" <<'TOML'
+[workspace]
+resolver = "3"
+members = ["fresh-driver", "ported-driver"]
+TOML
+cp Cargo.lock "$scaffold/Cargo.lock"
+cargo run -q --locked -p pcw-cli --bin pcw -- new "$scaffold/fresh-driver" --pcw-rs "$root"
+cargo run -q --locked -p pcw-cli --bin pcw -- new "$scaffold/ported-driver" --pcw-rs "$root" \
+  --manifest crates/pcw-cli/tests/fixtures/xdp_like.man
+RUSTFLAGS="-C linker=lld-link -C panic=abort -C link-arg=/DRIVER -C link-arg=/SUBSYSTEM:NATIVE -C link-arg=/ENTRY:DriverEntry -C link-arg=/NODEFAULTLIB -C link-arg=/INTEGRITYCHECK" \
+  CARGO_TARGET_DIR="$root/target/xwin-msvc" \
+  debian_cargo build --offline --release --manifest-path "$scaffold/Cargo.toml" --workspace --lib \
+  --target x86_64-pc-windows-msvc \
+  -Zbuild-std=core,alloc,compiler_builtins -Zbuild-std-features=compiler-builtins-mem
+for driver in fresh_driver ported_driver; do
+  cp "$root/target/xwin-msvc/x86_64-pc-windows-msvc/release/$driver.dll" "$out/$driver.sys"
+done
+
 # The DLL, the consumer and the example service in one cargo invocation: one resolution and one
 # build of std for all.
 echo "== cross-build: pcw_perfdll.dll, pcw_wine_consumer.exe, tidal_wine_check.exe (x86_64-pc-windows-gnu, mingw)"
@@ -214,6 +243,6 @@ RUSTFLAGS="-C panic=abort" \
 bash scripts/c-driver.sh
 
 echo "== built:"
-for f in pcw_driver.sys checksum_driver.sys pcw_perfdll.dll pcw_wine_consumer.exe tidal_wine_check.exe c_driver.sys c_driver_cr8.sys; do
+for f in pcw_driver.sys checksum_driver.sys fresh_driver.sys ported_driver.sys pcw_perfdll.dll pcw_wine_consumer.exe tidal_wine_check.exe c_driver.sys c_driver_cr8.sys; do
   printf '   target/windows/%-22s %8d bytes\n' "$f" "$(stat -c %s "$out/$f")"
 done

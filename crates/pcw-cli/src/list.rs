@@ -4,14 +4,16 @@
 //! paths with instances.
 //!
 //! ```text
-//! pcw list [PATTERN] [--json] [--manifest FILE] [--sim-queue NAME]…
+//! pcw list [PATTERN] [--json] [--manifest FILE [--image SYS]] [--sim-queue NAME]…
 //! ```
 //!
 //! `PATTERN` matches counterset names (`*` and `?`, any case; default `*`). Without
-//! `--manifest` the driver is loaded under the simulated kernel and its live instances are
-//! listed (`--sim-queue` creates dynamic queue instances first); with it, the manifest's
-//! countersets are listed and instance names, which only exist at run time, are unknown
-//! (`instances` is `null`, `paths_with_instances` empty).
+//! `--manifest` the reference driver is loaded under the simulated kernel and its live
+//! instances are listed (`--sim-queue` creates dynamic queue instances first); with
+//! `--manifest FILE --image SYS`, any driver's image is loaded and the manifest's countersets
+//! are listed with its live instances; with `--manifest` alone, the manifest's countersets are
+//! listed and instance names, which only exist at run time, are unknown (`instances` is
+//! `null`, `paths_with_instances` empty).
 //!
 //! # The JSON document (`--json`, version 1)
 //!
@@ -38,7 +40,7 @@
 //! ```
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use pcw_gen::text::visible;
 use pcw_gen::{Aggregate, Inspect, InspectCounterSet, Instances};
@@ -48,7 +50,7 @@ use pcw_pdh::{Catalog, MACHINE, SetInfo};
 use pcw_sim::kernel_pcw::Kernel;
 use serde::Serialize;
 
-use crate::typeperf::{Error, manifest_catalog, with_driver};
+use crate::typeperf::{Error, Target, driver_inspect, manifest_catalog, with_driver};
 
 /// Arguments of `pcw list`.
 #[derive(Debug, clap::Args)]
@@ -59,9 +61,14 @@ pub struct Args {
     /// Print the `pcw-list` JSON document.
     #[arg(long)]
     json: bool,
-    /// List this manifest's countersets instead of the simulated driver's.
+    /// List this manifest's countersets instead of the reference driver's (with `--image`, with
+    /// the live instances of the driver it declares).
     #[arg(long)]
     manifest: Option<PathBuf>,
+    /// Load this cross-built `.sys` under the simulated kernel and list its live instances
+    /// (its countersets are `--manifest`'s; without it, the reference driver's).
+    #[arg(long)]
+    image: Option<PathBuf>,
     /// Create a dynamic queue of this name in the simulated driver before listing.
     #[arg(long = "sim-queue")]
     sim_queues: Vec<String>,
@@ -255,15 +262,39 @@ pub fn render_text(doc: &ListDoc) -> String {
 /// # Errors
 /// Manifest, file and simulator errors; [`Error::Usage`] when nothing matches.
 pub fn run(args: &Args) -> Result<(), Error> {
-    let doc = if let Some(path) = &args.manifest {
-        let (inspect, catalog) = manifest_catalog(path)?;
-        document(&inspect, &catalog, None, &args.pattern)?
-    } else {
-        let inspect = pcw_gen::Config::new()
-            .inspect(Path::new("pcw_driver.man"), pcw_driver::MANIFEST.as_bytes())?;
-        with_driver(None, &args.sim_queues, |kernel, catalog| {
-            document(&inspect, catalog, Some(kernel), &args.pattern)
-        })?
+    let target = Target {
+        image: args
+            .image
+            .as_deref()
+            .map(|p| p.to_str().unwrap_or_default()),
+        manifest: args.manifest.as_deref(),
+        queues: &args.sim_queues,
+    };
+    if let Some(image) = &args.image
+        && image.to_str().is_none()
+    {
+        return Err(Error::Usage(format!(
+            "--image {}: the path is not valid unicode",
+            image.display()
+        )));
+    }
+    let doc = match (&args.manifest, &args.image) {
+        (Some(path), None) => {
+            let (inspect, catalog) = manifest_catalog(path)?;
+            document(&inspect, &catalog, None, &args.pattern)?
+        }
+        (Some(path), Some(_)) => {
+            let (inspect, _) = manifest_catalog(path)?;
+            with_driver(&target, |kernel, catalog| {
+                document(&inspect, catalog, Some(kernel), &args.pattern)
+            })?
+        }
+        (None, _) => {
+            let inspect = driver_inspect()?;
+            with_driver(&target, |kernel, catalog| {
+                document(&inspect, catalog, Some(kernel), &args.pattern)
+            })?
+        }
     };
     if doc.countersets.is_empty() {
         return Err(Error::Usage(format!(

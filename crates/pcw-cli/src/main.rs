@@ -19,6 +19,7 @@ mod dump;
 mod export;
 mod list;
 mod manifest;
+mod new;
 mod typeperf;
 
 use std::process::ExitCode;
@@ -47,8 +48,9 @@ enum Command {
     Gen(manifest::GenArgs),
     /// Print a manifest's resolved counter layout (`--json`: the pcw-gen-inspect document).
     Inspect(manifest::InspectArgs),
-    /// Sample the driver's countersets under the simulated kernel, typeperf-style:
-    /// `pcw typeperf "\Geometric Waves(*)\*" -sc 5 -si 0.2` prints PDH-CSV.
+    /// Sample a driver's countersets under the simulated kernel, typeperf-style: `pcw typeperf
+    /// --image X.sys --manifest X.man "\Set(*)\*" -sc 5` (or the bundled reference driver's,
+    /// without `--image`) prints PDH-CSV.
     Typeperf(typeperf::Args),
     /// Describe countersets like `Get-Counter -ListSet`: type, description, counters with type
     /// and help, paths and paths with instances (`--json` for the `pcw-list` document).
@@ -56,6 +58,10 @@ enum Command {
     /// Write the `windows_exporter` `performancecounter` or OpenTelemetry `windowsperfcounters`
     /// configuration for a manifest's countersets, with the metrics they produce.
     Export(export::Args),
+    /// Create a new WDM driver crate with counters — a manifest (fresh, or `--manifest` an
+    /// existing one), its `Publish` impls, DriverEntry/unload, tests through pcw-harness that
+    /// pass on Linux, the cargo-make flow and the INF.
+    New(new::Args),
 }
 
 /// What a command's error must provide: a message (its `Display`) and an exit code.
@@ -108,5 +114,6 @@ fn main() -> ExitCode {
         Command::Typeperf(args) => report(typeperf::run(args)),
         Command::List(args) => report(list::run(args)),
         Command::Export(args) => report(export::run(args)),
+        Command::New(args) => report(new::run(args)),
     }
 }

@@ -13,6 +13,9 @@
 //!   in its destination's directory and renames them all only when every one was written.
 //!   Unchanged files are not rewritten; devices and pipes are written directly, never read.
 //!   [`output::OutputFile`] is one such output written progressively (typeperf's `-o`).
+//! * [`tree`]: a new directory of files, all or nothing: staged beside its destination and
+//!   renamed into place when every file was written; an existing one replaced only when the
+//!   command is told to, and never one holding an input.
 //! * [`console`]: standard output and error as fallible writes. A broken pipe or a full device
 //!   is an error the caller returns, never a panic.
 //!
@@ -22,11 +25,13 @@ pub mod console;
 pub mod input;
 pub mod output;
 pub mod text;
+pub mod tree;
 
 pub use console::StreamError;
 pub use input::{InputError, Kind};
 pub use output::{OutputError, OutputFile, Outputs};
 pub use text::{TextError, decode};
+pub use tree::{Tree, TreeError};
 
 /// The README, compiled as documentation tests.
 #[cfg(doctest)]

@@ -156,7 +156,7 @@ fn c_driver_loads_registers_and_unloads_leaving_nothing() {
             let driver = start(&bytes);
             if let Some(base) = stripped_base(&bytes) {
                 assert_eq!(
-                    driver.image().base() as u64,
+                    driver.image().expect("an image").base() as u64,
                     base,
                     "mapped at its ImageBase"
                 );
@@ -181,7 +181,7 @@ fn c_driver_loads_registers_and_unloads_leaving_nothing() {
                 );
             }
             let shimmed = ntos::shimmed();
-            for import in driver.image().imports() {
+            for import in driver.image().expect("an image").imports() {
                 assert!(
                     shimmed.iter().any(|s| s.eq_ignore_ascii_case(import)),
                     "{import} is bound but not a shim"
@@ -242,7 +242,7 @@ fn c_driver_loads_registers_and_unloads_leaving_nothing() {
             if stripped_base(&bytes).is_some() {
                 assert!(emulated[1].1 >= 4, "{emulated:?}");
             }
-            let imports = driver.image().imports().len();
+            let imports = driver.image().expect("an image").imports().len();
             stop(&driver, kernel);
 
             let lines = check_debug_log(load_time);

@@ -25,6 +25,19 @@ const RULES: &[(&str, Option<&[&str]>)] = &[
     // The shipped DLL carries no simulator.
     ("pcw-perfdll", Some(&["pcw-core", "pcw-gen", "pcw-io"])),
     ("pcw-loader", Some(&["pcw-core", "pcw-sim"])),
+    // The published test harness: the simulated Windows, its consumer and the loader, for a
+    // driver's own tests; no driver of ours and no command.
+    (
+        "pcw-harness",
+        Some(&[
+            "pcw-core",
+            "pcw-sim",
+            "pcw-pdh",
+            "pcw-gen",
+            "pcw-io",
+            "pcw-loader",
+        ]),
+    ),
     ("pcw-pecheck", Some(&[])),
     ("pcw-structure", Some(&[])),
     (

@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! `docs/adding-counters.md` cannot drift from this example, nor
-//! `docs/declaring-counters-in-rust.md` from pcw-tidal and pcw-gen-check (the repository's one
-//! checker of walkthroughs, so both use it): every code block in them is preceded
-//! by `<!-- verbatim: PATH -->` and must appear in that repository file line for line (a block
-//! may be dedented as a whole, and a line `// …` or `# …` skips lines of the file). A block
-//! without the marker, a marker naming a missing file, or a block the file does not contain
-//! fails, naming the block's line in the document.
+//! The walkthroughs cannot drift from the code they show: every code block of
+//! `docs/adding-counters.md`, `docs/testing-your-driver.md` and
+//! `docs/declaring-counters-in-rust.md` is preceded by
+//! `<!-- verbatim: PATH -->` and must appear in that repository file line for line (a block may
+//! be dedented as a whole, and a line `// …` or `# …` skips lines of the file). A block without
+//! the marker, a marker naming a missing file, or a block the file does not contain fails,
+//! naming the block's line in the document.
 
 use std::path::{Path, PathBuf};
 
 const DOC: &str = "docs/adding-counters.md";
+const TESTING: &str = "docs/testing-your-driver.md";
+const DECLARING: &str = "docs/declaring-counters-in-rust.md";
 const MARKER: &str = "<!-- verbatim: ";
 
 fn root() -> PathBuf {
@@ -114,6 +116,10 @@ fn contains(file: &str, block: &[String]) -> bool {
     true
 }
 
+fn check(doc: &str) -> Vec<String> {
+    check_doc(DOC, doc)
+}
+
 fn check_doc(name: &str, doc: &str) -> Vec<String> {
     let blocks = match blocks(name, doc) {
         Ok(b) => b,
@@ -148,12 +154,12 @@ fn check_doc(name: &str, doc: &str) -> Vec<String> {
     errors
 }
 
-fn check(doc: &str) -> Vec<String> {
-    check_doc(DOC, doc)
+fn doc() -> String {
+    read(DOC)
 }
 
-fn doc() -> String {
-    std::fs::read_to_string(root().join(DOC)).unwrap()
+fn read(name: &str) -> String {
+    std::fs::read_to_string(root().join(name)).unwrap()
 }
 
 #[test]
@@ -179,6 +185,45 @@ fn the_walkthrough_shows_each_step_from_the_example_s_own_files() {
             "the walkthrough has no block from `{file}`"
         );
     }
+}
+
+#[test]
+fn every_code_block_of_the_testing_walkthrough_is_in_the_repository() {
+    let errors = check_doc(TESTING, &read(TESTING));
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+#[test]
+fn the_testing_walkthrough_shows_the_example_s_tests_and_the_test_command() {
+    let doc = read(TESTING);
+    let blocks = blocks(TESTING, &doc).unwrap();
+    for file in [
+        "examples/checksum-driver/Cargo.toml",
+        "examples/checksum-driver/src/lib.rs",
+        "examples/checksum-driver/tests/publisher.rs",
+        "examples/checksum-driver/tests/driver.rs",
+        "crates/pcw-harness/tests/v1.rs",
+        "scripts/test.sh",
+        "scripts/cross-windows.sh",
+    ] {
+        assert!(
+            blocks.iter().any(|b| b.file.as_deref() == Some(file)),
+            "the testing walkthrough has no block from `{file}`"
+        );
+    }
+    // An edited block of it fails like one of the first walkthrough.
+    let edited = doc.replacen(
+        "fault_sweep(build, BUILD_SERVER_2022)",
+        "fault_sweep(build, 1)",
+        1,
+    );
+    assert_ne!(edited, doc, "the walkthrough shows the fault sweep");
+    let errors = check_doc(TESTING, &edited);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].starts_with("docs/testing-your-driver.md:"),
+        "{errors:?}"
+    );
 }
 
 /// The check itself: an edited block, a missing marker and a wrong file are each caught.
@@ -229,8 +274,7 @@ fn matching_rules() {
 /// kernel-mode declaration that compiles, a compile error's committed output.
 #[test]
 fn every_code_block_of_the_declaration_walkthrough_is_in_the_repository() {
-    const DECLARING: &str = "docs/declaring-counters-in-rust.md";
-    let doc = std::fs::read_to_string(root().join(DECLARING)).unwrap();
+    let doc = read(DECLARING);
     let errors = check_doc(DECLARING, &doc);
     assert!(errors.is_empty(), "{}", errors.join("\n"));
     let blocks = blocks(DECLARING, &doc).unwrap();

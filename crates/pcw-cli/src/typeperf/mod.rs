@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! `pcw typeperf`: typeperf's sampling loop — expand counter paths, prime, collect every
-//! interval, cook with PDH's formulas, print PDH-CSV — over the driver's real countersets
-//! running under pcw-sim's kernel PCW.
+//! interval, cook with PDH's formulas, print PDH-CSV — over a driver's real countersets
+//! running under pcw-sim's kernel PCW: any driver's cross-built image with its manifest
+//! (`--image SYS --manifest FILE`), or the bundled reference driver (its host build, or its
+//! image with `--image` alone).
 //!
 //! ```text
 //! pcw typeperf PATH… [-cf FILE] [-sc SAMPLES] [-si INTERVAL] [-o FILE [-f CSV|TSV]] [-y] [--raw]
 //! pcw typeperf -q [OBJECT] | -qx [OBJECT]  [--manifest FILE]
-//! (both forms) [--sim-queue NAME]… [--image SYS] [-provider driver|tidal]
+//! (both forms) [--image SYS [--manifest FILE]] [--sim-queue NAME]… [-provider driver|tidal]
 //! ```
 //!
 //! `-cf FILE` adds the paths of a file (one a line, blank lines ignored; UTF-8 or UTF-16, as
@@ -25,8 +27,9 @@
 //! instances: `\Object(*)\Counter`, or `\Object\Counter` for sets whose paths name no instance.
 //! `-qx` lists one path per live instance instead (counters outer, instances inner, `_Total`
 //! last for a `multipleAggregate` set) and warns on stderr about instance names PDH or the
-//! exporters mishandle. With `--manifest FILE` the manifest's sets are listed and, instance
-//! names being run-time values, `-qx` lists `(*)` paths as `-q` does. An unknown object is an
+//! exporters mishandle. With `--manifest FILE` alone the manifest's sets are listed and,
+//! instance names being run-time values, `-qx` lists `(*)` paths as `-q` does; with
+//! `--image` too, the image is loaded and `-qx` lists its live instances. An unknown object is an
 //! error naming the objects there are. `--sim-queue NAME` creates a dynamic queue of that name
 //! in the simulated driver before anything runs.
 //!
@@ -80,17 +83,14 @@ mod host;
 mod options;
 mod output;
 
-use pcw_pdh::UserMode;
 use pcw_pdh::csv::{COMPLETED_MESSAGE, EXITING_MESSAGE};
-use pcw_sim::kernel_pcw::{BUILD_SERVER_2022, Clock, Kernel, Teardown};
 
-pub use host::{manifest_catalog, with_driver};
+pub use host::{Target, driver_inspect, manifest_catalog, with_driver};
 pub use options::Args;
 
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use crate::Failure;
 use host::tidal_catalog;
@@ -158,11 +158,13 @@ pub enum Error {
     #[error("the simulated clock is outside the years 1 to 9999")]
     ClockRange,
     /// The example service failed.
+    #[cfg(feature = "example-service")]
     #[error("the example service: {0}")]
     Service(#[from] pcw_um::Error),
     /// The driver left something behind at unload.
+    #[cfg(any(feature = "reference-driver", feature = "example-service"))]
     #[error("the driver did not unload cleanly: {0:?}")]
-    Teardown(Teardown),
+    Teardown(pcw_sim::kernel_pcw::Teardown),
 }
 
 impl Failure for Error {
@@ -181,16 +183,14 @@ pub fn run(args: &Args) -> Result<(), Error> {
     let mut options = Options::parse(&rest)?;
     if let Some(query_args) = &options.query {
         let mut stdout = pcw_io::console::Writer::new(pcw_io::console::Stream::Stdout);
-        let listed = if let Some(file) = &options.manifest {
-            manifest_catalog(file)
-                .and_then(|(_, catalog)| print_listing(None, &catalog, query_args, &mut stdout))
-        } else if options.provider == ProviderChoice::Tidal {
-            tidal_catalog()
-                .and_then(|catalog| print_listing(None, &catalog, query_args, &mut stdout))
-        } else {
-            with_driver(image.as_deref(), &options.sim_queues, |kernel, catalog| {
+        let listed = match (&options.manifest, &image) {
+            (Some(file), None) => manifest_catalog(file)
+                .and_then(|(_, catalog)| print_listing(None, &catalog, query_args, &mut stdout)),
+            _ if options.provider == ProviderChoice::Tidal => tidal_catalog()
+                .and_then(|catalog| print_listing(None, &catalog, query_args, &mut stdout)),
+            _ => with_driver(&target(&options, image.as_deref()), |kernel, catalog| {
                 print_listing(Some(kernel), catalog, query_args, &mut stdout)
-            })
+            }),
         };
         let warnings = listed.map_err(|e| written_to(e, None))?;
         let mut text = String::new();
@@ -200,6 +200,13 @@ pub fn run(args: &Args) -> Result<(), Error> {
         let _ = writeln!(text, "{COMPLETED_MESSAGE}");
         pcw_io::console::err(&text)?;
         return Ok(());
+    }
+    if options.manifest.is_some() && image.is_none() {
+        return Err(Error::Usage(
+            "`--manifest` samples only with `--image` (the driver whose countersets it \
+             declares); alone it lists them with `-q`/`-qx`"
+                .to_owned(),
+        ));
     }
     if let Some(file) = &options.counter_file {
         options.paths.extend(counter_file(file)?);
@@ -219,7 +226,7 @@ pub fn run(args: &Args) -> Result<(), Error> {
     let sampled = if options.provider == ProviderChoice::Tidal {
         run_tidal(&options, out)
     } else {
-        with_driver(image.as_deref(), &options.sim_queues, |kernel, catalog| {
+        with_driver(&target(&options, image.as_deref()), |kernel, catalog| {
             sample(
                 kernel,
                 kernel,
@@ -252,6 +259,15 @@ fn written_to(e: Error, file: Option<&pcw_io::OutputFile>) -> Error {
             source,
         }),
         (other, _) => other,
+    }
+}
+
+/// The driver the options name.
+fn target<'a>(options: &'a Options, image: Option<&'a str>) -> Target<'a> {
+    Target {
+        image,
+        manifest: options.manifest.as_deref(),
+        queues: &options.sim_queues,
     }
 }
 
@@ -293,12 +309,32 @@ fn open_output(
 /// [`Error`].
 fn run_tidal(options: &Options, out: &mut dyn Write) -> Result<(), Error> {
     let catalog = tidal_catalog()?;
+    #[cfg(not(feature = "example-service"))]
+    {
+        let _ = (options, out, catalog);
+        Ok(())
+    }
+    #[cfg(feature = "example-service")]
+    run_service(options, out, &catalog)
+}
+
+/// The example service started, sampled and stopped.
+#[cfg(feature = "example-service")]
+fn run_service(
+    options: &Options,
+    out: &mut dyn Write,
+    catalog: &pcw_pdh::Catalog,
+) -> Result<(), Error> {
+    use pcw_pdh::UserMode;
+    use pcw_sim::kernel_pcw::{BUILD_SERVER_2022, Clock, Kernel};
+    use std::time::Duration;
+
     let kernel = Kernel::boot_with_clock(BUILD_SERVER_2022, Clock::Real);
     let service = pcw_tidal::Service::start(Duration::from_millis(100))?;
     let result = sample(
         &kernel,
         &UserMode,
-        &catalog,
+        catalog,
         &options.paths,
         (options.samples, options.interval),
         layout(options),
@@ -315,7 +351,7 @@ fn run_tidal(options: &Options, out: &mut dyn Write) -> Result<(), Error> {
     Ok(())
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "reference-driver", feature = "example-service"))]
 mod tests {
     use std::time::Duration;
 
@@ -328,7 +364,8 @@ mod tests {
     use super::host::driver_catalog;
     use super::options::{FileFormat, Query};
     use super::*;
-    use pcw_pdh::Catalog;
+    use pcw_pdh::{Catalog, UserMode};
+    use pcw_sim::kernel_pcw::{BUILD_SERVER_2022, Clock, Kernel};
 
     fn args(s: &[&str]) -> Vec<String> {
         s.iter().map(|a| (*a).to_owned()).collect()

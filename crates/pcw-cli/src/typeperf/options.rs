@@ -21,8 +21,9 @@ pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
 pub struct Args {
     /// Counter paths (`\Object(Instance)\Counter`, `*` for instance and counter) and the
     /// options `-sc SAMPLES` (default 10) and `-si INTERVAL` (seconds, fractional allowed, or
-    /// `[[hh:]mm:]ss`; default 1); `--image PATH` samples a cross-built `pcw_driver.sys` run by
-    /// the loader instead of the host build of the driver.
+    /// `[[hh:]mm:]ss`; default 1); `--image PATH` samples a cross-built `.sys` run by the
+    /// loader (with `--manifest FILE`, any driver's; alone, the reference driver's image)
+    /// instead of the host build of the reference driver.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub(super) args: Vec<String>,
 }
@@ -60,8 +61,8 @@ pub struct Options {
     /// `--raw`: each cooked column is followed by the raw sample's first value, second value
     /// and time base.
     pub raw: bool,
-    /// `--manifest FILE`: list (`-q`/`-qx`) the countersets of this manifest instead of the
-    /// simulated driver's.
+    /// `--manifest FILE`: the countersets of this manifest instead of the reference driver's:
+    /// listed alone (`-q`/`-qx`), or sampled from the driver `--image` names.
     pub manifest: Option<PathBuf>,
     /// `--sim-queue NAME`: create a dynamic queue of that name in the simulated driver first.
     pub sim_queues: Vec<String>,
@@ -240,12 +241,6 @@ impl Options {
             }
             return Ok(options);
         }
-        if options.manifest.is_some() {
-            return Err(Error::Usage(
-                "`--manifest` only works with `-q`/`-qx`: samples come from the simulated driver"
-                    .to_owned(),
-            ));
-        }
         if options.paths.is_empty() && options.counter_file.is_none() {
             return Err(Error::Usage(
                 "no counter path given (for example `\\Geometric Waves(*)\\*`)".to_owned(),
@@ -364,7 +359,6 @@ mod tests {
             &[r"\A\B", "-f", "BIN"],
             &[r"\A\B", "-o"],
             &["-q", r"\A\B"],
-            &[r"\A\B", "--manifest", "x.man"],
         ] {
             assert!(
                 matches!(Options::parse(&args(bad)), Err(Error::Usage(_))),
