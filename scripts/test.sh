@@ -30,12 +30,12 @@ step "cargo test (workspace)"
 cargo build --locked -p pcw-cli --bin pcw
 PCW_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/pcw" cargo test --workspace --locked
 
-step "cargo publish --dry-run: the published crates package and build from their tarballs, in dependency order (the runtimes, the generator, the simulator and consumer, the loader, the test harness, the reference driver and example service the command bundles, the pcw command)"
+step "cargo publish --dry-run: the published crates package and build from their tarballs, in dependency order (the runtimes, the generator and its macro, the simulator and consumer, the loader, the test harness, the reference driver and example service the command bundles, the pcw command)"
 # Cargo treats a registry crate as immutable: the verification build left in target/package
 # and the sources it extracted from its temporary registry into CARGO_HOME (directories named
 # `-<hash>`, one per checkout) would be reused by a later run of the same version even after
 # our source changed. Start from neither.
-published=(pcw-core pcw-io pcw-rt pcw-gen pcw-um pcw-sim pcw-pdh pcw-loader pcw-harness pcw-driver pcw-tidal pcw-cli)
+published=(pcw-core pcw-io pcw-rt pcw-gen pcw-declare pcw-um pcw-sim pcw-pdh pcw-loader pcw-harness pcw-driver pcw-tidal pcw-cli)
 rm -rf "${CARGO_TARGET_DIR:-$(pwd)/target}/package"
 for crate in "${published[@]}"; do
   rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/"$crate"-[0-9]*

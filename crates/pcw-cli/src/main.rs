@@ -42,7 +42,9 @@ enum Command {
     Dump(dump::Args),
     /// Check counter manifests (`.man`) and print every diagnostic; exit 1 on any error.
     Lint(manifest::LintArgs),
-    /// Generate the Rust register/add module (and `.rc`, lodctr `.ini`/`.h`) from a manifest.
+    /// Generate the Rust register/add module (and `.rc`, lodctr `.ini`/`.h`) from a manifest;
+    /// `--to-rust` writes its `counters!` declaration, `--from-rust` derives a declaration's
+    /// manifest.
     Gen(manifest::GenArgs),
     /// Print a manifest's resolved counter layout (`--json`: the pcw-gen-inspect document).
     Inspect(manifest::InspectArgs),

@@ -11,6 +11,13 @@
 //!   or another output), then staged and renamed into place together, and a file whose content
 //!   did not change is left untouched. Warnings go to stderr; a manifest with errors writes
 //!   nothing and exits 1.
+//! * `pcw gen --to-rust FILE.man [-o OUT.rs]` writes the `counters!` declaration equivalent
+//!   to the manifest (the migration to counters declared in Rust; to stdout without `-o`).
+//! * `pcw gen --from-rust FILE.rs [-o OUT.man] [--rc F] [--res F] [--ini F --symbols F]` derives
+//!   the manifest from the one `counters!` declaration of a Rust file, as a build script's
+//!   `Config::compile_declarations` does, without a build (for review and CI): `-o` (else
+//!   stdout) gets the manifest, the other flags what they get for a manifest. A declaration
+//!   with problems writes nothing and exits 1, each problem at `file:line:column`.
 //! * `pcw inspect FILE [--json]` prints the resolved layout: per counterset its name, GUID and
 //!   instance kind, per counter its id, name, manifest type, V1 counter type, size, struct index
 //!   and byte offset. `--json` prints the `pcw-gen-inspect` document whose schema the pcw-gen
@@ -34,9 +41,18 @@ pub struct LintArgs {
 /// Arguments of `pcw gen`.
 #[derive(Debug, clap::Args)]
 pub struct GenArgs {
-    /// The counter manifest.
+    /// The counter manifest (with `--from-rust`: a Rust file with a `counters!` declaration).
     file: PathBuf,
-    /// Write the Rust module here instead of stdout.
+    /// Write the `counters!` declaration equivalent to the manifest (to `-o`, else stdout)
+    /// instead of the generated module.
+    #[arg(long, conflicts_with_all = ["from_rust", "rc", "res", "ini", "symbols", "module", "silo_neutral"])]
+    to_rust: bool,
+    /// Read FILE as Rust and derive the manifest of its `counters!` declaration (to `-o`, else
+    /// stdout); `--rc`, `--res`, `--ini` and `--symbols` write that manifest's outputs.
+    #[arg(long, conflicts_with_all = ["module", "silo_neutral"])]
+    from_rust: bool,
+    /// Write the Rust module here instead of stdout (`--to-rust`: the declaration;
+    /// `--from-rust`: the derived manifest).
     #[arg(short = 'o', long = "out")]
     out: Option<PathBuf>,
     /// Write the `.rc` string table (counter names and help for lodctr) here.
@@ -85,6 +101,11 @@ pub enum ManifestError {
         /// What happened as a result.
         what: &'static str,
     },
+    /// `--from-rust` on a file without exactly one `counters!` declaration.
+    #[error(
+        "`--from-rust` needs a file with exactly one `counters!` declaration; this one has {0}"
+    )]
+    Declarations(usize),
     /// Anything pcw-gen reports other than diagnostics (I/O, configuration).
     #[error("{0}")]
     Gen(GenError),
@@ -149,6 +170,12 @@ pub fn lint(args: &LintArgs) -> Result<(), ManifestError> {
 /// # Errors
 /// Diagnostics, configuration and write failures.
 pub fn gen_files(args: &GenArgs) -> Result<(), ManifestError> {
+    if args.to_rust {
+        return to_rust(args);
+    }
+    if args.from_rust {
+        return from_rust(args);
+    }
     let mut config = Config::new();
     config
         .runtime_path(args.runtime_path.clone())
@@ -184,6 +211,78 @@ pub fn gen_files(args: &GenArgs) -> Result<(), ManifestError> {
         pcw_io::console::out(&generated.rust)?;
     }
     Ok(())
+}
+
+/// `pcw gen --to-rust`: the declaration of a manifest.
+fn to_rust(args: &GenArgs) -> Result<(), ManifestError> {
+    let bytes = pcw_io::input::read(&args.file, pcw_io::input::MANIFEST)
+        .map_err(|e| ManifestError::Gen(e.into()))?;
+    let declaration = pcw_gen::declare::to_rust(&args.file, &bytes)
+        .map_err(|e| refused(e, "nothing was written"))?;
+    write_or_print(args, args.out.as_deref(), declaration)
+}
+
+/// `pcw gen --from-rust`: the manifest (and its outputs) of a declaration.
+fn from_rust(args: &GenArgs) -> Result<(), ManifestError> {
+    let bytes = pcw_io::input::read(&args.file, pcw_io::input::MANIFEST)
+        .map_err(|e| ManifestError::Gen(e.into()))?;
+    let analysis = pcw_gen::declare::analyze_declarations(&args.file, &bytes);
+    if analysis.has_errors() {
+        print_diagnostics(&analysis.diagnostics)?;
+        return Err(ManifestError::Invalid {
+            errors: analysis.diagnostics.len(),
+            what: "nothing was written",
+        });
+    }
+    let [declared] = analysis.declared.as_slice() else {
+        return Err(ManifestError::Declarations(analysis.declared.len()));
+    };
+    let generated = Config::for_declaration(declared)
+        .generate_declared(declared)
+        .map_err(|e| refused(e, "nothing was written"))?;
+    let mut outputs = pcw_io::Outputs::new();
+    outputs.input(&args.file);
+    let files: [(&Option<PathBuf>, Vec<u8>); 5] = [
+        (&args.rc, generated.rc.into_bytes()),
+        (&args.res, generated.res),
+        (&args.ini, generated.ini),
+        (&args.symbols, generated.symbols_h.into_bytes()),
+        (&args.out, declared.manifest.clone().into_bytes()),
+    ];
+    for (path, bytes) in files {
+        if let Some(path) = path {
+            outputs.add(path, bytes)?;
+        }
+    }
+    // The fleet-readiness advice `pcw lint` would give the derived manifest.
+    let name = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(&declared.file_name));
+    print_diagnostics(&pcw_gen::fleet::check(&name, declared.manifest.as_bytes()))?;
+    outputs.commit()?;
+    if args.out.is_none() {
+        pcw_io::console::out(&declared.manifest)?;
+    }
+    Ok(())
+}
+
+/// Writes `text` to `out` (never over the input), or prints it.
+fn write_or_print(
+    args: &GenArgs,
+    out: Option<&std::path::Path>,
+    text: String,
+) -> Result<(), ManifestError> {
+    match out {
+        Some(path) => {
+            let mut outputs = pcw_io::Outputs::new();
+            outputs.input(&args.file);
+            outputs.add(path, text.into_bytes())?;
+            outputs.commit()?;
+            Ok(())
+        }
+        None => Ok(pcw_io::console::out(&text)?),
+    }
 }
 
 /// `pcw inspect`.

@@ -245,3 +245,110 @@ fn lint_and_gen_give_one_verdict() {
         }
     }
 }
+
+/// `pcw gen --to-rust` writes a manifest's declaration; `pcw gen --from-rust` derives the
+/// manifest back with its string table and lodctr files, which `pcw lint` passes and which equal
+/// the original's outputs.
+#[test]
+fn gen_moves_a_manifest_to_rust_and_back() {
+    let dir = scratch("to-rust");
+    let decl = dir.join("northwind_user.rs");
+    let out = pcw(&[
+        os("gen"),
+        os("--to-rust"),
+        manifest("northwind_user.man").as_os_str(),
+        os("-o"),
+        decl.as_os_str(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&decl).unwrap();
+    assert!(
+        text.contains("pcw_declare::counters!") && text.contains("user_mode"),
+        "{text}"
+    );
+
+    let man = dir.join("northwind_user.man");
+    let (rc, ini, symbols) = (dir.join("n.rc"), dir.join("n.ini"), dir.join("n.h"));
+    let out = pcw(&[
+        os("gen"),
+        os("--from-rust"),
+        decl.as_os_str(),
+        os("-o"),
+        man.as_os_str(),
+        os("--rc"),
+        rc.as_os_str(),
+        os("--ini"),
+        ini.as_os_str(),
+        os("--symbols"),
+        symbols.as_os_str(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lint = pcw(&[os("lint"), man.as_os_str()]);
+    assert!(
+        lint.status.success(),
+        "{}",
+        String::from_utf8_lossy(&lint.stderr)
+    );
+    // The derived strings are the original's.
+    let original = pcw_gen::Config::new()
+        .generate_file(manifest("northwind_user.man"))
+        .unwrap();
+    let derived = pcw_gen::Config::new().generate_file(&man).unwrap();
+    assert_eq!(original.rust, derived.rust);
+    assert_eq!(std::fs::read(&ini).unwrap(), original.ini);
+    assert_eq!(std::fs::read_to_string(&rc).unwrap(), derived.rc);
+}
+
+/// A declaration with a problem writes nothing and names the problem at `file:line:column` of
+/// the Rust file.
+#[test]
+fn gen_from_rust_reports_declaration_errors_at_their_tokens() {
+    let dir = scratch("from-rust-error");
+    let decl = dir.join("bad.rs");
+    std::fs::write(
+        &decl,
+        "pcw_declare::counters! {\n    #[provider(name = \"Bad\", kernel_mode, application_identity = \"bad.sys\")]\n    pub mod bad {\n        #[counterset(name = \"Q\", description = \"q\", instances = multiple)]\n        struct Q {\n            #[counter(id = 1, type = perf_counter_rawcount, name = \"A\", description = \"a\")]\n            a: u32,\n            #[counter(id = 1, type = perf_counter_rawcount, name = \"B\", description = \"b\")]\n            b: u32,\n        }\n    }\n}\n",
+    )
+    .unwrap();
+    let man = dir.join("bad.man");
+    let out = pcw(&[
+        os("gen"),
+        os("--from-rust"),
+        decl.as_os_str(),
+        os("-o"),
+        man.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("bad.rs:8:28: error: counter id `1` is used twice in counterset `Q`"),
+        "{stderr}"
+    );
+    assert!(!man.exists());
+}
+
+/// The example service's manifest, derived from its declaration, lints without an error and
+/// without a warning of the manifest rules (the fleet-readiness advice about exporters, which its
+/// `multipleAggregate` set and its scaled raw count draw, is all `pcw lint` says).
+#[test]
+fn the_example_service_s_derived_manifest_lints_clean() {
+    let dir = scratch("tidal");
+    let man = dir.join("tidal_service.man");
+    std::fs::write(&man, pcw_tidal::MANIFEST).unwrap();
+    let out = pcw(&[os("lint"), man.as_os_str()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains(": error:"), "{stderr}");
+    let bytes = pcw_tidal::MANIFEST.as_bytes();
+    assert!(pcw_gen::analyze(&man, bytes).diagnostics.is_empty());
+    let advice = pcw_gen::fleet::check(&man, bytes).len();
+    assert_eq!(stderr.matches(": warning:").count(), advice, "{stderr}");
+}

@@ -97,7 +97,7 @@ fn an_existing_manifest_gets_a_publisher_per_counterset() {
 fn what_it_cannot_make_is_refused_and_nothing_is_written() {
     let dir = tempfile::tempdir().unwrap();
     let at = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
-    let tidal = common::crate_file("../pcw-tidal/tidal_service.man");
+    let tidal = common::crate_file("../pcw-gen/tests/manifests/tidal_user.man");
     let not_xml = common::crate_file("Cargo.toml");
     let refusals: [(Vec<String>, &str); 6] = [
         (

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::declare::{self, Declared};
 use crate::diag::{Diagnostic, Pos, Severity, render_all};
 use crate::inspect::{self, Inspect};
 use crate::ir::{Manifest, ProviderType};
@@ -33,6 +34,13 @@ pub enum Error {
     #[error("{}", render_all(diagnostics))]
     Manifest {
         /// Every diagnostic of the file.
+        diagnostics: Vec<Diagnostic>,
+    },
+    /// A `counters!` declaration has problems (every one, at `file:line:column` of the Rust
+    /// source; see [`crate::declare`]).
+    #[error("{}", render_all(diagnostics))]
+    Declaration {
+        /// Every problem of the file.
         diagnostics: Vec<Diagnostic>,
     },
     /// Neither [`Config::out_dir`] nor `OUT_DIR` says where to write.
@@ -513,6 +521,106 @@ impl Config {
             pcw_io::console::out(&text)?;
         }
         Ok(written)
+    }
+}
+
+/// Counters declared in Rust (`counters!`, see [`crate::declare`]).
+impl Config {
+    /// The configuration a declaration asks for: its module name, and its `runtime` and
+    /// `silo_neutral` when given, over the defaults.
+    pub fn for_declaration(declared: &Declared) -> Self {
+        let mut config = Self::new();
+        config
+            .module_name(declared.module.clone())
+            .silo_neutral(declared.silo_neutral);
+        if let Some(rt) = &declared.runtime {
+            config
+                .runtime_path(rt.clone())
+                .user_mode_runtime_path(rt.clone());
+        }
+        config
+    }
+
+    /// Generates every output of a declaration's derived manifest ([`Config::generate`] on
+    /// it, as the file `declared.file_name`).
+    ///
+    /// # Errors
+    ///
+    /// As [`Config::generate`].
+    pub fn generate_declared(&self, declared: &Declared) -> Result<Generated, Error> {
+        self.generate(Path::new(&declared.file_name), declared.manifest.as_bytes())
+    }
+
+    /// The build-script call for counters declared in Rust: reads the Rust source file
+    /// `source` (for example `src/counters.rs`), and for each `counters!` declaration in it
+    /// writes into the output directory the derived manifest `<module>.man` and everything
+    /// [`Config::compile`] writes for a manifest (`<module>.rs`, `.rc`, `.res`, `.ini`, `.h`),
+    /// all of them or none. The declaration's own `runtime` and `silo_neutral` apply; the
+    /// other switches of this `Config` (output directory, cargo protocol, resource linking,
+    /// driver name) apply to every declaration. In a build script it prints
+    /// `cargo:rerun-if-changed` for the source and links each string table as
+    /// [`Config::compile`] does. (A declaration has no warnings to print: they are its errors.)
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Read`], [`Error::Declaration`] with every problem of every declaration (a
+    /// warning of a derived manifest is an error of its declaration), and write failures.
+    pub fn compile_declarations(&self, source: impl AsRef<Path>) -> Result<Vec<Written>, Error> {
+        let path = source.as_ref();
+        if self.cargo_protocol {
+            pcw_io::console::out(&format!("cargo:rerun-if-changed={}\n", path.display()))?;
+        }
+        let analysis = declare::analyze_declarations(path, &read(path)?);
+        if analysis.has_errors() {
+            return Err(Error::Declaration {
+                diagnostics: analysis.diagnostics,
+            });
+        }
+        let out = match &self.out_dir {
+            Some(d) => d.clone(),
+            None => std::env::var_os("OUT_DIR")
+                .map(PathBuf::from)
+                .ok_or(Error::NoOutDir)?,
+        };
+        let mut outputs = pcw_io::Outputs::new();
+        outputs.create_dirs(true).input(path);
+        let mut all = Vec::new();
+        for declared in &analysis.declared {
+            let mut config = Self::for_declaration(declared);
+            config.driver_name.clone_from(&self.driver_name);
+            config.publisher = self.publisher;
+            let generated = config.generate_declared(declared)?;
+            let stem = &declared.module;
+            let written = Written {
+                rust: out.join(format!("{stem}.rs")),
+                rc: out.join(format!("{stem}.rc")),
+                res: out.join(format!("{stem}.res")),
+                ini: out.join(format!("{stem}.ini")),
+                symbols_h: out.join(format!("{stem}.h")),
+                warnings: generated.warnings.clone(),
+            };
+            outputs
+                .add(&out.join(&declared.file_name), declared.manifest.clone())?
+                .add(&written.rust, generated.rust)?
+                .add(&written.rc, generated.rc)?
+                .add(&written.res, generated.res)?
+                .add(&written.ini, generated.ini)?
+                .add(&written.symbols_h, generated.symbols_h)?;
+            all.push(written);
+        }
+        outputs.commit()?;
+        if self.cargo_protocol {
+            let mut cargo = Vec::new();
+            for w in &all {
+                cargo.extend(self.resource_link_lines(&w.res));
+            }
+            if !cargo.is_empty() {
+                let mut text = cargo.join("\n");
+                text.push('\n');
+                pcw_io::console::out(&text)?;
+            }
+        }
+        Ok(all)
     }
 }
 

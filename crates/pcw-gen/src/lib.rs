@@ -49,6 +49,17 @@
 //! linker (for a GNU target as an object converted by binutils' `windres`), since `lodctr /m:` and every consumer read those strings from the resources of the
 //! binary the manifest's `applicationIdentity` names ([`Config::link_resources`]).
 //!
+//! # Counters declared in Rust
+//!
+//! A provider may declare its counters in Rust instead of writing a manifest: the pcw-declare
+//! crate's `counters!` macro calls [`expand_declaration`], and a build script calls
+//! [`Config::compile_declarations`] on the same source file. [`declare`] reads the declaration
+//! into manifest text (defaults filled in: GUIDs by [`declare::name_guid`], resource ids,
+//! `uri`s), which [`analyze`] checks like any manifest, its diagnostics mapped back to the
+//! declaration's tokens; the generators below then produce exactly the code, string table and
+//! lodctr files the equivalent manifest gives. [`declare::to_rust`] writes the declaration of an
+//! existing manifest (`pcw gen --to-rust`).
+//!
 //! # What is generated
 //!
 //! One `pub mod <module>` (default: the manifest file stem) with a scoped, reasoned
@@ -262,7 +273,9 @@
 //! a quote is therefore written between double quotes.
 
 mod config;
+pub mod declare;
 mod diag;
+mod expand;
 pub mod fleet;
 mod inspect;
 mod ir;
@@ -278,6 +291,7 @@ mod validate;
 
 pub use config::{Config, Error, Generated, Written, compile, lint_files};
 pub use diag::{Diagnostic, Pos, Severity, render_all};
+pub use expand::expand_declaration;
 pub use inspect::{
     INSPECT_FORMAT, INSPECT_VERSION, Inspect, InspectCounter, InspectCounterSet, InspectField,
     InspectProvider, InspectStruct,

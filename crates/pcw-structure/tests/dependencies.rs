@@ -14,6 +14,8 @@ const RULES: &[(&str, Option<&[&str]>)] = &[
     ("pcw-um", Some(&[])),
     ("pcw-rt", Some(&["pcw-core"])),
     ("pcw-gen", Some(&["pcw-core", "pcw-io"])),
+    // The `counters!` macro is pcw-gen at compile time, nothing more.
+    ("pcw-declare", Some(&["pcw-gen"])),
     // The simulated Windows knows no manifest.
     ("pcw-sim", Some(&["pcw-core"])),
     ("pcw-pdh", Some(&["pcw-core", "pcw-sim", "pcw-gen"])),
@@ -38,7 +40,10 @@ const RULES: &[(&str, Option<&[&str]>)] = &[
     ),
     ("pcw-pecheck", Some(&[])),
     ("pcw-structure", Some(&[])),
-    ("pcw-tidal", Some(&["pcw-um", "pcw-sim", "pcw-gen"])),
+    (
+        "pcw-tidal",
+        Some(&["pcw-um", "pcw-sim", "pcw-gen", "pcw-declare"]),
+    ),
     ("pcw-wine-consumer", Some(&["pcw-core", "pcw-sim"])),
     ("pcw-cli", None),
     ("pcw-bench", None),

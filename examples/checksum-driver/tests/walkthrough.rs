@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! The walkthroughs cannot drift from the code they show: every code block of
-//! `docs/adding-counters.md` and `docs/testing-your-driver.md` is preceded by
+//! `docs/adding-counters.md`, `docs/testing-your-driver.md` and
+//! `docs/declaring-counters-in-rust.md` is preceded by
 //! `<!-- verbatim: PATH -->` and must appear in that repository file line for line (a block may
 //! be dedented as a whole, and a line `// …` or `# …` skips lines of the file). A block without
 //! the marker, a marker naming a missing file, or a block the file does not contain fails,
@@ -10,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 const DOC: &str = "docs/adding-counters.md";
 const TESTING: &str = "docs/testing-your-driver.md";
+const DECLARING: &str = "docs/declaring-counters-in-rust.md";
 const MARKER: &str = "<!-- verbatim: ";
 
 fn root() -> PathBuf {
@@ -265,4 +267,28 @@ fn matching_rules() {
     assert!(!contains(file, &lines("let a = 2;")));
     // One indentation for the whole block.
     assert!(!contains("  a\n    b\n", &lines("a\nb")));
+}
+
+/// `docs/declaring-counters-in-rust.md`, the walkthrough of counters declared in Rust, is held to
+/// the same rule, over the files it shows: pcw-tidal's declaration and build script, a
+/// kernel-mode declaration that compiles, a compile error's committed output.
+#[test]
+fn every_code_block_of_the_declaration_walkthrough_is_in_the_repository() {
+    let doc = read(DECLARING);
+    let errors = check_doc(DECLARING, &doc);
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    let blocks = blocks(DECLARING, &doc).unwrap();
+    for file in [
+        "crates/pcw-tidal/src/declaration.rs",
+        "crates/pcw-tidal/build.rs",
+        "crates/pcw-tidal/src/lib.rs",
+        "crates/pcw-gen-check/tests/ui-pass-declare/kernel_mode.rs",
+        "crates/pcw-gen-check/tests/ui-declare/duplicate_id.stderr",
+        "scripts/cross-windows.sh",
+    ] {
+        assert!(
+            blocks.iter().any(|b| b.file.as_deref() == Some(file)),
+            "the walkthrough has no block from `{file}`"
+        );
+    }
 }
