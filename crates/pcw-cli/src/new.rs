@@ -27,7 +27,7 @@ use std::fmt::Write as _;
 use std::hash::{BuildHasher, Hasher};
 use std::path::{Path, PathBuf};
 
-use pcw_gen::{Inspect, Instances, ProviderType};
+use pcw_gen::model::{Inspect, InspectCounterset, Instances, ProviderType};
 
 use crate::Failure;
 
@@ -279,12 +279,7 @@ fn camel(module: &str) -> String {
 }
 
 /// The fresh manifest's publisher: the control device's request counts, one instance per kind.
-fn fresh_publisher(
-    out: &mut String,
-    set: &pcw_gen::InspectCounterSet,
-    module: &str,
-    publisher: &str,
-) {
+fn fresh_publisher(out: &mut String, set: &InspectCounterset, module: &str, publisher: &str) {
     let field = set
         .structs
         .first()
@@ -479,7 +474,7 @@ pub fn run(args: &Args) -> Result<(), Error> {
         .manifest
         .clone()
         .unwrap_or_else(|| PathBuf::from(&manifest_name));
-    let inspect = pcw_gen::Config::new().inspect(&shown, &manifest_bytes)?;
+    let inspect = pcw_gen::Config::new().inspect(&pcw_gen::Input::new(&shown, &manifest_bytes))?;
     if inspect.provider.provider_type != ProviderType::KernelMode {
         return Err(Error::Usage(format!(
             "`{}` declares a user-mode provider; pcw new makes kernel-mode drivers (a user-mode \
@@ -561,7 +556,7 @@ mod tests {
     fn fresh_guids_are_version_4_and_differ() {
         let (a, b) = (fresh_guid(), fresh_guid());
         assert_ne!(a, b);
-        assert!(pcw_gen::Guid::parse_braced(&a).is_some(), "{a}");
+        assert!(pcw_gen::model::Guid::parse_braced(&a).is_some(), "{a}");
         assert_eq!(&a[15..16], "4", "{a}");
         assert!(matches!(&a[20..21], "8" | "9" | "a" | "b"), "{a}");
     }
