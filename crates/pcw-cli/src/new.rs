@@ -143,15 +143,9 @@ struct Names {
     display: String,
 }
 
-/// Rust's keywords, which a crate's library name cannot be.
-const KEYWORDS: &[&str] = &[
-    "as", "break", "const", "continue", "crate", "else", "enum", "extern", "false", "fn", "for",
-    "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return",
-    "self", "static", "struct", "super", "trait", "true", "type", "unsafe", "use", "where",
-    "while", "async", "await", "dyn", "abstract", "become", "box", "do", "final", "macro",
-    "override", "priv", "typeof", "unsized", "virtual", "yield", "try", "gen", "test", "core",
-    "std", "alloc",
-];
+/// The standard library's crates, which cargo refuses as package names. (Rust's keywords,
+/// which a library name cannot be either, are pcw-gen's: [`pcw_gen::Config::is_module_name`].)
+const STD_CRATES: &[&str] = &["std", "core", "alloc", "test"];
 
 impl Names {
     /// The names of a crate called `name`: lower-case ASCII words of letters and digits, the
@@ -165,7 +159,10 @@ impl Names {
         }) && name.starts_with(|c: char| c.is_ascii_lowercase())
             && name.len() <= 64;
         let snake = words.join("_");
-        if !valid || KEYWORDS.contains(&snake.as_str()) {
+        if !valid
+            || !pcw_gen::Config::is_module_name(&snake)
+            || STD_CRATES.contains(&snake.as_str())
+        {
             return Err(Error::Usage(format!(
                 "`{name}` cannot name a driver crate: use lower-case words of letters and digits \
                  joined by `-` or `_`, starting with a letter (for example `my-driver`), and not \
@@ -547,7 +544,9 @@ mod tests {
             ),
             ("my_driver2", "MY_DRIVER2", "MyDriver2", "My Driver2")
         );
-        for bad in ["My", "1x", "a--b", "a-", "_a", "fn", "a b", "é"] {
+        for bad in [
+            "My", "1x", "a--b", "a-", "_a", "fn", "gen", "std", "a b", "é",
+        ] {
             assert!(Names::new(bad).is_err(), "{bad}");
         }
     }

@@ -259,6 +259,24 @@ impl Config {
         self
     }
 
+    /// Whether `name` can be given to [`Config::module_name`] as it is: a C-style identifier
+    /// that is no Rust keyword (strict, reserved, or edition 2024's `gen`) and not `_`. (A name
+    /// made from a manifest's symbols is escaped instead, `r#type`; a module name given is
+    /// used as written.)
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pcw_gen::Config;
+    ///
+    /// assert!(Config::is_module_name("my_driver"));
+    /// assert!(!Config::is_module_name("gen") && !Config::is_module_name("self"));
+    /// assert!(!Config::is_module_name("my-driver"));
+    /// ```
+    pub fn is_module_name(name: &str) -> bool {
+        names::is_rust_ident(name)
+    }
+
     /// Where [`Config::compile`] writes (default: `OUT_DIR`).
     ///
     /// # Examples
