@@ -5,8 +5,8 @@
 //! `inspect` document ([`Inspect`], which [`crate::Config::inspect`] builds and
 //! `pcw inspect --json` prints).
 //!
-//! Structs whose fields are read are `#[non_exhaustive]`: the model grows when the schema or
-//! the outputs do. The enumerations of the Performance Counters Schema are closed, so they are
+//! The structs of the manifest and of the `inspect` document are `#[non_exhaustive]`: the model
+//! grows when the schema or the outputs do ([`Pos`] and [`Guid`] are complete as they are). The enumerations of the Performance Counters Schema are closed, so they are
 //! exhaustive (a consumer's `match` names every value), except [`SchemaVersion`], which a later
 //! schema extends.
 //!
