@@ -18,7 +18,7 @@
 //! * [`csv`]: typeperf's PDH-CSV (and TSV) output.
 //!
 //! ```
-//! use pcw_gen::Instances;
+//! use pcw_gen::model::Instances;
 //! use pcw_pdh::{Catalog, listing, resolve};
 //!
 //! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../pcw-gen/tests/manifests/contoso_v11.man");

@@ -4,7 +4,7 @@
 
 #![allow(dead_code, reason = "each test file uses a different part")]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use pcw_packaging::inf::Inf;
 
@@ -26,9 +26,9 @@ pub fn exists(relative: &str) -> bool {
 }
 
 /// The driver's counter manifest, resolved by pcw-gen.
-pub fn manifest() -> pcw_gen::Manifest {
-    let file = Path::new("manifest/pcw_driver.man");
-    let analysis = pcw_gen::analyze(file, read("manifest/pcw_driver.man").as_bytes());
+pub fn manifest() -> pcw_gen::model::Manifest {
+    let text = read("manifest/pcw_driver.man");
+    let analysis = pcw_gen::analyze(&pcw_gen::Input::new("manifest/pcw_driver.man", &text));
     analysis
         .manifest
         .expect("the driver manifest has no errors")
@@ -37,10 +37,10 @@ pub fn manifest() -> pcw_gen::Manifest {
 /// The lodctr `.h` pcw-gen generates for the manifest (what pcw-perfdll's build writes).
 pub fn symbols_h() -> String {
     pcw_gen::Config::new()
-        .generate(
-            Path::new("pcw_driver.man"),
-            read("manifest/pcw_driver.man").as_bytes(),
-        )
+        .generate(&pcw_gen::Input::new(
+            "pcw_driver.man",
+            &read("manifest/pcw_driver.man"),
+        ))
         .expect("the manifest generates")
         .symbols_h
 }
