@@ -64,7 +64,7 @@ fn wide(s: &str) -> Vec<u16> {
 }
 
 #[test]
-#[allow(
+#[expect(
     clippy::too_many_lines,
     reason = "one check after another, in call order"
 )]
