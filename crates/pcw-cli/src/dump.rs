@@ -70,7 +70,7 @@ use crate::Failure;
 
 /// Arguments of `pcw dump`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The file holding the raw `PERF_DATA_BLOCK`.
     pub file: PathBuf,
     /// Print one JSON document instead of text.
@@ -80,7 +80,7 @@ pub struct Args {
 
 /// Why `pcw dump` failed.
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+pub(crate) enum Error {
     /// The file could not be read.
     #[error(transparent)]
     Read(#[from] pcw_io::InputError),
@@ -126,7 +126,7 @@ impl Failure for Error {
 ///
 /// # Errors
 /// See [`Error`].
-pub fn run(args: &Args) -> Result<(), Error> {
+pub(crate) fn run(args: &Args) -> Result<(), Error> {
     let (bytes, trailing) = read_capture(&args.file)?;
     let mut dump = decode(&bytes).map_err(|violation| Error::Invalid {
         path: args.file.clone(),
@@ -200,7 +200,7 @@ fn context(bytes: &[u8], violation: Violation) -> String {
 
 /// A decoded block: what both output forms print.
 #[derive(Debug, Serialize)]
-pub struct Dump {
+pub(crate) struct Dump {
     file_size: usize,
     trailing_bytes: usize,
     header: BlockHeader,
@@ -299,7 +299,7 @@ struct InstanceDefinition {
 ///
 /// # Errors
 /// The first [`Violation`] the validator finds.
-pub fn decode(bytes: &[u8]) -> Result<Dump, Violation> {
+pub(crate) fn decode(bytes: &[u8]) -> Result<Dump, Violation> {
     let block = DataBlockRef::parse(bytes)?;
     let h = block.header();
     let header = BlockHeader {
@@ -461,7 +461,7 @@ fn code_page_name(bytes: &[u8]) -> String {
 }
 
 /// The text form (no trailing newline).
-pub fn render_text(d: &Dump) -> String {
+pub(crate) fn render_text(d: &Dump) -> String {
     let mut s = String::new();
     // Writing to a String cannot fail.
     let _ = text(&mut s, d);

@@ -45,7 +45,7 @@ use crate::Failure;
 
 /// Which tool's configuration to write.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Target {
+pub(crate) enum Target {
     /// `windows_exporter`'s `performancecounter` collector.
     WindowsExporter,
     /// The OpenTelemetry collector's `windowsperfcounters` receiver.
@@ -54,7 +54,7 @@ pub enum Target {
 
 /// Arguments of `pcw export`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// The counter manifest.
     file: PathBuf,
     /// The configuration to write.
@@ -70,7 +70,7 @@ pub struct Args {
 
 /// Why `pcw export` failed (exit 1).
 #[derive(Debug, thiserror::Error)]
-pub enum ExportError {
+pub(crate) enum ExportError {
     /// The manifest could not be read or has errors (diagnostics already printed).
     #[error("{0}")]
     Manifest(String),
@@ -188,7 +188,7 @@ fn displayed(set: &Counterset) -> impl Iterator<Item = (&Counter, &str)> {
 
 /// The label `windows_exporter` puts the instance name in. Not `instance`, which Prometheus
 /// gives every scraped series for its target (it would rename ours `exported_instance`).
-pub const INSTANCE_LABEL: &str = "perf_instance";
+pub(crate) const INSTANCE_LABEL: &str = "perf_instance";
 
 /// The counter path a metric reads, `(*)` standing for the instances.
 fn doc_path(set: &Counterset, counter: &str) -> String {
@@ -243,7 +243,7 @@ fn header(out: &mut String, manifest: &Manifest, file: &str, tool: &str) {
 }
 
 /// The `windows_exporter` configuration file.
-pub fn windows_exporter(manifest: &Manifest, file: &str) -> String {
+pub(crate) fn windows_exporter(manifest: &Manifest, file: &str) -> String {
     let mut out = String::new();
     header(&mut out, manifest, file, "windows_exporter");
     let mut doc =
@@ -313,7 +313,7 @@ pub fn windows_exporter(manifest: &Manifest, file: &str) -> String {
 }
 
 /// The OpenTelemetry collector `receivers:` section.
-pub fn otel(manifest: &Manifest, file: &str, interval: &str) -> String {
+pub(crate) fn otel(manifest: &Manifest, file: &str, interval: &str) -> String {
     let mut out = String::new();
     header(
         &mut out,
@@ -418,7 +418,7 @@ fn duration_nanos(text: &str) -> Option<f64> {
 ///
 /// # Errors
 /// [`ExportError`].
-pub fn run(args: &Args) -> Result<(), ExportError> {
+pub(crate) fn run(args: &Args) -> Result<(), ExportError> {
     match duration_nanos(&args.interval) {
         None => return Err(ExportError::Interval(args.interval.clone())),
         // Go's `time.Duration` is an `int64` of nanoseconds: the collector refuses more.

@@ -54,7 +54,7 @@ use crate::typeperf::{Error, Target, driver_inspect, manifest_catalog, with_driv
 
 /// Arguments of `pcw list`.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Counterset names to list (`*` and `?` wildcards, any case).
     #[arg(default_value = "*")]
     pattern: String,
@@ -76,7 +76,7 @@ pub struct Args {
 
 /// The `pcw-list` document.
 #[derive(Clone, Debug, Serialize)]
-pub struct ListDoc {
+pub(crate) struct ListDoc {
     /// `pcw-list`.
     pub format: &'static str,
     /// 1.
@@ -91,7 +91,7 @@ pub struct ListDoc {
 
 /// One counterset, as `Get-Counter -ListSet` describes it.
 #[derive(Clone, Debug, Serialize)]
-pub struct ListSet {
+pub(crate) struct ListSet {
     /// The counterset (object) name.
     pub name: String,
     /// `SingleInstance` or `MultiInstance`: whether paths name an instance.
@@ -116,7 +116,7 @@ pub struct ListSet {
 
 /// One displayed counter.
 #[derive(Clone, Debug, Serialize)]
-pub struct ListCounter {
+pub(crate) struct ListCounter {
     /// Counter id.
     pub id: u16,
     /// Display name.
@@ -183,7 +183,7 @@ fn describe(set: &InspectCounterset, info: &SetInfo, instances: Option<Vec<Strin
 ///
 /// # Errors
 /// Collection errors.
-pub fn document(
+pub(crate) fn document(
     inspect: &Inspect,
     catalog: &Catalog,
     kernel: Option<&Kernel>,
@@ -223,7 +223,7 @@ fn braces(items: &[String]) -> String {
 /// help texts and instance names (which a provider chooses at run time) are printed with
 /// [`visible`]: a control character or line separator shows as `\u{…}` instead of moving the
 /// terminal's cursor or starting a line that looks like another property.
-pub fn render_text(doc: &ListDoc) -> String {
+pub(crate) fn render_text(doc: &ListDoc) -> String {
     let mut out = String::new();
     for set in &doc.countersets {
         let _ = writeln!(out, "CounterSetName     : {}", visible(&set.name));
@@ -261,7 +261,7 @@ pub fn render_text(doc: &ListDoc) -> String {
 ///
 /// # Errors
 /// Manifest, file and simulator errors; [`Error::Usage`] when nothing matches.
-pub fn run(args: &Args) -> Result<(), Error> {
+pub(crate) fn run(args: &Args) -> Result<(), Error> {
     let target = Target {
         image: args
             .image

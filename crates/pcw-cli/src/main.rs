@@ -14,7 +14,10 @@
 //! To add a command: a module with an `Args` struct (clap `Args` derive) and
 //! `run(&Args) -> Result<(), E>` where `E: Failure`, a variant of [`Command`], and one arm in
 //! [`main`].
-#![forbid(unsafe_code)]
+#![forbid(
+    unsafe_code,
+    reason = "arguments, files and printing; loading and simulating drivers is unsafe work kept behind the safe APIs of pcw-harness and pcw-sim"
+)]
 
 mod dump;
 mod export;

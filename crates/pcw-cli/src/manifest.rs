@@ -33,7 +33,7 @@ use crate::Failure;
 
 /// Arguments of `pcw lint`.
 #[derive(Debug, clap::Args)]
-pub struct LintArgs {
+pub(crate) struct LintArgs {
     /// Counter manifests (`.man`).
     #[arg(required = true)]
     files: Vec<PathBuf>,
@@ -41,7 +41,7 @@ pub struct LintArgs {
 
 /// Arguments of `pcw gen`.
 #[derive(Debug, clap::Args)]
-pub struct GenArgs {
+pub(crate) struct GenArgs {
     /// The counter manifest (with `--from-rust`: a Rust file with a `counters!` declaration).
     file: PathBuf,
     /// Write the `counters!` declaration equivalent to the manifest (to `-o`, else stdout)
@@ -83,7 +83,7 @@ pub struct GenArgs {
 
 /// Arguments of `pcw inspect`.
 #[derive(Debug, clap::Args)]
-pub struct InspectArgs {
+pub(crate) struct InspectArgs {
     /// The counter manifest.
     file: PathBuf,
     /// Print the `pcw-gen-inspect` JSON document.
@@ -93,7 +93,7 @@ pub struct InspectArgs {
 
 /// Errors of the manifest commands (all exit 1, as CTRPP does on a bad manifest).
 #[derive(Debug, thiserror::Error)]
-pub enum ManifestError {
+pub(crate) enum ManifestError {
     /// The manifest has errors (already printed to stderr, each with `file:line:column`).
     #[error("{errors} error(s) in the manifest; {what}")]
     Invalid {
@@ -153,7 +153,7 @@ fn print_diagnostics(diagnostics: &[Diagnostic]) -> Result<(), ManifestError> {
 ///
 /// # Errors
 /// [`ManifestError::Invalid`] when any file has an error.
-pub fn lint(args: &LintArgs) -> Result<(), ManifestError> {
+pub(crate) fn lint(args: &LintArgs) -> Result<(), ManifestError> {
     let mut diagnostics = Vec::new();
     for file in &args.files {
         match Input::read(file) {
@@ -180,7 +180,7 @@ pub fn lint(args: &LintArgs) -> Result<(), ManifestError> {
 ///
 /// # Errors
 /// Diagnostics, configuration and write failures.
-pub fn gen_files(args: &GenArgs) -> Result<(), ManifestError> {
+pub(crate) fn gen_files(args: &GenArgs) -> Result<(), ManifestError> {
     if args.to_rust {
         return to_rust(args);
     }
@@ -298,7 +298,7 @@ fn write_or_print(
 ///
 /// # Errors
 /// Diagnostics and I/O failures.
-pub fn inspect(args: &InspectArgs) -> Result<(), ManifestError> {
+pub(crate) fn inspect(args: &InspectArgs) -> Result<(), ManifestError> {
     let input = Input::read(&args.file).map_err(ManifestError::Gen)?;
     let doc = Config::new()
         .inspect(&input)

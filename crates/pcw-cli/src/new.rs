@@ -33,11 +33,11 @@ use crate::Failure;
 
 /// Arguments of `pcw new`.
 #[derive(Debug, clap::Args)]
-#[allow(
+#[expect(
     clippy::struct_excessive_bools,
     reason = "the driver-model flags of `cargo wdk new`, and `--force`"
 )]
-pub struct Args {
+pub(crate) struct Args {
     /// Where to create the crate; its last component is the crate's name.
     path: PathBuf,
     /// A WDM driver (the default).
@@ -62,7 +62,7 @@ pub struct Args {
 
 /// Why `pcw new` failed.
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+pub(crate) enum Error {
     /// A bad name or option.
     #[error("{0}")]
     Usage(String),
@@ -448,7 +448,7 @@ fn refuse_other_models(args: &Args) -> Result<(), Error> {
 ///
 /// # Errors
 /// [`Error`]; nothing is written then.
-pub fn run(args: &Args) -> Result<(), Error> {
+pub(crate) fn run(args: &Args) -> Result<(), Error> {
     refuse_other_models(args)?;
     let name = args
         .path

@@ -8,7 +8,7 @@
 //! forward to [`crate::fake_pcw`] so the generated code can run against it.
 
 #![cfg(not(windows))]
-#![allow(
+#![expect(
     non_camel_case_types,
     non_snake_case,
     non_upper_case_globals,

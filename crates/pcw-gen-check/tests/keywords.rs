@@ -19,7 +19,7 @@ use kernel_keywords as k;
 
 /// The generated text, for `syn`.
 mod keywords_rs {
-    pub const KERNEL: &str = include_str!(concat!(env!("OUT_DIR"), "/kernel_keywords.rs"));
+    pub(crate) const KERNEL: &str = include_str!(concat!(env!("OUT_DIR"), "/kernel_keywords.rs"));
 }
 
 #[test]

@@ -97,7 +97,7 @@ pub struct Written {
 /// }
 /// ```
 #[derive(Clone, Debug)]
-#[allow(
+#[expect(
     clippy::struct_excessive_bools,
     reason = "independent builder switches, each set by its own method"
 )]

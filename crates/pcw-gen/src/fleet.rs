@@ -292,7 +292,10 @@ fn places<'a>(manifest: &Manifest, raw: &'a RawManifest) -> Vec<Option<Places<'a
         .collect()
 }
 
-#[allow(clippy::too_many_lines)] // one pass per rule, in the order the module documents
+#[expect(
+    clippy::too_many_lines,
+    reason = "one pass over the countersets applies every rule, in the order the module docs list them"
+)]
 fn rules(manifest: &Manifest, raw: &RawManifest, sink: &mut Sink) {
     let places = places(manifest, raw);
     // metric name -> (object, counter) of the first counter that produced it.

@@ -10,7 +10,7 @@ use crate::model::{
 };
 use crate::resources;
 
-#[allow(
+#[expect(
     clippy::too_many_lines,
     reason = "a field-by-field mapping reads best in one place"
 )]

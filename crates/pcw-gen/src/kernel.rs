@@ -149,7 +149,7 @@ pub(crate) fn rust_names(manifest: &Manifest, opts: &Options) -> Vec<SetRustName
 }
 
 /// Generates the Rust module for `manifest`.
-#[allow(
+#[expect(
     clippy::too_many_lines,
     reason = "the shared part of the generated module is one template"
 )]
@@ -310,7 +310,7 @@ fn guid_expr(rt: &syn::Path, value: u128) -> TokenStream {
     quote! { #rt::guid_from_u128(#hex) }
 }
 
-#[allow(
+#[expect(
     clippy::too_many_lines,
     reason = "one quote! block per counterset reads best whole"
 )]

@@ -98,12 +98,12 @@ pub(crate) fn escape(s: &str) -> String {
 }
 
 /// `snake_case`, escaped; `unnamed` when `s` has no ASCII letter or digit.
-pub fn snake(s: &str) -> String {
+pub(crate) fn snake(s: &str) -> String {
     escape(&snake_words(s).unwrap_or_else(|| "unnamed".to_owned()))
 }
 
 /// `SCREAMING_SNAKE_CASE` (never a keyword); `UNNAMED` when `s` has no ASCII letter or digit.
-pub fn screaming(s: &str) -> String {
+pub(crate) fn screaming(s: &str) -> String {
     escape(&screaming_words(s).unwrap_or_else(|| "UNNAMED".to_owned()))
 }
 
@@ -230,14 +230,14 @@ pub(crate) fn set_modules(manifest: &crate::model::Manifest) -> Vec<String> {
 }
 
 /// Whether `s` is a C identifier (`[_a-zA-Z][_0-9a-zA-Z]*`), the manifest's `CSymbolType`.
-pub fn is_c_symbol(s: &str) -> bool {
+pub(crate) fn is_c_symbol(s: &str) -> bool {
     let mut bytes = s.bytes();
     matches!(bytes.next(), Some(b) if b == b'_' || b.is_ascii_alphabetic())
         && bytes.all(|b| b == b'_' || b.is_ascii_alphanumeric())
 }
 
 /// Whether `s` can name a module as written (`pcw_gen::Config::module_name`).
-pub fn is_rust_ident(s: &str) -> bool {
+pub(crate) fn is_rust_ident(s: &str) -> bool {
     is_c_symbol(s) && !NOT_RAW.contains(&s) && !KEYWORDS.contains(&s)
 }
 

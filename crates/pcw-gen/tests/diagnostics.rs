@@ -79,7 +79,6 @@ fn case(
 
 use Severity::{Error as E, Warning as W};
 
-#[allow(clippy::too_many_lines, reason = "the table")]
 fn cases() -> Vec<Case> {
     let second_set = r#"    <counterSet guid="{aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee}" uri="T.Set2" symbol="TSet2"
                 name="T Set 2" nameID="21" description="d" descriptionID="23">

@@ -25,7 +25,7 @@ fn not_bundled(what: &str, feature: &str, instead: &str) -> Error {
 /// # Errors
 /// [`Error::Query`] when the manifest does not compile; [`Error::Usage`] when this `pcw` does
 /// not bundle the reference driver.
-pub fn driver_catalog() -> Result<Catalog, Error> {
+pub(crate) fn driver_catalog() -> Result<Catalog, Error> {
     #[cfg(feature = "reference-driver")]
     return Ok(Catalog::from_manifest(
         "pcw_driver.man",
@@ -43,7 +43,7 @@ pub fn driver_catalog() -> Result<Catalog, Error> {
 ///
 /// # Errors
 /// As [`driver_catalog`].
-pub fn driver_inspect() -> Result<pcw_gen::model::Inspect, Error> {
+pub(crate) fn driver_inspect() -> Result<pcw_gen::model::Inspect, Error> {
     #[cfg(feature = "reference-driver")]
     return Ok(pcw_gen::Config::new()
         .inspect(&pcw_gen::Input::new("pcw_driver.man", pcw_driver::MANIFEST))?);
@@ -60,7 +60,7 @@ pub fn driver_inspect() -> Result<pcw_gen::model::Inspect, Error> {
 ///
 /// # Errors
 /// [`Error::Input`] when it cannot be read, [`Error::Manifest`] when it does not compile.
-pub fn manifest_catalog(path: &Path) -> Result<(pcw_gen::model::Inspect, Catalog), Error> {
+pub(crate) fn manifest_catalog(path: &Path) -> Result<(pcw_gen::model::Inspect, Catalog), Error> {
     let bytes = pcw_io::input::read(path, pcw_io::input::MANIFEST)?;
     let inspect = pcw_gen::Config::new().inspect(&pcw_gen::Input::new(path, &bytes))?;
     let catalog = Catalog::from_inspect(inspect.clone());
@@ -72,7 +72,7 @@ pub fn manifest_catalog(path: &Path) -> Result<(pcw_gen::model::Inspect, Catalog
 /// # Errors
 /// [`Error::Query`] when the manifest does not compile; [`Error::Usage`] when this `pcw` does
 /// not bundle the example service.
-pub fn tidal_catalog() -> Result<Catalog, Error> {
+pub(crate) fn tidal_catalog() -> Result<Catalog, Error> {
     #[cfg(feature = "example-service")]
     return Ok(Catalog::from_manifest(
         "tidal_service.man",
@@ -88,7 +88,7 @@ pub fn tidal_catalog() -> Result<Catalog, Error> {
 
 /// The driver to sample: which one, and from where.
 #[derive(Clone, Copy, Debug)]
-pub struct Target<'a> {
+pub(crate) struct Target<'a> {
     /// `--image`: a cross-built `.sys`; `None` for the reference driver's host build.
     pub image: Option<&'a str>,
     /// `--manifest`: the driver's countersets; `None` for the reference driver's.
@@ -182,7 +182,7 @@ fn unload(loaded: Loaded, kernel: Kernel) -> Result<(), Error> {
 /// # Errors
 /// [`Error::Usage`] for a target this `pcw` cannot sample, [`Error::Load`], [`Error::Image`],
 /// [`Error::Queue`], `f`'s error, [`Error::ImageCheck`], [`Error::Teardown`].
-pub fn with_driver<R>(
+pub(crate) fn with_driver<R>(
     target: &Target<'_>,
     f: impl FnOnce(&Kernel, &Catalog) -> Result<R, Error>,
 ) -> Result<R, Error> {

@@ -85,8 +85,8 @@ mod output;
 
 use pcw_pdh::csv::{COMPLETED_MESSAGE, EXITING_MESSAGE};
 
-pub use host::{Target, driver_inspect, manifest_catalog, with_driver};
-pub use options::Args;
+pub(crate) use host::{Target, driver_inspect, manifest_catalog, with_driver};
+pub(crate) use options::Args;
 
 use std::fmt::Write as _;
 use std::io::Write;
@@ -99,7 +99,7 @@ use output::{Layout, print_listing, sample};
 
 /// Why `pcw typeperf` failed. Every error exits with status 1.
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+pub(crate) enum Error {
     /// A bad option or a missing path.
     #[error("{0}")]
     Usage(String),
@@ -178,7 +178,7 @@ impl Failure for Error {
 ///
 /// # Errors
 /// [`Error`].
-pub fn run(args: &Args) -> Result<(), Error> {
+pub(crate) fn run(args: &Args) -> Result<(), Error> {
     let (image, rest) = take_image(&args.args)?;
     let mut options = Options::parse(&rest)?;
     if let Some(query_args) = &options.query {

@@ -10,15 +10,15 @@ use pcw_pdh::csv::{HEADER_TAG, TSV_HEADER_TAG};
 use super::Error;
 
 /// Samples taken when `-sc` is not given (typeperf would run until Ctrl+C).
-pub const DEFAULT_SAMPLES: u32 = 10;
+pub(crate) const DEFAULT_SAMPLES: u32 = 10;
 /// The longest `-si` accepted: 10⁹ seconds.
-pub const MAX_INTERVAL: Duration = Duration::from_secs(1_000_000_000);
+pub(crate) const MAX_INTERVAL: Duration = Duration::from_secs(1_000_000_000);
 /// The interval when `-si` is not given, as typeperf's.
-pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
+pub(crate) const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Arguments of `pcw typeperf`, taken as typeperf takes them.
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(crate) struct Args {
     /// Counter paths (`\Object(Instance)\Counter`, `*` for instance and counter) and the
     /// options `-sc SAMPLES` (default 10) and `-si INTERVAL` (seconds, fractional allowed, or
     /// `[[hh:]mm:]ss`; default 1); `--image PATH` samples a cross-built `.sys` run by the
@@ -30,7 +30,7 @@ pub struct Args {
 
 /// Which provider `pcw typeperf` samples.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ProviderChoice {
+pub(crate) enum ProviderChoice {
     /// The kernel driver under the simulated kernel (the default).
     Driver,
     /// The example user-mode service `pcw-tidal` under the simulated Perflib.
@@ -39,7 +39,7 @@ pub enum ProviderChoice {
 
 /// The parsed command line.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Options {
+pub(crate) struct Options {
     /// `-provider`.
     pub provider: ProviderChoice,
     /// Counter paths as given (then those of `-cf`, in file order).
@@ -70,7 +70,7 @@ pub struct Options {
 
 /// A `-q` or `-qx` request.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Query {
+pub(crate) struct Query {
     /// The object to list; every object when `None`.
     pub object: Option<String>,
     /// `-qx`: one path per instance instead of `(*)`.
@@ -79,7 +79,7 @@ pub struct Query {
 
 /// `-f`: the sample file's format.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum FileFormat {
+pub(crate) enum FileFormat {
     /// Comma-separated, `(PDH-CSV 4.0)`.
     #[default]
     Csv,
@@ -109,8 +109,11 @@ impl Options {
     ///
     /// # Errors
     /// [`Error::Usage`] for an unknown option, a missing or bad option value, or no path.
-    #[allow(clippy::too_many_lines)] // one arm per typeperf option
-    pub fn parse(args: &[String]) -> Result<Self, Error> {
+    #[expect(
+        clippy::too_many_lines,
+        reason = "one match arm per option, typeperf's and pcw's own, each checking its value where it is read"
+    )]
+    pub(crate) fn parse(args: &[String]) -> Result<Self, Error> {
         let mut options = Self {
             provider: ProviderChoice::Driver,
             paths: Vec::new(),

@@ -14,11 +14,11 @@ use super::Error;
 use super::options::{FileFormat, Query};
 
 /// The line terminator of the host (typeperf's `\r\n` on Windows).
-pub const EOL: &str = if cfg!(windows) { "\r\n" } else { "\n" };
+pub(crate) const EOL: &str = if cfg!(windows) { "\r\n" } else { "\n" };
 
 /// How samples are written: [`FileFormat`] and whether raw values follow each cooked one.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Layout {
+pub(crate) struct Layout {
     /// CSV or TSV.
     pub format: FileFormat,
     /// `--raw`.
@@ -89,11 +89,11 @@ impl Layout {
 /// # Errors
 /// Every query error of resolution and expansion (before anything is printed), and write or
 /// collection errors.
-#[allow(
+#[expect(
     clippy::too_many_arguments,
     reason = "what to sample, from where, how often, and how to print it"
 )]
-pub fn sample(
+pub(crate) fn sample(
     kernel: &Kernel,
     source: &dyn Source,
     catalog: &Catalog,
@@ -136,7 +136,7 @@ fn print_samples(
 ///
 /// # Errors
 /// The listing's query errors and write errors.
-pub fn print_listing(
+pub(crate) fn print_listing(
     kernel: Option<&Kernel>,
     catalog: &Catalog,
     query: &Query,

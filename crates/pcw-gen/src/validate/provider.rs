@@ -12,9 +12,9 @@ use super::context::{Cx, parse_uint, resolved};
 use super::counterset::counterset;
 use super::strings::DEFAULT_RESOURCE_BASE;
 
-#[allow(
+#[expect(
     clippy::too_many_lines,
-    reason = "one rule after another, in schema order"
+    reason = "the provider's attributes checked in schema order, then uniqueness across its countersets; each check reads the values of those before it"
 )]
 pub(super) fn provider(cx: &mut Cx<'_>, p: &RawProvider) -> Option<Provider> {
     let a = &p.attrs;

@@ -13,9 +13,9 @@ use super::context::{Cx, attr_pos, parse_uint};
 use super::counter::Parsed;
 
 /// `baseID` / `multiCounterID` / `perfTimeID` / `perfFreqID` and base placement.
-#[allow(
+#[expect(
     clippy::too_many_lines,
-    reason = "one rule after another, in schema order"
+    reason = "the four reference attributes checked in turn against one id index, then base placement, which needs all of them resolved"
 )]
 pub(super) fn references(cx: &mut Cx<'_>, raws: &[RawCounter], parsed: &[Option<Parsed>]) {
     // Look ids up among all counters: one that failed its own checks still exists (its

@@ -3,15 +3,17 @@
 //! rather than from the generator: the `.rc` string table, the compiled `.res`, the lodctr
 //! `.ini` (as the profile API reads it) and symbol `.h`.
 
-// Each test crate that includes this module uses a subset of it.
-#![allow(dead_code)]
+#![expect(
+    dead_code,
+    reason = "no test crate uses every helper: golden.rs and names.rs read outputs, agreement.rs and inspect_schema.rs walk the repository's manifests"
+)]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The `(id, text)` pairs of a generated `.rc` `STRINGTABLE` (`    id, "text"` lines, `""` for a
 /// quote, `\\`, `\n` and `\t` escapes), sorted by id.
-pub fn rc_strings(rc: &str) -> Vec<(u32, String)> {
+pub(crate) fn rc_strings(rc: &str) -> Vec<(u32, String)> {
     let mut out = Vec::new();
     for line in rc.lines() {
         let Some((id, quoted)) = line.trim().split_once(", \"") else {
@@ -42,7 +44,7 @@ pub fn rc_strings(rc: &str) -> Vec<(u32, String)> {
 /// the 32-byte empty entry first, then per entry `DataSize`, `HeaderSize`, type and name as
 /// `0xFFFF` + ordinal, the rest of the header, the data, padding to 4 bytes. Block `b` holds ids
 /// `16 * (b - 1)` to `16 * b - 1`; empty strings are absent ids. Sorted by id.
-pub fn res_strings(res: &[u8]) -> Vec<(u32, String)> {
+pub(crate) fn res_strings(res: &[u8]) -> Vec<(u32, String)> {
     let u16_at = |at: usize| u16::from_le_bytes([res[at], res[at + 1]]);
     let u32_at = |at: usize| u32::from_le_bytes(res[at..at + 4].try_into().unwrap());
     assert_eq!(
@@ -84,7 +86,7 @@ pub fn res_strings(res: &[u8]) -> Vec<(u32, String)> {
 }
 
 /// The text of a UTF-16LE file with a byte order mark.
-pub fn utf16le(bytes: &[u8]) -> String {
+pub(crate) fn utf16le(bytes: &[u8]) -> String {
     assert_eq!(bytes.get(..2), Some(&[0xFF, 0xFE][..]), "a UTF-16LE BOM");
     let units: Vec<u16> = bytes[2..]
         .chunks_exact(2)
@@ -98,7 +100,7 @@ pub fn utf16le(bytes: &[u8]) -> String {
 /// `key=value` splits at the first `=`, blanks around key and value are trimmed, and one pair of
 /// matching quotes (`"` or `'`) enclosing the value is removed. Section and key names as
 /// written (the API ignores their case; these files never differ in it).
-pub fn ini_profile(text: &str) -> BTreeMap<String, BTreeMap<String, String>> {
+pub(crate) fn ini_profile(text: &str) -> BTreeMap<String, BTreeMap<String, String>> {
     let mut out: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
     let mut section = String::new();
     for line in text.split("\r\n") {
@@ -132,7 +134,7 @@ pub fn ini_profile(text: &str) -> BTreeMap<String, BTreeMap<String, String>> {
 
 /// The lodctr symbol file's `#define SYMBOL offset` lines (every other line is a `//` comment
 /// or empty), as symbol → offset.
-pub fn h_symbols(text: &str) -> BTreeMap<String, u32> {
+pub(crate) fn h_symbols(text: &str) -> BTreeMap<String, u32> {
     let mut out = BTreeMap::new();
     for line in text.split("\r\n") {
         assert!(
@@ -162,12 +164,12 @@ pub fn h_symbols(text: &str) -> BTreeMap<String, u32> {
 }
 
 /// The repository's root.
-pub fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// Every tracked `.man` file.
-pub fn tracked_manifests() -> Vec<PathBuf> {
+pub(crate) fn tracked_manifests() -> Vec<PathBuf> {
     let out = std::process::Command::new("git")
         .args(["ls-files", "-z", "*.man"])
         .current_dir(root())
