@@ -341,6 +341,7 @@ fn gen_from_rust_reports_declaration_errors_at_their_tokens() {
 /// without a warning of the manifest rules (the fleet-readiness advice about exporters, which its
 /// `multipleAggregate` set and its scaled raw count draw, is all `pcw lint` says).
 #[test]
+#[cfg(feature = "example-service")]
 fn the_example_service_s_derived_manifest_lints_clean() {
     let dir = scratch("tidal");
     let man = dir.join("tidal_service.man");
