@@ -6,6 +6,14 @@
 //! non-Windows host and records every call, [`wdk_style_rt`] shows the same contract met by
 //! bindgen-style (wdk-sys) bindings, and the generated modules for the golden manifests are
 //! included below.
+#![forbid(
+    clippy::undocumented_unsafe_blocks,
+    clippy::multiple_unsafe_ops_per_block,
+    clippy::missing_safety_doc,
+    clippy::unnecessary_safety_doc,
+    clippy::unnecessary_safety_comment,
+    reason = "every unsafe block and unsafe fn states its safety argument; no module opts out"
+)]
 
 pub mod fake_pcw;
 pub mod pcw_rt;

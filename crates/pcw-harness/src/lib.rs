@@ -41,6 +41,14 @@
 //!
 //! `docs/testing-your-driver.md` in the pcw-rs repository walks through a driver's tests,
 //! and says what only a Windows machine proves.
+#![forbid(
+    clippy::undocumented_unsafe_blocks,
+    clippy::multiple_unsafe_ops_per_block,
+    clippy::missing_safety_doc,
+    clippy::unnecessary_safety_doc,
+    clippy::unnecessary_safety_comment,
+    reason = "every unsafe block and unsafe fn states its safety argument; no module opts out"
+)]
 
 pub mod counters;
 #[cfg(all(target_arch = "x86_64", unix))]

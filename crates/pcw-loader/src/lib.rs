@@ -24,6 +24,14 @@
 //!   the instruction the loader stopped at (or the signal), not a dead test runner.
 //!
 //! x86-64 only: the image's code runs natively, called through `extern "win64"` pointers.
+#![forbid(
+    clippy::undocumented_unsafe_blocks,
+    clippy::multiple_unsafe_ops_per_block,
+    clippy::missing_safety_doc,
+    clippy::unnecessary_safety_doc,
+    clippy::unnecessary_safety_comment,
+    reason = "every unsafe block and unsafe fn states its safety argument; no module opts out"
+)]
 #![cfg(all(target_arch = "x86_64", unix))]
 
 pub mod driver;

@@ -12,6 +12,14 @@
 //!
 //! The simulator knows no counter manifest: what a consumer does with one (PDH's cooking,
 //! counter paths, typeperf's query) is the pcw-pdh crate, over this one.
+#![forbid(
+    clippy::undocumented_unsafe_blocks,
+    clippy::multiple_unsafe_ops_per_block,
+    clippy::missing_safety_doc,
+    clippy::unnecessary_safety_doc,
+    clippy::unnecessary_safety_comment,
+    reason = "every unsafe block and unsafe fn states its safety argument; no module opts out"
+)]
 
 pub mod kernel_pcw;
 pub mod usermode;

@@ -3,6 +3,9 @@
 //! `unsafe` block written into it is a compile error and a decision, not an accident. A crate
 //! "needs" `unsafe` when the keyword appears among its source tokens (inside macro invocations
 //! too, which errs towards needing it: a generator quoting `unsafe` code is not held to the rule).
+//! A crate that does hold `unsafe` forbids, at each of its roots, the lints that make every
+//! `unsafe` block and function state its safety argument, so no module of it can allow its way
+//! out (the workspace denies them everywhere; a crate-wide `forbid` cannot be overridden).
 
 use std::path::{Path, PathBuf};
 
@@ -35,6 +38,51 @@ fn has_unsafe(tokens: TokenStream) -> bool {
         TokenTree::Group(group) => has_unsafe(group.stream()),
         _ => false,
     })
+}
+
+/// The lints every root of a crate holding `unsafe` forbids.
+const SAFETY_LINTS: [&str; 5] = [
+    "clippy::undocumented_unsafe_blocks",
+    "clippy::multiple_unsafe_ops_per_block",
+    "clippy::missing_safety_doc",
+    "clippy::unnecessary_safety_doc",
+    "clippy::unnecessary_safety_comment",
+];
+
+/// The crate's roots: `lib.rs`, `main.rs` and each `bin/*.rs` under `src`.
+fn roots(src: &Path) -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = ["lib.rs", "main.rs"]
+        .map(|name| src.join(name))
+        .into_iter()
+        .filter(|p| p.exists())
+        .collect();
+    if let Ok(bins) = std::fs::read_dir(src.join("bin")) {
+        for bin in bins {
+            let path = bin.unwrap().path();
+            if path.extension().is_some_and(|e| e == "rs") {
+                roots.push(path);
+            }
+        }
+    }
+    roots.sort();
+    roots
+}
+
+/// The lints of `lints` that `root` does not forbid at its top.
+fn not_forbidden<'a>(root: &Path, lints: &[&'a str]) -> Vec<&'a str> {
+    let file = syn::parse_file(&std::fs::read_to_string(root).unwrap()).unwrap();
+    let forbidden: String = file
+        .attrs
+        .iter()
+        .filter(|attr| attr.path().is_ident("forbid"))
+        .filter_map(|attr| attr.meta.require_list().ok())
+        .map(|list| list.tokens.to_string().replace(' ', ""))
+        .collect();
+    lints
+        .iter()
+        .filter(|lint| !forbidden.contains(&lint.replace(' ', "")))
+        .copied()
+        .collect()
 }
 
 /// The crate's roots forbid (or deny) `unsafe_code` crate-wide.
@@ -94,6 +142,57 @@ fn every_crate_without_unsafe_forbids_it() {
         missing.is_empty(),
         "these crates contain no `unsafe` but their roots do not say `#![forbid(unsafe_code)]`: {missing:?}"
     );
+}
+
+#[test]
+fn every_crate_with_unsafe_forbids_opting_out_of_its_safety_comments() {
+    let mut missing = Vec::new();
+    for dir in crate_dirs() {
+        let src = dir.join("src");
+        if !needs_unsafe(&src) || forbids_unsafe(&src) {
+            continue;
+        }
+        for root in roots(&src) {
+            let lints = not_forbidden(&root, &SAFETY_LINTS);
+            if !lints.is_empty() {
+                let at = root
+                    .strip_prefix(workspace())
+                    .unwrap()
+                    .display()
+                    .to_string();
+                missing.push(format!("{at}: {}", lints.join(", ")));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "these crate roots hold `unsafe` code but do not forbid the lints that make it state \
+         its safety (`#![forbid(clippy::undocumented_unsafe_blocks, …)]`):\n{}",
+        missing.join("\n")
+    );
+}
+
+#[test]
+fn a_forbid_is_read_from_the_root_s_attributes() {
+    let dir = std::env::temp_dir().join(format!("pcw-structure-forbid-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let root = dir.join("lib.rs");
+    std::fs::write(
+        &root,
+        "//! Doc.\n#![forbid(clippy::missing_safety_doc, reason = \"x\")]\npub fn f() {}\n",
+    )
+    .unwrap();
+    assert_eq!(
+        not_forbidden(
+            &root,
+            &[
+                "clippy::missing_safety_doc",
+                "clippy::undocumented_unsafe_blocks"
+            ]
+        ),
+        ["clippy::undocumented_unsafe_blocks"]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -10,6 +10,14 @@
 //! `n / 2` ships moored (a 64-bit counter); the moon's `Pull` is `10 n` (capped at 1000) and
 //! `Phase` `n mod 30` (reference counters, set through their atomics), `Full Pull` (the base)
 //! is 1000 and `Pull Fraction` equals `Pull`, so it cooks to `Pull / 10` percent.
+#![forbid(
+    clippy::undocumented_unsafe_blocks,
+    clippy::multiple_unsafe_ops_per_block,
+    clippy::missing_safety_doc,
+    clippy::unnecessary_safety_doc,
+    clippy::unnecessary_safety_comment,
+    reason = "every unsafe block and unsafe fn states its safety argument; no module opts out"
+)]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -11,6 +11,14 @@
 //!   Wine 8.0's misplaced provider data (`docs/wine.md`) explicitly and nothing else;
 //! * [`summarize`]: a one-line description of a decoded reply for the program's output;
 //! * [`Report`]: collects deviations as "expected … got …" lines.
+#![forbid(
+    clippy::undocumented_unsafe_blocks,
+    clippy::multiple_unsafe_ops_per_block,
+    clippy::missing_safety_doc,
+    clippy::unnecessary_safety_doc,
+    clippy::unnecessary_safety_comment,
+    reason = "every unsafe block and unsafe fn states its safety argument; no module opts out"
+)]
 
 use std::fmt::Write as _;
 

@@ -4,6 +4,14 @@
 //! DLL's `CollectPerformanceData` contract under the real PE loader. Exits 1 on any deviation,
 //! printing what was expected and what came back. On other hosts it only says so (exit 2): its
 //! host-testable parts are the library's tests.
+#![forbid(
+    clippy::undocumented_unsafe_blocks,
+    clippy::multiple_unsafe_ops_per_block,
+    clippy::missing_safety_doc,
+    clippy::unnecessary_safety_doc,
+    clippy::unnecessary_safety_comment,
+    reason = "every unsafe block and unsafe fn states its safety argument; no module opts out"
+)]
 
 #[cfg(windows)]
 mod win;

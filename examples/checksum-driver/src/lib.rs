@@ -13,6 +13,14 @@
 //! for the tests, whose harness (pcw-harness) supplies the kernel routines; elsewhere only the
 //! plain-Rust parts are built. Kernel paths never panic and never allocate (the crate has no
 //! allocator).
+#![forbid(
+    clippy::undocumented_unsafe_blocks,
+    clippy::multiple_unsafe_ops_per_block,
+    clippy::missing_safety_doc,
+    clippy::unnecessary_safety_doc,
+    clippy::unnecessary_safety_comment,
+    reason = "every unsafe block and unsafe fn states its safety argument; no module opts out"
+)]
 #![cfg_attr(target_os = "windows", no_std)]
 #![cfg_attr(
     not(test),

@@ -12,6 +12,14 @@
 //! Prints one line in `pcw-bench-cg`'s format: `case`, label, repetitions, instances per call,
 //! `PcwAddInstance` calls in one call, allocations (0: the image allocates through the loader's
 //! pool, and the callback never does), capped names (0).
+#![forbid(
+    clippy::undocumented_unsafe_blocks,
+    clippy::multiple_unsafe_ops_per_block,
+    clippy::missing_safety_doc,
+    clippy::unnecessary_safety_doc,
+    clippy::unnecessary_safety_comment,
+    reason = "every unsafe block and unsafe fn states its safety argument; no module opts out"
+)]
 
 use std::process::ExitCode;
 

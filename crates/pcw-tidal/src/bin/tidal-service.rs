@@ -2,6 +2,14 @@
 //! `tidal-service [SECONDS]`: runs the example service (a tick every 100 ms) for SECONDS
 //! (default 3). Off Windows the counters go to pcw-sim's simulated Perflib, and once a second
 //! the service prints what a consumer collects from it there.
+#![forbid(
+    clippy::undocumented_unsafe_blocks,
+    clippy::multiple_unsafe_ops_per_block,
+    clippy::missing_safety_doc,
+    clippy::unnecessary_safety_doc,
+    clippy::unnecessary_safety_comment,
+    reason = "every unsafe block and unsafe fn states its safety argument; no module opts out"
+)]
 
 use std::time::{Duration, Instant};
 

@@ -7,6 +7,14 @@
 //! advapi32 has no `PerfSetULong…`/`PerfIncrement…`/`PerfDecrement…` setters, which an import
 //! of them would make the whole executable fail to load); on other hosts it runs against
 //! pcw-sim's simulated Perflib, where every function exists.
+#![forbid(
+    clippy::undocumented_unsafe_blocks,
+    clippy::multiple_unsafe_ops_per_block,
+    clippy::missing_safety_doc,
+    clippy::unnecessary_safety_doc,
+    clippy::unnecessary_safety_comment,
+    reason = "every unsafe block and unsafe fn states its safety argument; no module opts out"
+)]
 
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicU32, Ordering};
