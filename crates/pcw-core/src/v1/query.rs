@@ -150,9 +150,16 @@ pub fn classify(query: Option<&[u16]>) -> Query<'_> {
 mod tests {
     use super::*;
 
+    /// Every query string the tests classified, alive for the test binary's life (a `Query`
+    /// borrows its units); held by a static so that nothing is leaked.
+    static KEPT: std::sync::Mutex<Vec<&'static [u16]>> = std::sync::Mutex::new(Vec::new());
+
     fn q(s: &str) -> Query<'static> {
         let units: &'static [u16] =
             Box::leak(s.encode_utf16().collect::<Vec<_>>().into_boxed_slice());
+        KEPT.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(units);
         classify(Some(units))
     }
 
