@@ -868,10 +868,7 @@ impl<'a> Iterator for Sets<'a> {
             return None;
         }
         self.remaining -= 1;
-        let set = SetView {
-            bytes: self.bytes,
-            pos: self.pos,
-        };
+        let set = SetView::at(self.bytes, self.pos);
         self.pos = self.pos.saturating_add(set.byte_len());
         Some(set)
     }
@@ -883,37 +880,65 @@ impl<'a> Iterator for Sets<'a> {
 
 impl ExactSizeIterator for Sets<'_> {}
 
-/// One validated set (counterset) of a [`Snapshot`].
+/// One validated set (counterset) of a [`Snapshot`]. Its fixed fields are read once, when the
+/// view is made, so its accessors are plain field reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SetView<'a> {
     bytes: &'a [u8],
     pos: usize,
+    len: u32,
+    index: u16,
+    flags: u16,
+    counters: u16,
+    block_len: u16,
+    count: u32,
 }
 
 impl<'a> SetView<'a> {
+    /// The set record at `pos` of validated `bytes`.
+    #[inline]
+    fn at(bytes: &'a [u8], pos: usize) -> Self {
+        let fixed = bytes
+            .get(pos..)
+            .and_then(|b| b.first_chunk::<{ sf::LEN }>())
+            .copied()
+            .unwrap_or([0; sf::LEN]);
+        let u16_at = |off: usize| bytes::u16_at(&fixed, off);
+        Self {
+            bytes,
+            pos,
+            len: bytes::u32_at(&fixed, sf::SET_LEN),
+            index: u16_at(sf::INDEX),
+            flags: u16_at(sf::FLAGS),
+            counters: u16_at(sf::COUNTER_COUNT),
+            block_len: u16_at(sf::BLOCK_LEN),
+            count: bytes::u32_at(&fixed, sf::INSTANCE_COUNT),
+        }
+    }
+
     /// Offset of this record in the snapshot.
     pub const fn offset(&self) -> usize {
         self.pos
     }
 
     /// Bytes of this record, its instances included.
-    pub fn byte_len(&self) -> usize {
-        bytes::u32_at(self.bytes, self.pos.saturating_add(sf::SET_LEN)) as usize
+    pub const fn byte_len(&self) -> usize {
+        self.len as usize
     }
 
     /// The counterset's index in the manifest.
-    pub fn index(&self) -> u16 {
-        bytes::u16_at(self.bytes, self.pos.saturating_add(sf::INDEX))
+    pub const fn index(&self) -> u16 {
+        self.index
     }
 
     /// Whether the counterset is multi-instance.
-    pub fn multi(&self) -> bool {
-        bytes::u16_at(self.bytes, self.pos.saturating_add(sf::FLAGS)) & SET_FLAG_MULTI != 0
+    pub const fn multi(&self) -> bool {
+        self.flags & SET_FLAG_MULTI != 0
     }
 
     /// Number of counters, hence of values per instance.
-    pub fn counter_count(&self) -> u16 {
-        bytes::u16_at(self.bytes, self.pos.saturating_add(sf::COUNTER_COUNT))
+    pub const fn counter_count(&self) -> u16 {
+        self.counters
     }
 
     /// The counters' sizes in bytes (0, 4 or 8), in descriptor order.
@@ -930,16 +955,13 @@ impl<'a> SetView<'a> {
     }
 
     /// Bytes of each instance's counter block (`PERF_COUNTER_BLOCK` and the values).
-    pub fn block_len(&self) -> usize {
-        usize::from(bytes::u16_at(
-            self.bytes,
-            self.pos.saturating_add(sf::BLOCK_LEN),
-        ))
+    pub const fn block_len(&self) -> usize {
+        self.block_len as usize
     }
 
     /// Number of instances (0 or 1 for a single-instance set).
-    pub fn instance_count(&self) -> usize {
-        bytes::u32_at(self.bytes, self.pos.saturating_add(sf::INSTANCE_COUNT)) as usize
+    pub const fn instance_count(&self) -> usize {
+        self.count as usize
     }
 
     /// Offset of the identity table in the snapshot.

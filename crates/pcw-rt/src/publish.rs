@@ -264,6 +264,7 @@ impl<'q, S: Counterset> Visitor<'q, S> {
             self.collect,
             &mut progress,
             name,
+            #[inline(always)]
             |name| self.filter.selects(name, id).then_some(id),
             values,
         );
@@ -316,6 +317,7 @@ impl<'q, S: Counterset> Visitor<'q, S> {
                     &mut progress,
                     items,
                     name_id,
+                    #[inline(always)]
                     |_, id| Some(id),
                     values,
                 )
@@ -328,6 +330,7 @@ impl<'q, S: Counterset> Visitor<'q, S> {
                 &mut progress,
                 items,
                 name_id,
+                #[inline(always)]
                 move |name, id| filter.selects(name, id).then_some(id),
                 values,
             )
@@ -417,7 +420,9 @@ where
             collect,
             &mut p,
             name,
+            #[inline(always)]
             |name| select(name, id),
+            #[inline(always)]
             |c| values(&item, c),
         );
         if flow.is_break() {
@@ -458,7 +463,14 @@ where
         (n, Some(m)) if n == m => {
             for item in items.by_ref() {
                 let (name, id) = name_id(&item);
-                status = add::<S, V>(query, collect, name, id, |c| values(&item, c));
+                status = add::<S, V>(
+                    query,
+                    collect,
+                    name,
+                    id,
+                    #[inline(always)]
+                    |c| values(&item, c),
+                );
                 if status < 0 {
                     break;
                 }
@@ -469,7 +481,14 @@ where
             let mut taken = 0usize;
             for item in items {
                 let (name, id) = name_id(&item);
-                status = add::<S, V>(query, collect, name, id, |c| values(&item, c));
+                status = add::<S, V>(
+                    query,
+                    collect,
+                    name,
+                    id,
+                    #[inline(always)]
+                    |c| values(&item, c),
+                );
                 taken += 1;
                 if status < 0 {
                     break;

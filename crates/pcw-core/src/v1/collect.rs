@@ -87,56 +87,22 @@ pub fn collect(query: Option<&[u16]>, objects: &[&dyn ObjectSource], buf: &mut [
         }),
         Query::Null | Query::Foreign | Query::NameTable => return Collected::NotMine,
     };
-    // A fixed array keeps the selection off the heap; `Empty` fills the unused slots.
-    let mut selected: [&dyn ObjectSource; MAX_OBJECTS] = [&Empty; MAX_OBJECTS];
-    let mut count = 0;
-    for o in objects.iter().copied().filter(|o| wanted(*o)) {
-        let Some(slot) = selected.get_mut(count) else {
-            return Collected::Failed(WriteError::TooManyObjects);
-        };
-        *slot = o;
-        count += 1;
-    }
-    let selected = selected.get(..count).unwrap_or_default();
-    if selected.is_empty() {
+    // The selection is the objects `wanted` accepts, counted here and written by the writer
+    // in a second pass over the same list (no array of it to fill).
+    let count = objects.iter().filter(|o| wanted(**o)).count();
+    if count == 0 {
         return Collected::NotMine;
     }
-    match writer::write_objects(selected, mode, buf) {
+    if count > MAX_OBJECTS {
+        return Collected::Failed(WriteError::TooManyObjects);
+    }
+    match writer::write_selected(objects, wanted, mode, buf) {
         Ok(w) => Collected::Success {
             bytes: w.bytes,
             objects: w.objects,
         },
         Err(WriteError::NoSpace { .. }) => Collected::MoreData,
         Err(e) => Collected::Failed(e),
-    }
-}
-
-/// A filler for the fixed-size selection array; never written.
-struct Empty;
-
-impl ObjectSource for Empty {
-    fn header(&self) -> writer::ObjectHeader {
-        writer::ObjectHeader {
-            name_title_index: 0,
-            help_title_index: 0,
-            detail_level: crate::counter_type::DetailLevel::Novice,
-            default_counter: -1,
-            perf_time: 0,
-            perf_freq: 0,
-            costly: false,
-        }
-    }
-    fn counters(&self) -> &[writer::CounterSpec] {
-        &[]
-    }
-    fn kind(&self) -> writer::InstanceKind {
-        writer::InstanceKind::Multi
-    }
-    fn instance_count(&self) -> usize {
-        0
-    }
-    fn instance(&self, _: usize) -> writer::InstanceDesc<'_> {
-        writer::InstanceDesc::EMPTY
     }
 }
 

@@ -22,8 +22,8 @@
 use crate::snapshot::{MAX_COUNTERS, SetView};
 use crate::v1::wire::PERF_NO_UNIQUE_ID;
 use crate::v1::writer::{
-    CounterSpec, InstanceDesc, InstanceKind, InstanceName, InstanceSpec, ObjectHeader,
-    ObjectSource, sealed,
+    CheckedCounters, CounterSpec, InstanceDesc, InstanceKind, InstanceName, InstanceSpec,
+    ObjectHeader, ObjectSource, sealed,
 };
 
 /// One object over one snapshot set.
@@ -31,6 +31,8 @@ use crate::v1::writer::{
 pub struct SetObject<'a> {
     header: ObjectHeader,
     counters: &'a [CounterSpec],
+    /// The counter block length of `counters`, when they were checked already.
+    checked: Option<usize>,
     kind: InstanceKind,
     set: Option<SetView<'a>>,
     /// The set's counter blocks are laid out as `counters` say.
@@ -56,9 +58,24 @@ impl<'a> SetObject<'a> {
         Self {
             header,
             counters,
+            checked: None,
             kind,
             set,
             same_layout,
+        }
+    }
+
+    /// [`SetObject::new`] for counter definitions checked already: the writer then takes their
+    /// block length instead of checking them again on every reply.
+    pub fn checked<C: AsRef<[CounterSpec]>>(
+        header: ObjectHeader,
+        counters: &'a CheckedCounters<C>,
+        kind: InstanceKind,
+        set: Option<SetView<'a>>,
+    ) -> Self {
+        Self {
+            checked: Some(counters.block_len()),
+            ..Self::new(header, counters.counters(), kind, set)
         }
     }
 
@@ -143,18 +160,42 @@ impl ObjectSource for SetObject<'_> {
         }
     }
 
-    fn write_instances(&self, plan: &sealed::Plan<'_>, out: &mut [u8], _: sealed::Token) -> usize {
-        // The records, copied whole; the sizing pass has made room for them.
-        let Some(records) = self.copyable(plan.block_len()).map(|s| s.records()) else {
-            return 0;
-        };
-        match out.get_mut(..records.len()) {
-            Some(dst) => {
-                dst.copy_from_slice(records);
-                records.len()
+    /// The object ready to write when its counter definitions were checked and the set's
+    /// records (a multi-instance object; none without a set) or its one counter block (a
+    /// single-instance one) can be copied.
+    fn ready(&self, _: sealed::Token) -> Option<sealed::Ready<'_>> {
+        let block_len = self.checked?;
+        let (instance_count, body) = match (self.kind, self.set) {
+            (InstanceKind::Multi, None) => (0, &[][..]),
+            (InstanceKind::Multi, Some(_)) => {
+                let set = self.copyable(block_len)?;
+                (set.instance_count(), set.records())
             }
-            None => 0,
-        }
+            (InstanceKind::Single, _) => (0, self.counter_block(block_len, sealed::Token)?),
+        };
+        Some(sealed::Ready {
+            header: self.header,
+            counters: self.counters,
+            block_len,
+            kind: self.kind,
+            instance_count,
+            body,
+        })
+    }
+
+    fn checked_block_len(&self, _: sealed::Token) -> Option<usize> {
+        self.checked
+    }
+
+    /// The set's records, copied whole by the writer.
+    fn instance_records(&self, block_len: usize, _: sealed::Token) -> Option<&[u8]> {
+        self.copyable(block_len).map(|s| s.records())
+    }
+
+    /// Never reached for a set the writer accepted (it copies [`Self::instance_records`]);
+    /// writes nothing.
+    fn write_instances(&self, _: &sealed::Plan<'_>, _: &mut [u8], _: sealed::Token) -> usize {
+        0
     }
 
     fn counter_block(&self, block_len: usize, _: sealed::Token) -> Option<&[u8]> {
@@ -285,6 +326,26 @@ mod tests {
             }
         };
         let mine = write(&ours);
+        // The same object over checked definitions (the writer's ready path, when the layout
+        // agrees) writes the same bytes, or is refused the same way; so does its metadata.
+        if let Ok(checked) = CheckedCounters::new(counters) {
+            let fast = SetObject::checked(
+                header(10, false),
+                &checked,
+                InstanceKind::Multi,
+                snapshot.find_set(0),
+            );
+            assert_eq!(write(&fast), mine, "checked definitions");
+            for mode in [Mode::Data, Mode::Metadata] {
+                assert_eq!(objects_len(&[&fast], mode), objects_len(&[&ours], mode));
+                if let Ok(needed) = objects_len(&[&ours], mode) {
+                    let (mut a, mut b) = (vec![0x11u8; needed], vec![0x22u8; needed]);
+                    write_objects(&[&ours], mode, &mut a).unwrap();
+                    write_objects(&[&fast], mode, &mut b).unwrap();
+                    assert_eq!(a, b, "{mode:?}");
+                }
+            }
+        }
         if let Ok(needed) = objects_len(&[&ours], Mode::Data) {
             for size in [0, needed / 2, needed - 8, needed - 1] {
                 let mut buf = vec![0x77u8; size];
@@ -426,6 +487,49 @@ mod tests {
         let mut expected = vec![0u8; needed];
         write_objects(&fixed, Mode::Data, &mut expected).unwrap();
         assert_eq!(buf, expected);
+        // Over checked definitions too (the single and the absent set ready, the empty one
+        // written from its zeros).
+        let checked = CheckedCounters::new(&c[..]).unwrap();
+        let objects = [
+            SetObject::checked(
+                header(12, false),
+                &checked,
+                InstanceKind::Single,
+                snapshot.find_set(1),
+            ),
+            SetObject::checked(header(14, false), &checked, InstanceKind::Single, None),
+            SetObject::checked(header(16, false), &checked, InstanceKind::Multi, None),
+        ];
+        assert!(objects[0].ready(sealed::Token).is_some());
+        assert!(objects[1].ready(sealed::Token).is_none());
+        assert!(objects[2].ready(sealed::Token).is_some());
+        let objects: [&dyn ObjectSource; 3] = [&objects[0], &objects[1], &objects[2]];
+        let mut again = vec![0u8; needed];
+        assert_eq!(objects_len(&objects, Mode::Data), Ok(needed));
+        write_objects(&objects, Mode::Data, &mut again).unwrap();
+        assert_eq!(again, expected);
+    }
+
+    #[test]
+    fn checked_counters_refuse_what_the_writer_refuses() {
+        let mut c = [
+            counter(CounterType::Rawcount, 4, 0),
+            counter(CounterType::BulkCount, 8, 0),
+        ];
+        assign_offsets(&mut c).unwrap();
+        assert_eq!(CheckedCounters::new(&c[..]).map(|c| c.block_len()), Ok(16));
+        let mut misaligned = c;
+        misaligned[1].offset = 12;
+        assert_eq!(
+            CheckedCounters::new(&misaligned[..]),
+            Err(WriteError::MisalignedCounter { counter: 1 })
+        );
+        let mut bad_size = c;
+        bad_size[0].size = 8;
+        assert_eq!(
+            CheckedCounters::new(&bad_size[..]),
+            Err(WriteError::BadCounterSize { counter: 0 })
+        );
     }
 
     #[test]

@@ -30,10 +30,12 @@ mod model;
 mod shaped;
 mod sizing;
 
+pub(crate) use emission::write_selected;
 pub use emission::{write_object, write_objects};
 pub use model::{
-    CheckedName, CounterSpec, InstanceDesc, InstanceKind, InstanceName, InstanceSpec,
-    InstancesDesc, MAX_INSTANCE_NAME_UNITS, ObjectDesc, ObjectHeader, ObjectSource, PaddedName,
+    CheckedCounters, CheckedName, CounterSpec, InstanceDesc, InstanceKind, InstanceName,
+    InstanceSpec, InstancesDesc, MAX_INSTANCE_NAME_UNITS, ObjectDesc, ObjectHeader, ObjectSource,
+    PaddedName,
 };
 pub(crate) use sizing::place_counter;
 pub use sizing::{assign_offsets, object_len, objects_len};
@@ -47,6 +49,27 @@ pub(crate) mod sealed {
     pub struct Token;
 
     pub use super::block::{Plan, TEMPLATE_WORDS, Template};
+
+    /// Everything about an object whose reply a source holds ready (its counter definitions
+    /// checked, its instances or counter block as the reply holds them), given by one call of
+    /// `ObjectSource::ready`: the writer sizes it from these lengths and writes it as its
+    /// definitions and one copy of `body`.
+    #[derive(Clone, Copy, Debug)]
+    pub struct Ready<'a> {
+        /// As `ObjectSource::header`.
+        pub header: super::ObjectHeader,
+        /// As `ObjectSource::counters`, checked.
+        pub counters: &'a [super::CounterSpec],
+        /// Their counter block length.
+        pub block_len: usize,
+        /// As `ObjectSource::kind`.
+        pub kind: super::InstanceKind,
+        /// As `ObjectSource::instance_count` (0 for a single-instance object).
+        pub instance_count: usize,
+        /// The instance definitions and counter blocks (multi-instance), or the counter block
+        /// (single-instance), as the reply holds them.
+        pub body: &'a [u8],
+    }
 }
 
 /// Why a description could not be written.

@@ -317,6 +317,31 @@ pub trait ObjectSource {
         None
     }
 
+    /// The whole object ready to write, when the source holds its reply so (a snapshot set over
+    /// checked counter definitions does); `None` (the default) to have the writer ask the
+    /// methods above one by one.
+    #[doc(hidden)]
+    fn ready(&self, _: sealed::Token) -> Option<sealed::Ready<'_>> {
+        None
+    }
+
+    /// The counter block length of [`Self::counters`] when they were checked already (a source
+    /// built from [`CheckedCounters`]); `None` (the default) to have the writer check them for
+    /// every reply.
+    #[doc(hidden)]
+    fn checked_block_len(&self, _: sealed::Token) -> Option<usize> {
+        None
+    }
+
+    /// The instance definitions and counter blocks of a multi-instance object as the reply
+    /// holds them, for counter blocks of `block_len` bytes, when the source holds them ready to
+    /// copy (a snapshot set does); `None` (the default) to have the writer write them from
+    /// [`Self::instance`].
+    #[doc(hidden)]
+    fn instance_records(&self, _block_len: usize, _: sealed::Token) -> Option<&[u8]> {
+        None
+    }
+
     /// Bytes of the instance definitions and counter blocks of a multi-instance object whose
     /// counter blocks take `block_len` bytes, after checking every name and value count.
     #[doc(hidden)]
@@ -337,6 +362,43 @@ pub trait ObjectSource {
             plan,
             out,
         )
+    }
+}
+
+/// An object's counter definitions, checked once ([`CheckedCounters::new`]: sizes, types,
+/// offsets, bases; what the writer checks for every reply of a source without them), with the
+/// counter block length they give. A source built from them (`SetObject::checked`) is sized and
+/// written without checking them again: the V1 DLL checks its catalog's definitions when it
+/// builds it, not on every collection.
+///
+/// `C` holds the definitions: a slice, or (with the `alloc` feature) a `Vec`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckedCounters<C> {
+    counters: C,
+    block_len: usize,
+}
+
+impl<C: AsRef<[CounterSpec]>> CheckedCounters<C> {
+    /// Checks `counters` as the writer would for a reply.
+    ///
+    /// # Errors
+    /// The [`WriteError`] the writer would refuse a reply with.
+    pub fn new(counters: C) -> Result<Self, WriteError> {
+        let block_len = super::sizing::check_counters(counters.as_ref())?;
+        Ok(Self {
+            counters,
+            block_len,
+        })
+    }
+
+    /// The definitions.
+    pub fn counters(&self) -> &[CounterSpec] {
+        self.counters.as_ref()
+    }
+
+    /// Bytes of each instance's counter block (a multiple of 8, at least 8).
+    pub const fn block_len(&self) -> usize {
+        self.block_len
     }
 }
 
