@@ -126,7 +126,11 @@ impl V1Object {
             names,
             values,
             counters,
-            checked: CheckedCounters::new(counters).expect("checked layout"),
+            checked: {
+                let mut checked = CheckedCounters::new(counters).expect("checked layout");
+                checked.render_definitions().expect("memory");
+                checked
+            },
             block_len,
             header,
             c_counters,

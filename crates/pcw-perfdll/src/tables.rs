@@ -84,7 +84,10 @@ impl Catalog {
                 }
             }
             assign_offsets(&mut counters).map_err(CatalogError::Layout)?;
-            let counters = CheckedCounters::new(counters).map_err(CatalogError::Layout)?;
+            let mut counters = CheckedCounters::new(counters).map_err(CatalogError::Layout)?;
+            counters
+                .render_definitions()
+                .map_err(|_| CatalogError::NoMemory)?;
             let object = CatalogObject {
                 table,
                 header: ObjectHeader {

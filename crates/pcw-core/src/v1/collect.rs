@@ -87,16 +87,36 @@ pub fn collect(query: Option<&[u16]>, objects: &[&dyn ObjectSource], buf: &mut [
         }),
         Query::Null | Query::Foreign | Query::NameTable => return Collected::NotMine,
     };
-    // The selection is the objects `wanted` accepts, counted here and written by the writer
-    // in a second pass over the same list (no array of it to fill).
-    let count = objects.iter().filter(|o| wanted(**o)).count();
+    // The selection is the objects `wanted` accepts, asked once each here: a bit per object of
+    // the first 64 (the writer's two passes test the bits), counted.
+    let mut selected = 0u64;
+    let mut count = 0usize;
+    let mut last = None;
+    for (i, o) in objects.iter().enumerate() {
+        if wanted(*o) {
+            count += 1;
+            last = Some(*o);
+            if let Some(bit) = 1u64.checked_shl(u32::try_from(i).unwrap_or(u32::MAX)) {
+                selected |= bit;
+            }
+        }
+    }
     if count == 0 {
         return Collected::NotMine;
     }
     if count > MAX_OBJECTS {
         return Collected::Failed(WriteError::TooManyObjects);
     }
-    match writer::write_selected(objects, wanted, mode, buf) {
+    // One object (the usual reply) written in one go; more objects than bits: the writer asks
+    // `wanted` itself.
+    let written = if let (1, Some(object)) = (count, last) {
+        writer::write_one(object, mode, buf)
+    } else if objects.len() <= 64 {
+        writer::write_selected(objects, |i, _| selected >> i & 1 != 0, mode, buf)
+    } else {
+        writer::write_selected(objects, |_, o| wanted(o), mode, buf)
+    };
+    match written {
         Ok(w) => Collected::Success {
             bytes: w.bytes,
             objects: w.objects,
@@ -200,26 +220,30 @@ mod tests {
 
     #[test]
     fn more_data_at_every_short_size() {
-        let (full, _) = run(Some("Global"), 4096);
-        let needed = full.bytes();
-        assert_eq!(needed, 2 * 112);
-        for size in 0..needed {
-            let (out, buf) = run(Some("Global"), size);
-            assert_eq!(out, Collected::MoreData);
-            assert_eq!(
-                (out.status(), out.bytes(), out.objects()),
-                (ERROR_MORE_DATA, 0, 0)
-            );
-            assert!(buf.iter().all(|b| *b == 0xEE), "size {size}");
-        }
-        let (out, _) = run(Some("Global"), needed);
-        assert_eq!(
-            out,
-            Collected::Success {
-                bytes: needed,
-                objects: 2
+        // Two objects, and one (written in one go), first and last of the list.
+        for (query, objects) in [("Global", 2), ("Costly", 1), ("238", 1), ("2380", 1)] {
+            let (full, _) = run(Some(query), 4096);
+            let needed = full.bytes();
+            assert_eq!(needed, objects * 112, "{query}");
+            for size in 0..needed {
+                let (out, buf) = run(Some(query), size);
+                assert_eq!(out, Collected::MoreData, "{query}");
+                assert_eq!(
+                    (out.status(), out.bytes(), out.objects()),
+                    (ERROR_MORE_DATA, 0, 0)
+                );
+                assert!(buf.iter().all(|b| *b == 0xEE), "{query}: size {size}");
             }
-        );
+            let (out, _) = run(Some(query), needed);
+            assert_eq!(
+                out,
+                Collected::Success {
+                    bytes: needed,
+                    objects
+                },
+                "{query}"
+            );
+        }
     }
 
     #[test]

@@ -37,6 +37,12 @@ pub struct SetObject<'a> {
     set: Option<SetView<'a>>,
     /// The set's counter blocks are laid out as `counters` say.
     same_layout: bool,
+    /// The checked counters' definitions as the reply holds them (empty if not checked, or
+    /// without the `alloc` feature).
+    definitions: &'a [[u8; crate::v1::wire::field::counter_definition::LEN]],
+    /// For checked counters, when the object can be written as its definitions and one copy:
+    /// its instance count and what is copied, worked out once when it is made.
+    prepared: Option<(usize, &'a [u8])>,
 }
 
 impl<'a> SetObject<'a> {
@@ -62,6 +68,8 @@ impl<'a> SetObject<'a> {
             kind,
             set,
             same_layout,
+            definitions: &[],
+            prepared: None,
         }
     }
 
@@ -73,10 +81,34 @@ impl<'a> SetObject<'a> {
         kind: InstanceKind,
         set: Option<SetView<'a>>,
     ) -> Self {
-        Self {
+        let mut object = Self {
             checked: Some(counters.block_len()),
+            definitions: counters.definition_bytes(),
             ..Self::new(header, counters.counters(), kind, set)
+        };
+        object.prepared = object.prepare(counters.block_len());
+        object
+    }
+
+    /// What [`ObjectSource::ready`] hands over besides the definitions: the instance count and
+    /// the set's records (a multi-instance object; none without a set) or its one counter block
+    /// (a single-instance one), when they can be copied.
+    fn prepare(&self, block_len: usize) -> Option<(usize, &'a [u8])> {
+        match (self.kind, self.set) {
+            (InstanceKind::Multi, None) => Some((0, &[][..])),
+            (InstanceKind::Multi, Some(_)) => {
+                let set = self.copyable(block_len)?;
+                Some((set.instance_count(), set.records()))
+            }
+            (InstanceKind::Single, _) => Some((0, self.single_block(block_len)?)),
         }
+    }
+
+    /// The single instance's counter block, when it can be copied into a reply whose blocks
+    /// take `block_len` bytes.
+    fn single_block(&self, block_len: usize) -> Option<&'a [u8]> {
+        let block = self.copyable(block_len)?.instance(0)?.block();
+        (block.len() == block_len).then_some(block)
     }
 
     /// The set read, if any.
@@ -165,17 +197,11 @@ impl ObjectSource for SetObject<'_> {
     /// single-instance one) can be copied.
     fn ready(&self, _: sealed::Token) -> Option<sealed::Ready<'_>> {
         let block_len = self.checked?;
-        let (instance_count, body) = match (self.kind, self.set) {
-            (InstanceKind::Multi, None) => (0, &[][..]),
-            (InstanceKind::Multi, Some(_)) => {
-                let set = self.copyable(block_len)?;
-                (set.instance_count(), set.records())
-            }
-            (InstanceKind::Single, _) => (0, self.counter_block(block_len, sealed::Token)?),
-        };
+        let (instance_count, body) = self.prepared?;
         Some(sealed::Ready {
             header: self.header,
             counters: self.counters,
+            definitions: self.definitions,
             block_len,
             kind: self.kind,
             instance_count,
@@ -199,8 +225,7 @@ impl ObjectSource for SetObject<'_> {
     }
 
     fn counter_block(&self, block_len: usize, _: sealed::Token) -> Option<&[u8]> {
-        let block = self.copyable(block_len)?.instance(0)?.block();
-        (block.len() == block_len).then_some(block)
+        self.single_block(block_len)
     }
 }
 
@@ -328,10 +353,16 @@ mod tests {
         let mine = write(&ours);
         // The same object over checked definitions (the writer's ready path, when the layout
         // agrees) writes the same bytes, or is refused the same way; so does its metadata.
-        if let Ok(checked) = CheckedCounters::new(counters) {
+        // Definitions built per reply, then rendered once and copied.
+        let mut both = CheckedCounters::new(counters).map(|c| (c.clone(), c));
+        if let Ok((_, rendered)) = &mut both {
+            rendered.render_definitions().unwrap();
+            assert_eq!(rendered.definition_bytes().len(), counters.len());
+        }
+        for checked in both.iter().flat_map(|(a, b)| [a, b]) {
             let fast = SetObject::checked(
                 header(10, false),
-                &checked,
+                checked,
                 InstanceKind::Multi,
                 snapshot.find_set(0),
             );
@@ -489,7 +520,8 @@ mod tests {
         assert_eq!(buf, expected);
         // Over checked definitions too (the single and the absent set ready, the empty one
         // written from its zeros).
-        let checked = CheckedCounters::new(&c[..]).unwrap();
+        let mut checked = CheckedCounters::new(&c[..]).unwrap();
+        checked.render_definitions().unwrap();
         let objects = [
             SetObject::checked(
                 header(12, false),

@@ -9,7 +9,7 @@ use crate::bytes::len32;
 use crate::v1::wire::{self, CounterDefinitionRepr, ObjectTypeRepr};
 use crate::v1::writer::block::write_block;
 use crate::v1::writer::model::units_le;
-use crate::v1::writer::sizing::{add, check_counters, fits_u32, measure_object};
+use crate::v1::writer::sizing::{add, check_counters, fits_u32, measure_ready, measure_unready};
 use crate::v1::writer::{
     CheckedName, CounterSpec, InstanceDesc, InstanceKind, InstanceName, InstanceSpec, Mode,
     ObjectHeader, ObjectSource, WriteError, Written, sealed,
@@ -32,26 +32,35 @@ pub fn write_objects(
     mode: Mode,
     buf: &mut [u8],
 ) -> Result<Written, WriteError> {
-    write_selected(objects, &|_| true, mode, buf)
+    write_selected(objects, |_, _| true, mode, buf)
 }
 
-/// [`write_objects`] for the objects of `objects` that `wanted` accepts (asked twice per object,
-/// in the sizing and the writing pass: it must answer the same both times).
+/// [`write_objects`] for the objects of `objects` that `wanted` accepts, given each object's
+/// index and the object (asked twice per object, in the sizing and the writing pass: it must
+/// answer the same both times).
+#[inline]
 pub(crate) fn write_selected(
     objects: &[&dyn ObjectSource],
-    wanted: &dyn Fn(&dyn ObjectSource) -> bool,
+    wanted: impl Fn(usize, &dyn ObjectSource) -> bool,
     mode: Mode,
     buf: &mut [u8],
 ) -> Result<Written, WriteError> {
-    let selected = || objects.iter().filter(|o| wanted(**o));
     // Block lengths fit in u32: each object's length does.
     let mut blocks = [0u32; KEPT_BLOCKS];
     let mut needed = 0usize;
-    for (index, o) in selected().enumerate() {
-        let (len, block) = measure_object(*o, mode)?;
+    let mut index = 0usize;
+    for (i, &o) in objects.iter().enumerate() {
+        if !wanted(i, o) {
+            continue;
+        }
+        let (len, block) = match o.ready(sealed::Token) {
+            Some(ready) => measure_ready(&ready, mode)?,
+            None => measure_unready(o, mode)?,
+        };
         if let Some(slot) = blocks.get_mut(index) {
             *slot = len32(block);
         }
+        index += 1;
         needed = add(needed, len)?;
     }
     let needed = fits_u32(needed)?;
@@ -60,20 +69,44 @@ pub(crate) fn write_selected(
         .ok_or(WriteError::NoSpace { needed })?;
     let mut at = 0usize;
     let mut written = 0usize;
-    for (index, o) in selected().enumerate() {
-        let block_len = match blocks.get(index) {
+    for (i, &o) in objects.iter().enumerate() {
+        if !wanted(i, o) {
+            continue;
+        }
+        let block_len = match blocks.get(written) {
             Some(block) => *block as usize,
             None => o
                 .checked_block_len(sealed::Token)
                 .unwrap_or_else(|| check_counters(o.counters()).unwrap_or(0)),
         };
         let rest = out.get_mut(at..).unwrap_or_default();
-        at += emit_object(*o, mode, block_len, rest);
+        at += emit_object(o, o.ready(sealed::Token), mode, block_len, rest);
         written += 1;
     }
     Ok(Written {
         bytes: at,
         objects: written,
+    })
+}
+
+/// [`write_selected`] of one object: asked whether it is ready once for both passes.
+#[inline]
+pub(crate) fn write_one(
+    object: &dyn ObjectSource,
+    mode: Mode,
+    buf: &mut [u8],
+) -> Result<Written, WriteError> {
+    let ready = object.ready(sealed::Token);
+    let (needed, block_len) = match &ready {
+        Some(ready) => measure_ready(ready, mode)?,
+        None => measure_unready(object, mode)?,
+    };
+    let out = buf
+        .get_mut(..needed)
+        .ok_or(WriteError::NoSpace { needed })?;
+    Ok(Written {
+        bytes: emit_object(object, ready, mode, block_len, out),
+        objects: 1,
     })
 }
 
@@ -93,8 +126,14 @@ pub fn write_object(
 /// returns the bytes written. Every store is bounds-checked (per definition for the object's
 /// definitions, per record for its instances), so a source that changed since it was measured
 /// yields a short object inside `buf`, never a write outside it.
-fn emit_object(src: &dyn ObjectSource, mode: Mode, block_len: usize, buf: &mut [u8]) -> usize {
-    if let Some(ready) = src.ready(sealed::Token) {
+fn emit_object(
+    src: &dyn ObjectSource,
+    ready: Option<sealed::Ready<'_>>,
+    mode: Mode,
+    block_len: usize,
+    buf: &mut [u8],
+) -> usize {
+    if let Some(ready) = ready {
         // The definitions, then one copy of what the source holds ready.
         let parts = (
             ready.header,
@@ -102,7 +141,7 @@ fn emit_object(src: &dyn ObjectSource, mode: Mode, block_len: usize, buf: &mut [
             ready.kind,
             ready.instance_count,
         );
-        return emit_with(parts, mode, buf, |rest| {
+        return emit_with(parts, ready.definitions, mode, buf, |rest| {
             match rest.get_mut(..ready.body.len()) {
                 Some(dst) => {
                     dst.copy_from_slice(ready.body);
@@ -120,6 +159,7 @@ fn emit_object(src: &dyn ObjectSource, mode: Mode, block_len: usize, buf: &mut [
     };
     emit_with(
         (src.header(), counters, kind, instance_count),
+        &[],
         mode,
         buf,
         |rest| {
@@ -153,12 +193,30 @@ fn emit_object(src: &dyn ObjectSource, mode: Mode, block_len: usize, buf: &mut [
     )
 }
 
-/// The object of `header`, `counters`, `kind` and `instance_count` into `buf`: its definitions,
-/// then (for a data reply) what `body` writes after them, then the `PERF_OBJECT_TYPE` with the
-/// total; the bytes written.
+/// The 40 bytes of `c`'s `PERF_COUNTER_DEFINITION`.
+#[inline]
+pub(super) fn definition_bytes(c: &CounterSpec) -> [u8; wire::field::counter_definition::LEN] {
+    CounterDefinitionRepr {
+        byte_length: len32(wire::field::counter_definition::LEN),
+        counter_name_title_index: c.name_title_index,
+        counter_help_title_index: c.help_title_index,
+        default_scale: c.default_scale,
+        detail_level: c.detail_level,
+        counter_type: c.counter_type,
+        counter_size: c.size,
+        counter_offset: c.offset,
+    }
+    .to_bytes()
+}
+
+/// The object of `header`, `counters`, `kind` and `instance_count` into `buf`: its definitions
+/// (copied from `definitions` when it holds one per counter, else built), then (for a data
+/// reply) what `body` writes after them, then the `PERF_OBJECT_TYPE` with the total; the bytes
+/// written.
 #[inline]
 fn emit_with(
     (header, counters, kind, instance_count): (ObjectHeader, &[CounterSpec], InstanceKind, usize),
+    definitions: &[[u8; wire::field::counter_definition::LEN]],
     mode: Mode,
     buf: &mut [u8],
     body: impl FnOnce(&mut [u8]) -> usize,
@@ -172,20 +230,17 @@ fn emit_with(
         (Mode::Data, InstanceKind::Multi) => i32::try_from(instance_count).unwrap_or(i32::MAX),
     };
     let mut at = wire::field::object_type::LEN;
-    // Each definition built whole and copied into the next 40 bytes that fit.
+    // The definitions copied whole when the source has them; else each built whole and
+    // copied into the next 40 bytes that fit.
     let defs = buf.get_mut(at..).unwrap_or_default().as_chunks_mut().0;
-    for (dst, c) in defs.iter_mut().zip(counters) {
-        *dst = CounterDefinitionRepr {
-            byte_length: len32(wire::field::counter_definition::LEN),
-            counter_name_title_index: c.name_title_index,
-            counter_help_title_index: c.help_title_index,
-            default_scale: c.default_scale,
-            detail_level: c.detail_level,
-            counter_type: c.counter_type,
-            counter_size: c.size,
-            counter_offset: c.offset,
+    if definitions.len() == counters.len() {
+        for (dst, d) in defs.iter_mut().zip(definitions) {
+            *dst = *d;
         }
-        .to_bytes();
+    } else {
+        for (dst, c) in defs.iter_mut().zip(counters) {
+            *dst = definition_bytes(c);
+        }
     }
     at += counters.len() * wire::field::counter_definition::LEN;
     if mode == Mode::Data {

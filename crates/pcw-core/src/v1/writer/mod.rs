@@ -30,8 +30,8 @@ mod model;
 mod shaped;
 mod sizing;
 
-pub(crate) use emission::write_selected;
 pub use emission::{write_object, write_objects};
+pub(crate) use emission::{write_one, write_selected};
 pub use model::{
     CheckedCounters, CheckedName, CounterSpec, InstanceDesc, InstanceKind, InstanceName,
     InstanceSpec, InstancesDesc, MAX_INSTANCE_NAME_UNITS, ObjectDesc, ObjectHeader, ObjectSource,
@@ -60,6 +60,9 @@ pub(crate) mod sealed {
         pub header: super::ObjectHeader,
         /// As `ObjectSource::counters`, checked.
         pub counters: &'a [super::CounterSpec],
+        /// Their `PERF_COUNTER_DEFINITION`s as the reply holds them, when the source has them
+        /// (empty otherwise: the writer builds them).
+        pub definitions: &'a [[u8; crate::v1::wire::field::counter_definition::LEN]],
         /// Their counter block length.
         pub block_len: usize,
         /// As `ObjectSource::kind`.

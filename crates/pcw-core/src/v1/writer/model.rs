@@ -367,15 +367,21 @@ pub trait ObjectSource {
 
 /// An object's counter definitions, checked once ([`CheckedCounters::new`]: sizes, types,
 /// offsets, bases; what the writer checks for every reply of a source without them), with the
-/// counter block length they give. A source built from them (`SetObject::checked`) is sized and
-/// written without checking them again: the V1 DLL checks its catalog's definitions when it
-/// builds it, not on every collection.
+/// counter block length they give and, once [rendered](CheckedCounters::render_definitions)
+/// (with the `alloc` feature), their `PERF_COUNTER_DEFINITION`s as the reply holds them. A
+/// source built from them (`SetObject::checked`) is sized and written without checking them
+/// again, its definitions copied when rendered: the V1 DLL checks and renders its catalog's
+/// definitions when it builds it, not on every collection.
 ///
 /// `C` holds the definitions: a slice, or (with the `alloc` feature) a `Vec`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CheckedCounters<C> {
     counters: C,
     block_len: usize,
+    /// The definitions' bytes, one 40-byte `PERF_COUNTER_DEFINITION` per counter, once
+    /// rendered (empty before).
+    #[cfg(any(feature = "alloc", test))]
+    definitions: alloc::vec::Vec<[u8; wire::field::counter_definition::LEN]>,
 }
 
 impl<C: AsRef<[CounterSpec]>> CheckedCounters<C> {
@@ -388,7 +394,30 @@ impl<C: AsRef<[CounterSpec]>> CheckedCounters<C> {
         Ok(Self {
             counters,
             block_len,
+            #[cfg(any(feature = "alloc", test))]
+            definitions: alloc::vec::Vec::new(),
         })
+    }
+
+    /// Renders the definitions' bytes once, so that every reply copies them instead of building
+    /// them (measured with callgrind: 4 definitions, 135 instructions a reply). Allocates
+    /// without a panic path.
+    ///
+    /// # Errors
+    /// The allocation failed (the definitions are then built per reply, as before).
+    #[cfg(any(feature = "alloc", test))]
+    pub fn render_definitions(&mut self) -> Result<(), alloc::collections::TryReserveError> {
+        let counters = self.counters.as_ref();
+        let mut definitions = crate::fallible::with_capacity(counters.len())?;
+        for c in counters {
+            // Room was reserved for every counter: this always succeeds.
+            let _ = crate::fallible::push_reserved(
+                &mut definitions,
+                super::emission::definition_bytes(c),
+            );
+        }
+        self.definitions = definitions;
+        Ok(())
     }
 
     /// The definitions.
@@ -399,6 +428,15 @@ impl<C: AsRef<[CounterSpec]>> CheckedCounters<C> {
     /// Bytes of each instance's counter block (a multiple of 8, at least 8).
     pub const fn block_len(&self) -> usize {
         self.block_len
+    }
+
+    /// The definitions as the reply holds them, once rendered (empty before, or without the
+    /// `alloc` feature: the writer then builds them).
+    pub fn definition_bytes(&self) -> &[[u8; wire::field::counter_definition::LEN]] {
+        #[cfg(any(feature = "alloc", test))]
+        return &self.definitions;
+        #[cfg(not(any(feature = "alloc", test)))]
+        return &[];
     }
 }
 

@@ -110,10 +110,27 @@ pub(super) fn measure_object(
     src: &dyn ObjectSource,
     mode: Mode,
 ) -> Result<(usize, usize), WriteError> {
-    if let Some(ready) = src.ready(sealed::Token) {
-        let len = ready_len(&ready, mode).ok_or(WriteError::TooLarge)?;
-        return Ok((fits_u32(len)?, ready.block_len));
+    match src.ready(sealed::Token) {
+        Some(ready) => measure_ready(&ready, mode),
+        None => measure_unready(src, mode),
     }
+}
+
+/// [`measure_object`] of an object its source holds ready.
+#[inline]
+pub(super) fn measure_ready(
+    ready: &sealed::Ready<'_>,
+    mode: Mode,
+) -> Result<(usize, usize), WriteError> {
+    let len = ready_len(ready, mode).ok_or(WriteError::TooLarge)?;
+    Ok((fits_u32(len)?, ready.block_len))
+}
+
+/// [`measure_object`] of an object its source does not hold ready.
+pub(super) fn measure_unready(
+    src: &dyn ObjectSource,
+    mode: Mode,
+) -> Result<(usize, usize), WriteError> {
     let counters = src.counters();
     let block = match src.checked_block_len(sealed::Token) {
         Some(block) => block,
