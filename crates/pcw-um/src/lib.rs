@@ -434,24 +434,26 @@ impl Provider {
                 code,
             });
         }
+        let kinds = Kinds::of(set);
         let instance = Instance {
             handle: self.handle,
             provider: PhantomData,
             block,
             set,
-            kinds: Kinds::of(set),
+            kinds,
             // Reference counters only, one allocation for all of them: a set without them
             // allocates nothing here.
-            refs: if set.counters.iter().any(CounterInfo::by_reference) {
-                set.counters.iter().map(|_| AtomicU64::new(0)).collect()
-            } else {
-                Box::default()
-            },
+            refs: (0..kinds.slots(set)).map(|_| AtomicU64::new(0)).collect(),
         };
-        for (c, slot) in set.counters.iter().zip(&instance.refs) {
+        let by_id = kinds.refs_by_id(set);
+        for (i, c) in set.counters.iter().enumerate() {
             if !c.by_reference() {
                 continue;
             }
+            let index = if by_id { c.id as usize } else { i };
+            let Some(slot) = instance.refs.get(index) else {
+                continue;
+            };
             let address = slot.as_ptr().cast_const().cast::<c_void>();
             // SAFETY: live handle and block; the address stays valid until the instance is
             // deleted (the slots are freed only after `PerfDeleteInstance`, in `Drop`).
@@ -484,35 +486,72 @@ pub struct Instance<'p> {
     set: &'static CounterSetInfo,
     /// Which ids below 64 are value counters of which size, worked out at creation.
     kinds: Kinds,
-    /// One slot per counter of the template when it has reference counters (a reference
-    /// counter's value lives in its slot: 8 bytes, of which a 4-byte counter uses the first
-    /// 4), else empty.
+    /// The reference counters' values, one 8-byte slot each (a 4-byte counter uses its first
+    /// 4): indexed by id when every reference counter's id is below 64, else by template
+    /// position; empty without reference counters.
     refs: Box<[AtomicU64]>,
 }
 
-/// The value counters of a counterset with ids below 64, by size: one bit per id, so a setter
-/// checks its id and size with one bit test (other ids are looked up in the template).
+/// The value and reference counters of a counterset with ids below 64, by size: one bit per id,
+/// so a setter checks its id and size with one bit test, and a reference counter's slot is found
+/// by its id (other ids are looked up in the template).
 #[derive(Clone, Copy, Debug, Default)]
 struct Kinds {
     value32: u64,
     value64: u64,
+    /// The reference counters, when every one of them has an id below 64: their slots are then
+    /// indexed by id (both 0 otherwise: slots by template position, found by lookup).
+    reference32: u64,
+    reference64: u64,
 }
 
 impl Kinds {
     fn of(set: &CounterSetInfo) -> Self {
         let mut k = Self::default();
-        for c in set
-            .counters
-            .iter()
-            .filter(|c| c.id < 64 && !c.by_reference())
-        {
-            match c.size {
-                4 => k.value32 |= 1 << c.id,
-                8 => k.value64 |= 1 << c.id,
+        for c in set.counters.iter().filter(|c| c.id < 64) {
+            match (c.by_reference(), c.size) {
+                (false, 4) => k.value32 |= 1 << c.id,
+                (false, 8) => k.value64 |= 1 << c.id,
+                (true, 4) => k.reference32 |= 1 << c.id,
+                (true, 8) => k.reference64 |= 1 << c.id,
                 _ => {}
             }
         }
+        if set.counters.iter().any(|c| c.id >= 64 && c.by_reference()) {
+            k.reference32 = 0;
+            k.reference64 = 0;
+        }
         k
+    }
+
+    /// Whether the reference counters' slots are indexed by id (else by template position).
+    fn refs_by_id(self, set: &CounterSetInfo) -> bool {
+        self.reference32 | self.reference64 != 0
+            || !set.counters.iter().any(CounterInfo::by_reference)
+    }
+
+    /// The slots a set's reference counters take: one per id up to the highest, or one per
+    /// counter of the template; none without reference counters.
+    fn slots(self, set: &CounterSetInfo) -> usize {
+        if !set.counters.iter().any(CounterInfo::by_reference) {
+            0
+        } else if self.refs_by_id(set) {
+            64 - (self.reference32 | self.reference64).leading_zeros() as usize
+        } else {
+            set.counters.len()
+        }
+    }
+
+    /// Whether `id` is a reference counter of `size` bytes whose slot is at index `id`
+    /// (`false`: not known to be; look it up).
+    #[inline]
+    fn is_reference(self, id: u32, size: u32) -> bool {
+        let mask = if size == 8 {
+            self.reference64
+        } else {
+            self.reference32
+        };
+        id < 64 && mask >> id & 1 != 0
     }
 
     /// Whether `id` is a value counter of `size` bytes (`false`: not known to be; look it up).
@@ -676,11 +715,29 @@ impl Instance<'_> {
     }
 
     /// Reference counter `id`'s slot, if it is one of `size` bytes.
+    #[inline]
     fn slot(&self, id: u32, size: u32) -> Result<&AtomicU64, Error> {
+        if self.kinds.is_reference(id, size)
+            && let Some(slot) = self.refs.get(id as usize)
+        {
+            return Ok(slot);
+        }
+        self.slot_slow(id, size)
+    }
+
+    /// [`Self::slot`] by the template: the slot, or why `id` is not a reference counter of
+    /// `size` bytes.
+    #[cold]
+    fn slot_slow(&self, id: u32, size: u32) -> Result<&AtomicU64, Error> {
         let (i, c) = self.set.counter(id)?;
+        let index = if self.kinds.refs_by_id(self.set) {
+            id as usize
+        } else {
+            i
+        };
         let slot = self
             .refs
-            .get(i)
+            .get(index)
             .filter(|_| c.by_reference())
             .ok_or(Error::Reference {
                 id,
@@ -701,6 +758,7 @@ impl Instance<'_> {
     ///
     /// # Errors
     /// Unknown id, a value counter, or an 8-byte counter.
+    #[inline]
     pub fn reference_u32(&self, id: u32) -> Result<&AtomicU32, Error> {
         let slot = self.slot(id, 4)?;
         // SAFETY: the slot's first 4 bytes, aligned for a `u32`, live as long as `&self`; a
@@ -713,6 +771,7 @@ impl Instance<'_> {
     ///
     /// # Errors
     /// Unknown id, a value counter, or a 4-byte counter.
+    #[inline]
     pub fn reference_u64(&self, id: u32) -> Result<&AtomicU64, Error> {
         self.slot(id, 8)
     }

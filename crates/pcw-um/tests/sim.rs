@@ -215,6 +215,84 @@ static WIDE: CounterSetInfo = CounterSetInfo {
     ],
 };
 
+/// Reference counters with ids below 64 only: their slots go by id.
+static LOW_REFS: CounterSetInfo = CounterSetInfo {
+    guid: 0x4444_0000_0000_0000_0000_0000_0000_0003,
+    instance_type: 2,
+    counters: &[counter(63, 4, 0), counter(5, 8, ATTRIB_BY_REFERENCE)],
+};
+
+/// Reference counters with an id from 64 up: their slots go by template position.
+static HIGH_REFS: CounterSetInfo = CounterSetInfo {
+    guid: 0x4444_0000_0000_0000_0000_0000_0000_0002,
+    instance_type: 2,
+    counters: &[
+        counter(9, 4, 0),
+        counter(3, 8, ATTRIB_BY_REFERENCE),
+        counter(70, 4, ATTRIB_BY_REFERENCE),
+        counter(2, 4, ATTRIB_BY_REFERENCE),
+    ],
+};
+
+#[test]
+fn reference_slots_by_id_or_by_template_position_hold_what_is_stored() {
+    let provider = Provider::start(
+        0x4444_0000_0000_0000_0000_0000_0000_0010,
+        &[&LOW_REFS, &HIGH_REFS],
+    )
+    .unwrap();
+    let by_id = provider.create_instance(&LOW_REFS, "by id", 1).unwrap();
+    let by_position = provider
+        .create_instance(&HIGH_REFS, "by position", 1)
+        .unwrap();
+    by_id.reference_u64(5).unwrap().store(55, Ordering::Relaxed);
+    by_position.set_u32(9, 99).unwrap();
+    by_position
+        .reference_u64(3)
+        .unwrap()
+        .store(33, Ordering::Relaxed);
+    by_position
+        .reference_u32(70)
+        .unwrap()
+        .store(70, Ordering::Relaxed);
+    by_position
+        .reference_u32(2)
+        .unwrap()
+        .store(22, Ordering::Relaxed);
+    for (i, id, size) in [
+        (&by_position, 3, 4),
+        (&by_position, 70, 8),
+        (&by_position, 2, 8),
+    ] {
+        let wrong = if size == 4 {
+            i.reference_u32(id).err()
+        } else {
+            i.reference_u64(id).err()
+        };
+        assert!(matches!(wrong, Some(Error::WrongSize { .. })), "{id}");
+    }
+    assert!(matches!(
+        by_position.reference_u32(9),
+        Err(Error::Reference { id: 9, .. })
+    ));
+    assert!(matches!(
+        by_id.reference_u32(63),
+        Err(Error::Reference { id: 63, .. })
+    ));
+    let low = &usermode::collect(LOW_REFS.guid).unwrap()[0];
+    assert_eq!(low.values[&5], 55);
+    let high = &usermode::collect(HIGH_REFS.guid).unwrap()[0];
+    assert_eq!(
+        (
+            high.values[&9],
+            high.values[&3],
+            high.values[&70],
+            high.values[&2]
+        ),
+        (99, 33, 70, 22)
+    );
+}
+
 #[test]
 fn the_setters_check_ids_below_64_by_bit_and_others_by_template_and_names_of_every_form_are_taken()
 {
