@@ -188,20 +188,26 @@ impl Publish<set::Set> for Waves<'_> {
                             if visitor.counters() == CounterMask::ALL {
                                 return visitor.instances(
                                     view.iter(),
+                                    #[inline(always)]
                                     |e| (e.name(), e.id()),
+                                    #[inline(always)]
                                     |e, _| values_at(*e.value(), at, u64::MAX),
                                 );
                             }
                             return visitor.instances(
                                 view.iter(),
+                                #[inline(always)]
                                 |e| (e.name(), e.id()),
+                                #[inline(always)]
                                 |e, counters| values_at(*e.value(), at, counters.bits()),
                             );
                         }
                         let mut at = NO_PHASE;
                         visitor.instances(
                             view.iter(),
+                            #[inline(always)]
                             |e| (e.name(), e.id()),
+                            #[inline(always)]
                             |e, counters| {
                                 if at == NO_PHASE {
                                     at = phase(ffi::system_time());
