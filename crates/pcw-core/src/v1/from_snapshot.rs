@@ -61,6 +61,16 @@ impl<'a> SetObject<'a> {
                     c.offset as usize == offset && c.size as usize == size
                 })
         });
+        Self::with_layout(header, counters, kind, set, same_layout)
+    }
+
+    fn with_layout(
+        header: ObjectHeader,
+        counters: &'a [CounterSpec],
+        kind: InstanceKind,
+        set: Option<SetView<'a>>,
+        same_layout: bool,
+    ) -> Self {
         Self {
             header,
             counters,
@@ -81,10 +91,26 @@ impl<'a> SetObject<'a> {
         kind: InstanceKind,
         set: Option<SetView<'a>>,
     ) -> Self {
+        let specs = counters.counters();
+        // Counters laid out by their sizes alone (as the snapshot's sets are): the same layout
+        // exactly when the sizes are the same.
+        let base = if counters.canonical() {
+            let same_layout = set.is_some_and(|s| {
+                let sizes = s.counter_sizes();
+                sizes.len() == specs.len()
+                    && sizes
+                        .iter()
+                        .zip(specs)
+                        .all(|(s, c)| u32::from(*s) == c.size)
+            });
+            Self::with_layout(header, specs, kind, set, same_layout)
+        } else {
+            Self::new(header, specs, kind, set)
+        };
         let mut object = Self {
             checked: Some(counters.block_len()),
             definitions: counters.definition_bytes(),
-            ..Self::new(header, counters.counters(), kind, set)
+            ..base
         };
         object.prepared = object.prepare(counters.block_len());
         object
@@ -562,6 +588,40 @@ mod tests {
             CheckedCounters::new(&bad_size[..]),
             Err(WriteError::BadCounterSize { counter: 0 })
         );
+    }
+
+    #[test]
+    fn checked_objects_see_the_layout_new_sees() {
+        // The set: sizes 4, 4, 8 (offsets 4, 8, 16).
+        let names = [String::from("a")];
+        let mut words = encode(&names, &[vec![1, 2, 3]], &sizes(3), None);
+        let snapshot = Snapshot::parse(bytes_of(&mut words)).unwrap();
+        let set = snapshot.find_set(0);
+        let canonical = counters(3);
+        // The same sizes elsewhere in the block (not as assign_offsets lays them out).
+        let mut moved = canonical.clone();
+        moved[0].offset = 12;
+        moved[1].offset = 8;
+        let mut other_sizes = counters(2);
+        other_sizes.push(counter(CounterType::Rawcount, 4, 0));
+        assign_offsets(&mut other_sizes).unwrap();
+        for (c, same) in [
+            (&canonical, true),
+            (&moved, false),
+            (&other_sizes, false),
+            (&counters(2), false),
+            (&counters(4), false),
+        ] {
+            let checked = CheckedCounters::new(&c[..]).unwrap();
+            assert_eq!(checked.canonical(), *c != moved, "{c:?}");
+            let fast = SetObject::checked(header(10, false), &checked, InstanceKind::Multi, set);
+            let slow = SetObject::new(header(10, false), c, InstanceKind::Multi, set);
+            assert_eq!(
+                (fast.same_layout(), slow.same_layout()),
+                (same, same),
+                "{c:?}"
+            );
+        }
     }
 
     #[test]

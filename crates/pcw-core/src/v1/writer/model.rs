@@ -378,6 +378,9 @@ pub trait ObjectSource {
 pub struct CheckedCounters<C> {
     counters: C,
     block_len: usize,
+    /// Each counter at the offset [`assign_offsets`](super::assign_offsets) gives its size after
+    /// the previous ones: the layout is then a function of the sizes alone.
+    canonical: bool,
     /// The definitions' bytes, one 40-byte `PERF_COUNTER_DEFINITION` per counter, once
     /// rendered (empty before).
     #[cfg(any(feature = "alloc", test))]
@@ -391,9 +394,16 @@ impl<C: AsRef<[CounterSpec]>> CheckedCounters<C> {
     /// The [`WriteError`] the writer would refuse a reply with.
     pub fn new(counters: C) -> Result<Self, WriteError> {
         let block_len = super::sizing::check_counters(counters.as_ref())?;
+        let mut end = bytes::len32(wire::field::counter_block::LEN);
+        let canonical = counters.as_ref().iter().all(|c| {
+            let placed = super::place_counter(end, c.size);
+            end = placed.map_or(end, |(_, next)| next);
+            placed.is_some_and(|(offset, _)| offset == c.offset)
+        });
         Ok(Self {
             counters,
             block_len,
+            canonical,
             #[cfg(any(feature = "alloc", test))]
             definitions: alloc::vec::Vec::new(),
         })
@@ -428,6 +438,12 @@ impl<C: AsRef<[CounterSpec]>> CheckedCounters<C> {
     /// Bytes of each instance's counter block (a multiple of 8, at least 8).
     pub const fn block_len(&self) -> usize {
         self.block_len
+    }
+
+    /// Whether every counter is at the offset `assign_offsets` gives its size after the previous
+    /// ones (so two such lists with the same sizes lay the block out alike).
+    pub const fn canonical(&self) -> bool {
+        self.canonical
     }
 
     /// The definitions as the reply holds them, once rendered (empty before, or without the
