@@ -3,10 +3,14 @@
 # The benchmarks in one run (BENCHMARKS.md): criterion (times, reported as ratios) for the no-op-PCW
 # and pcw-sim benches, then callgrind (instruction counts, deterministic on a noisy machine) on the
 # pcw-bench-cg driver, and the generated section of BENCHMARKS.md rewritten from both.
+# The manifest tools' scaling (criterion over generated manifests of 16 000 to 128 000 counters,
+# then the `pcw lint` binary on 100 000; N / 8 with --quick) adds a table of its own; about
+# 10 minutes on 2 cores.
 #
 #   scripts/bench.sh            all N (1, 100, 10 000, 100 000); a few minutes on 2 cores
 #   scripts/bench.sh --quick    N = 1 and 100 only
 #   scripts/bench.sh --stdout   print the report instead of rewriting BENCHMARKS.md
+#   scripts/bench.sh --manifest only the manifest tools: rewrites their table alone
 #
 # Needs valgrind (apt-get install valgrind; its headers give the client requests) and python3.
 # Not part of scripts/test.sh (CI time).
@@ -15,14 +19,16 @@ cd "$(dirname "$0")/.."
 
 quick=()
 report_args=()
+manifest_only=0
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=(--quick) ;;
     --stdout) report_args+=(--stdout) ;;
-    *) echo "usage: $0 [--quick] [--stdout]" >&2; exit 2 ;;
+    --manifest) manifest_only=1 ;;
+    *) echo "usage: $0 [--quick] [--stdout] [--manifest]" >&2; exit 2 ;;
   esac
 done
-command -v valgrind >/dev/null || { echo "error: valgrind is missing (apt-get install valgrind)" >&2; exit 1; }
+[ "$manifest_only" = 1 ] || command -v valgrind >/dev/null || { echo "error: valgrind is missing (apt-get install valgrind)" >&2; exit 1; }
 
 target="${CARGO_TARGET_DIR:-target}"
 out="$target/pcw-bench-run"   # raw outputs of the last run: rows.tsv, cg.out.*, logs
@@ -33,6 +39,31 @@ step() { printf '\n== %s\n' "$*" >&2; }
 # The machine's load, recorded in the report: criterion's times are only as steady as the
 # machine is quiet (the instruction counts do not depend on it).
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# The manifest tools' scaling: benches/manifest.rs (criterion), then `pcw lint` three times on a
+# generated manifest; report_manifest.py reads manifest-cli.tsv and the last run's output.
+manifest_tools() {
+  step "manifest tools (criterion over generated manifests, then the pcw binary)"
+  local env_=() n=100000
+  [ ${#quick[@]} -gt 0 ] && env_=(PCW_BENCH_QUICK=1) && n=12500
+  rm -rf "$target"/criterion/manifest_*   # a --manifest run keeps the other benches' results
+  env "${env_[@]}" cargo bench -q -p pcw-bench --bench manifest >"$out/criterion-manifest.log" 2>&1 \
+    || { cat "$out/criterion-manifest.log" >&2; exit 1; }
+  cargo build -q --release -p pcw-cli -p pcw-bench --bin pcw --bin pcw-bench-manifest
+  "$target/release/pcw-bench-manifest" "$n" >"$out/manifest-$n.man"
+  for _ in 1 2 3; do
+    # `pcw lint` exits 1 on an error; the generated manifest has none (`set -e` checks).
+    TIMEFORMAT="lint	$n	%R	%U	%S"
+    { time "$target/release/pcw" lint "$out/manifest-$n.man" >/dev/null 2>"$out/manifest-lint.log"; } \
+      2>>"$out/manifest-cli.tsv"
+  done
+  rm "$out/manifest-$n.man"
+}
+if [ "$manifest_only" = 1 ]; then
+  manifest_tools
+  python3 crates/pcw-bench/report_manifest.py "$out" "$target" "${report_args[@]}"
+  exit 0
+fi
 
 step "criterion (no-op PCW, then pcw-sim)"
 rm -rf "$target/criterion"
@@ -74,6 +105,8 @@ fi
   echo "valgrind: $(valgrind --version)"
   echo "load average (1, 5, 15 min): $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 } >"$out/machine.txt"
+
+manifest_tools
 
 step "report"
 python3 crates/pcw-bench/report.py "$out" "$target" "$out/machine.txt" "${report_args[@]}"

@@ -8,9 +8,13 @@
 #                           LTO and one codegen unit (a release driver; see driver_build below)
 #   checksum_driver.sys     the example driver that gained counters (examples/checksum-driver),
 #                           built and linked the same way
+#   fresh_driver.sys,       the two driver crates `pcw new` writes under target/scaffold (from a
+#   ported_driver.sys       fresh manifest, and from xdp_like.man), built the same way
 #   pcw_perfdll.dll         the V1 perf DLL (crates/pcw-perfdll), x86_64-pc-windows-gnu via mingw
 #   pcw_wine_consumer.exe   the V1 consumer scripts/wine-test.sh runs under Wine
 #   tidal_wine_check.exe    the example user-mode service's Perflib calls, run under Wine
+#   c_driver.sys            the C example driver (examples/c-driver), mingw-w64's gcc, and its
+#   c_driver_cr8.sys        variant that manages IRQL through CR8 itself (scripts/c-driver.sh)
 #
 # Debian's rustc/cargo 1.96 (/usr/bin) is used only here, through PATH and with its own target
 # directories under target/ (xwin-msvc, xwin-gnu), so the rustup toolchain and the host build
@@ -82,14 +86,14 @@ done
 # the style of a public driver's (XDP's per-queue sets, multipleAggregate). They resolve against
 # a copy of this workspace's Cargo.lock, offline (every crate they use is already fetched), so
 # they build exactly the versions the drivers do.
-echo "== fresh crates: one manifest + pcw-gen + pcw-rt each, x86_64-pc-windows-msvc, no hand-written FFI"
+echo "== fresh crates: one manifest (or one declaration) + pcw-gen + pcw-rt each, x86_64-pc-windows-msvc, no hand-written FFI"
 fresh=$root/target/fresh-crates
 rm -rf "$fresh"
 mkdir -p "$fresh"
 cat >"$fresh/Cargo.toml" <<'TOML'
 [workspace]
 resolver = "3"
-members = ["driver-manifest", "xdp-like-manifest"]
+members = ["driver-manifest", "xdp-like-manifest", "declared-kernel"]
 TOML
 cp Cargo.lock "$fresh/Cargo.lock"
 for crate in driver-manifest:manifest/pcw_driver.man xdp-like-manifest:crates/pcw-cli/tests/fixtures/xdp_like.man; do
@@ -123,10 +127,64 @@ RS
 include!(concat!(env!("OUT_DIR"), "/$stem.rs"));
 RS
 done
+# A fresh crate whose counters are declared in Rust, not in a manifest: the declaration is what
+# `pcw gen --to-rust` writes for the checksum example's manifest, the macro (pcw-declare) expands
+# the register/add layer, and build.rs derives the manifest, `.rc`/`.res` and lodctr files from
+# the same file.
+mkdir -p "$fresh/declared-kernel/src"
+cargo run --locked -q -p pcw-cli -- gen --to-rust examples/checksum-driver/checksum_driver.man -o "$fresh/declared-kernel/src/counters.rs"
+cat >"$fresh/declared-kernel/Cargo.toml" <<TOML
+[package]
+name = "declared-kernel"
+version = "0.1.0"
+edition = "2024"
+publish = false
+
+[dependencies]
+pcw-rt = { path = "$root/crates/pcw-rt", features = ["windows-sys"] }
+pcw-declare = { path = "$root/crates/pcw-declare" }
+
+[build-dependencies]
+pcw-gen = { path = "$root/crates/pcw-gen" }
+TOML
+cat >"$fresh/declared-kernel/build.rs" <<'RS'
+fn main() {
+    pcw_gen::Config::new().compile_declarations("src/counters.rs").unwrap();
+}
+RS
+cat >"$fresh/declared-kernel/src/lib.rs" <<'RS'
+#![no_std]
+//! Counters declared in Rust (`src/counters.rs`), with no manifest and no hand-written FFI.
+
+include!("counters.rs");
+RS
 # The drivers' flags, profile settings and target directory (the fresh workspace has its own
 # release profile, so its crates and the standard library are compiled once for it: about 2 min
 # of CPU from cold, seconds when warm).
 driver_build build --offline --release --manifest-path "$fresh/Cargo.toml" --workspace --lib
+
+# `pcw new` twice, outside this workspace: a driver crate from a fresh manifest and one from an
+# existing manifest (xdp_like.man, a C driver's counters being ported), each depending on this
+# checkout's crates by path (`--pcw-rs`). Their images are built like the drivers' above; the
+# test command then runs each crate's own tests on its host build and on its image. Like the
+# fresh crates they share a copy of this workspace's Cargo.lock, offline.
+echo "== scaffold: pcw new (a fresh manifest, and xdp_like.man), x86_64-pc-windows-msvc"
+scaffold=$root/target/scaffold
+rm -rf "$scaffold"
+mkdir -p "$scaffold"
+cat >"$scaffold/Cargo.toml" <<'TOML'
+[workspace]
+resolver = "3"
+members = ["fresh-driver", "ported-driver"]
+TOML
+cp Cargo.lock "$scaffold/Cargo.lock"
+cargo run -q --locked -p pcw-cli --bin pcw -- new "$scaffold/fresh-driver" --pcw-rs "$root"
+cargo run -q --locked -p pcw-cli --bin pcw -- new "$scaffold/ported-driver" --pcw-rs "$root" \
+  --manifest crates/pcw-cli/tests/fixtures/xdp_like.man
+driver_build build --offline --release --manifest-path "$scaffold/Cargo.toml" --workspace --lib
+for driver in fresh_driver ported_driver; do
+  cp "$root/target/xwin-msvc/x86_64-pc-windows-msvc/release/$driver.dll" "$out/$driver.sys"
+done
 
 # The DLL, the consumer and the example service in one cargo invocation: one resolution and one
 # build of std for all.
@@ -141,7 +199,53 @@ cp "$gnu_out/pcw_perfdll.dll" "$out/pcw_perfdll.dll"
 cp "$gnu_out/pcw-wine-consumer.exe" "$out/pcw_wine_consumer.exe"
 cp "$gnu_out/tidal-wine-check.exe" "$out/tidal_wine_check.exe"
 
+# A fresh user-mode crate declared in Rust, for the service target: the declaration of a
+# user-mode manifest of pcw-gen's tests, expanded over pcw-um, its string table converted by
+# windres and linked.
+echo "== fresh crate: a user-mode counterset declared in Rust, x86_64-pc-windows-gnu"
+fresh_gnu=$root/target/fresh-crates-gnu
+rm -rf "$fresh_gnu"
+mkdir -p "$fresh_gnu/declared-user/src"
+cat >"$fresh_gnu/Cargo.toml" <<'TOML'
+[workspace]
+resolver = "3"
+members = ["declared-user"]
+TOML
+cp Cargo.lock "$fresh_gnu/Cargo.lock"
+cargo run --locked -q -p pcw-cli -- gen --to-rust crates/pcw-gen/tests/manifests/northwind_user.man -o "$fresh_gnu/declared-user/src/counters.rs"
+cat >"$fresh_gnu/declared-user/Cargo.toml" <<TOML
+[package]
+name = "declared-user"
+version = "0.1.0"
+edition = "2024"
+publish = false
+
+[dependencies]
+pcw-um = { path = "$root/crates/pcw-um" }
+pcw-declare = { path = "$root/crates/pcw-declare" }
+
+[build-dependencies]
+pcw-gen = { path = "$root/crates/pcw-gen" }
+TOML
+cat >"$fresh_gnu/declared-user/build.rs" <<'RS'
+fn main() {
+    pcw_gen::Config::new().compile_declarations("src/counters.rs").unwrap();
+}
+RS
+cat >"$fresh_gnu/declared-user/src/lib.rs" <<'RS'
+//! A user-mode provider declared in Rust (`src/counters.rs`), over pcw-um.
+
+include!("counters.rs");
+RS
+RUSTFLAGS="-C panic=abort" \
+  CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc \
+  CARGO_TARGET_DIR="$root/target/xwin-gnu" \
+  debian_cargo build --offline --release --manifest-path "$fresh_gnu/Cargo.toml" --workspace --lib \
+  --target x86_64-pc-windows-gnu -Zbuild-std=std,panic_abort
+
+bash scripts/c-driver.sh
+
 echo "== built:"
-for f in pcw_driver.sys checksum_driver.sys pcw_perfdll.dll pcw_wine_consumer.exe tidal_wine_check.exe; do
+for f in pcw_driver.sys checksum_driver.sys fresh_driver.sys ported_driver.sys pcw_perfdll.dll pcw_wine_consumer.exe tidal_wine_check.exe c_driver.sys c_driver_cr8.sys; do
   printf '   target/windows/%-22s %8d bytes\n' "$f" "$(stat -c %s "$out/$f")"
 done

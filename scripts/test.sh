@@ -3,7 +3,7 @@
 # The one command that runs every check of pcw-rs, on a fresh Linux machine or in CI:
 # formatting, clippy (warnings are errors), the workspace tests, a short run of every fuzz target, and
 # the real Windows artifacts: cross-built with Debian's toolchain (installed when missing),
-# PE-checked, run in the loader, the driver's WDK flavour built from wdk-sys's own generated
+# PE-checked, run in the loader (the C example driver too), the driver's WDK flavour built from wdk-sys's own generated
 # bindings and checked the same way, and the perf DLL run under Wine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,14 +30,40 @@ step "cargo test (workspace)"
 cargo build --locked -p pcw-cli --bin pcw
 PCW_BIN="${CARGO_TARGET_DIR:-$(pwd)/target}/debug/pcw" cargo test --workspace --locked
 
-step "cargo publish --dry-run: the public crates (pcw-core, pcw-rt, pcw-gen, pcw-um) package and build from their tarballs, in dependency order"
+step "cargo publish --dry-run: the published crates package and build from their tarballs, in dependency order (the runtimes, the generator and its macro, the simulator and consumer, the loader, the test harness, the reference driver and example service the command bundles, the pcw command)"
 # Cargo treats a registry crate as immutable: the verification build left in target/package
 # and the sources it extracted from its temporary registry into CARGO_HOME (directories named
 # `-<hash>`, one per checkout) would be reused by a later run of the same version even after
 # our source changed. Start from neither.
+published=(pcw-core pcw-io pcw-rt pcw-gen pcw-declare pcw-um pcw-sim pcw-pdh pcw-loader pcw-harness pcw-driver pcw-tidal pcw-cli)
 rm -rf "${CARGO_TARGET_DIR:-$(pwd)/target}/package"
-rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/pcw-{core,rt,gen,um}-[0-9]*
-cargo publish --dry-run --locked -p pcw-core -p pcw-rt -p pcw-gen -p pcw-um --features pcw-rt/windows-sys
+for crate in "${published[@]}"; do
+  rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/"$crate"-[0-9]*
+done
+cargo publish --dry-run --locked "${published[@]/#/-p}" --features pcw-rt/windows-sys
+
+step "the pcw command installed from its packaged crates into a fresh directory (cargo install --path), then run: a manifest linted, a driver crate created, the bundled driver sampled"
+# Each published crate resolves to the tarball the dry run just verified (extracted under
+# target/package), never to a registry crate of the same name.
+package_dir="${CARGO_TARGET_DIR:-$(pwd)/target}/package"
+install_root="$(pwd)/target/pcw-install"
+rm -rf "$install_root"
+patches=()
+for crate in "${published[@]}"; do
+  patches+=(--config "patch.crates-io.$crate.path=\"$package_dir/$crate-0.1.0\"")
+done
+# A debug build in the workspace's target directory: the third-party crates the workspace tests
+# already built are reused (only the packaged crates of ours are compiled again), which keeps
+# the stage to a minute instead of a whole release build with LTO.
+cargo install --debug --offline --path "$package_dir/pcw-cli-0.1.0" --root "$install_root" "${patches[@]}"
+installed="$install_root/bin/pcw"
+"$installed" --version
+"$installed" lint examples/checksum-driver/checksum_driver.man
+scratch=$(mktemp -d)
+"$installed" new "$scratch/installed-driver"
+test -f "$scratch/installed-driver/installed_driver.man"
+rm -rf "$scratch"
+"$installed" typeperf "\Geometric Waves(*)\Triangle" -sc 2 -si 0.1 >/dev/null
 
 step "benches: build them and run each scenario once, untimed (criterion's test mode; scripts/bench.sh measures)"
 cargo test --locked -p pcw-bench --benches
@@ -67,8 +93,10 @@ PCW_WINDOWS_ARTIFACTS=target/windows \
 step "the shipped .sys executed: DriverEntry, callbacks, IOCTLs and DriverUnload of target/windows/pcw_driver.sys in the loader (crates/pcw-loader)"
 PCW_DRIVER_IMAGE=target/windows/pcw_driver.sys cargo test -p pcw-loader --locked -- --nocapture
 
-step "the example driver that gained counters: target/windows/checksum_driver.sys's DriverEntry, IOCTLs, filtered collections and DriverUnload in the loader (crates/pcw-loader/tests/example.rs), then no panic and kernel constraints (pcw-pecheck --root)"
-PCW_EXAMPLE_IMAGE=target/windows/checksum_driver.sys cargo test -p pcw-loader --test example --locked -- --nocapture
+step "the example driver that gained counters: its tests through pcw-harness on target/windows/checksum_driver.sys (DriverEntry, IOCTLs, filtered collections, typeperf, DriverUnload), the installed pcw sampling it, then no panic and kernel constraints (pcw-pecheck --root)"
+PCW_EXAMPLE_IMAGE=target/windows/checksum_driver.sys cargo test -p checksum-driver --locked -- --nocapture
+"$installed" typeperf --image target/windows/checksum_driver.sys \
+  --manifest examples/checksum-driver/checksum_driver.man "\Checksum Driver Algorithms(*)\*" -sc 2 -si 0.1
 # The example's entry points for the code analyses: DriverEntry (from which the analyses also
 # follow every routine it installs) and its Publish impl, which the PCW callback calls.
 example_roots=(--root DriverEntry=DriverEntry --root 'the Publish impl (Algorithms::visit)=10Algorithms')
@@ -79,6 +107,20 @@ cargo run -q -p pcw-pecheck --bin pcw-pecheck --locked -- kernel-constraints \
   target/windows/checksum_driver.sys "$example_pdb" "${example_roots[@]}"
 cargo run -q -p pcw-pecheck --bin pcw-pecheck --locked -- strings \
   target/windows/checksum_driver.sys examples/checksum-driver/checksum_driver.man
+
+step "the scaffold: the crates pcw new wrote under target/scaffold (a fresh manifest, and xdp_like.man), their own tests on their host builds and on their images"
+(cd target/scaffold && \
+  FRESH_DRIVER_IMAGE="$(pwd)/../windows/fresh_driver.sys" \
+  PORTED_DRIVER_IMAGE="$(pwd)/../windows/ported_driver.sys" \
+  CARGO_TARGET_DIR="$(pwd)/.." cargo test --offline --workspace -- --nocapture)
+for driver in fresh_driver ported_driver; do
+  cargo run -q -p pcw-cli --bin pcw --locked -- typeperf -qx --image "target/windows/$driver.sys" \
+    --manifest "target/scaffold/${driver/_/-}/$driver.man"
+done
+
+step "the C example driver (examples/c-driver, built with mingw-w64 by scripts/c-driver.sh during the cross-build): target/windows/c_driver.sys and its CR8 variant, linked without relocations, in the loader (crates/pcw-loader/tests/c_driver.rs)"
+PCW_C_DRIVER_IMAGE=target/windows/c_driver.sys cargo test -p pcw-loader --test c_driver --locked -- --nocapture
+PCW_C_DRIVER_IMAGE=target/windows/c_driver_cr8.sys cargo test -p pcw-loader --test c_driver --locked -- --nocapture
 
 step "no panic: nothing in the .sys, nor the DLL's Collect/Close, reaches Rust's panic machinery; a missing root fails (pcw-pecheck no-panic)"
 cargo run -q -p pcw-pecheck --bin pcw-pecheck --locked -- no-panic \
@@ -97,7 +139,7 @@ wdk_pdb=target/xwin-wdk/x86_64-pc-windows-msvc/release/pcw_driver.pdb
 # Only the driver's artifact tests: target/windows/wdk holds no perf DLL.
 PCW_WINDOWS_ARTIFACTS=target/windows/wdk cargo test -p pcw-pecheck --test artifacts --locked driver_artifact
 PCW_DRIVER_IMAGE=target/windows/wdk/pcw_driver.sys cargo test -p pcw-loader --locked -- --nocapture
-PCW_EXAMPLE_IMAGE=target/windows/wdk/checksum_driver.sys cargo test -p pcw-loader --test example --locked -- --nocapture
+PCW_EXAMPLE_IMAGE=target/windows/wdk/checksum_driver.sys cargo test -p checksum-driver --test driver --locked -- --nocapture
 example_wdk_pdb=target/xwin-wdk/x86_64-pc-windows-msvc/release/checksum_driver.pdb
 cargo run -q -p pcw-pecheck --bin pcw-pecheck --locked -- no-panic \
   --driver target/windows/wdk/checksum_driver.sys "$example_wdk_pdb" "${example_roots[@]}"

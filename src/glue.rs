@@ -1,15 +1,12 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! The only Windows-kernel-specific code of the driver, in one place: `DriverEntry` and
-//! `DriverUnload`, the control device's IRP plumbing (the logic is [`crate::control`]), the push
-//! lock behind the instance registries, and — for the non-WDK build
+//! `DriverUnload`, the control device's IRP plumbing (the logic is [`crate::control`]), and —
+//! for the non-WDK build
 //! that is cross-compiled on Linux — a pool allocator and a panic handler (the WDK build gets
 //! those from `wdk-alloc` and `wdk-panic`). Everything else the driver does is plain Rust that
 //! the simulator runs on any host.
 
 use alloc::vec::Vec;
-use core::cell::UnsafeCell;
-
-use pcw_core::registry::RawRwLock;
 
 use crate::control;
 use crate::ffi::status::STATUS_INVALID_PARAMETER;
@@ -17,54 +14,6 @@ use crate::ffi::wdm::{
     DeviceObject, DriverObject, IRP_MJ_CLOSE, IRP_MJ_CREATE, IRP_MJ_DEVICE_CONTROL, Irp,
 };
 use crate::ffi::{self, NTSTATUS, STATUS_INSUFFICIENT_RESOURCES, STATUS_SUCCESS, UNICODE_STRING};
-
-/// An `EX_PUSH_LOCK`: shared/exclusive, taken with normal kernel APCs disabled, as the push
-/// lock routines require.
-#[derive(Debug)]
-pub struct PushLock {
-    lock: UnsafeCell<usize>,
-}
-
-// SAFETY: the push lock word is only ever touched by the kernel's push lock routines, which are
-// safe to call from any thread at IRQL <= APC_LEVEL.
-unsafe impl Sync for PushLock {}
-// SAFETY: as above; the word carries no thread affinity.
-unsafe impl Send for PushLock {}
-
-// SAFETY: `ExAcquirePushLock{Shared,Exclusive}Ex` provide the reader/writer exclusion the trait
-// requires.
-unsafe impl RawRwLock for PushLock {
-    // An initialised push lock is zero (`ExInitializePushLock`).
-    const INIT: Self = Self {
-        lock: UnsafeCell::new(0),
-    };
-
-    fn lock_shared(&self) {
-        ffi::enter_critical_region();
-        // SAFETY: a valid push lock word; APCs are disabled just above.
-        unsafe { ffi::acquire_push_lock_shared(self.lock.get()) };
-    }
-
-    unsafe fn unlock_shared(&self) {
-        // SAFETY: held shared by this thread (caller's contract).
-        unsafe { ffi::release_push_lock_shared(self.lock.get()) };
-        // SAFETY: pairs with the enter_critical_region of `lock_shared`.
-        unsafe { ffi::leave_critical_region() };
-    }
-
-    fn lock_exclusive(&self) {
-        ffi::enter_critical_region();
-        // SAFETY: a valid push lock word; APCs are disabled just above.
-        unsafe { ffi::acquire_push_lock_exclusive(self.lock.get()) };
-    }
-
-    unsafe fn unlock_exclusive(&self) {
-        // SAFETY: held exclusively by this thread (caller's contract).
-        unsafe { ffi::release_push_lock_exclusive(self.lock.get()) };
-        // SAFETY: pairs with the enter_critical_region of `lock_exclusive`.
-        unsafe { ffi::leave_critical_region() };
-    }
-}
 
 /// An ASCII string as UTF-16, at compile time.
 #[allow(

@@ -10,11 +10,11 @@ use crate::ffi::{self, NTSTATUS};
 use crate::sync::Global;
 use crate::{queues, stats, waves};
 
-/// The registrations of a loaded driver. Dropping it unregisters each (NULL-safe); Rust drops
-/// fields in declaration order, so they are declared in reverse order of registration.
+/// The registrations of a loaded driver (the dynamic queues' is held by [`queues`], under which
+/// it creates them). Dropping it unregisters each (NULL-safe); Rust drops fields in declaration
+/// order, so they are declared in reverse order of registration.
 #[derive(Debug)]
 struct Loaded {
-    queues: dynamic_queues::Registration,
     #[expect(dead_code, reason = "held for its Drop, which unregisters the set")]
     statistics: provider_statistics::Registration,
     #[expect(dead_code, reason = "held for its Drop, which unregisters the set")]
@@ -46,7 +46,8 @@ pub fn load() -> Result<(), NTSTATUS> {
     }
     let registered = register_all();
     match registered {
-        Ok(loaded) => {
+        Ok((loaded, queue_registration)) => {
+            queues::registered(queue_registration);
             STATE.write(|s| *s = Some(loaded));
             Ok(())
         }
@@ -59,16 +60,12 @@ pub fn load() -> Result<(), NTSTATUS> {
 
 /// Registers the three sets in order; on failure the ones already registered are dropped
 /// (unregistered) as this function returns.
-fn register_all() -> Result<Loaded, NTSTATUS> {
+fn register_all() -> Result<(Loaded, dynamic_queues::Registration), NTSTATUS> {
     let waves = geometric_waves::register_publisher(&waves::PUBLISHER)?;
     let statistics = provider_statistics::register_publisher(&stats::STATS)?;
     // SAFETY: no callback: the set's instances are made with PcwCreateInstance.
     let queues = unsafe { dynamic_queues::register(None, core::ptr::null_mut()) }?;
-    Ok(Loaded {
-        queues,
-        statistics,
-        waves,
-    })
+    Ok((Loaded { statistics, waves }, queues))
 }
 
 /// What `DriverUnload` does. Safe to call when not loaded.
@@ -76,8 +73,10 @@ fn register_all() -> Result<Loaded, NTSTATUS> {
 // its own in the image so the check can find it.
 #[inline(never)]
 pub fn unload() {
-    // Close the dynamic instances while their counterset is still registered.
+    // Close the dynamic instances while their counterset is still registered, then unregister
+    // the sets in reverse order of registration.
     queues::close_all();
+    queues::unregister();
     let loaded = STATE.write(Option::take);
     drop(loaded);
     // Free the (now empty) registries' tables: pool memory must not outlive the driver image.
@@ -94,13 +93,6 @@ fn discard_waves() {
 /// Whether the countersets are registered.
 pub fn is_loaded() -> bool {
     STATE.read(Option::is_some)
-}
-
-/// Runs `f` with the dynamic queues' registration, if loaded.
-pub(crate) fn with_queue_registration<R>(
-    f: impl FnOnce(&dynamic_queues::Registration) -> R,
-) -> Option<R> {
-    STATE.read(|s| s.as_ref().map(|l| f(&l.queues)))
 }
 
 /// An ASCII name as UTF-16 in a fixed array (no allocation).

@@ -9,6 +9,7 @@ use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use crate::countersets::pcw_driver::{Instance, dynamic_queues as set};
 use crate::ffi::{self, NTSTATUS, STATUS_INSUFFICIENT_RESOURCES, STATUS_OBJECT_NAME_COLLISION};
+use crate::sync::Global;
 use pcw_core::registry::{Registry, RegistryError};
 
 /// A queue's counter block, as PCW reads it (bound to the manifest's `QueueCounters` struct;
@@ -37,6 +38,22 @@ pub const MAX_QUEUES: usize = 4096;
 
 /// The live queues, by id.
 pub static REGISTRY: Registry<ffi::RegistryLock, Queue> = Registry::new(MAX_QUEUES);
+
+/// The set's registration while the driver is loaded (`lifecycle` registers it and hands it
+/// over); queues are created under it.
+static REGISTRATION: Global<Option<set::Registration>> = Global::new(None);
+
+/// Keeps the set's registration for the queues created from now on.
+pub(crate) fn registered(registration: set::Registration) {
+    REGISTRATION.write(|r| *r = Some(registration));
+}
+
+/// Unregisters the set (its queues must be closed first: [`close_all`]). Safe when not
+/// registered.
+pub(crate) fn unregister() {
+    let registration = REGISTRATION.write(Option::take);
+    drop(registration);
+}
 
 /// Why a queue could not be created.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -78,14 +95,18 @@ pub fn create(name: &[u16]) -> Result<u32, QueueError> {
         return Err(QueueError::NameTaken);
     }
     let counters = new_block().ok_or(QueueError::NoResources)?;
-    let instance = crate::lifecycle::with_queue_registration(|registration| {
-        let unicode = ffi::unicode(name);
-        // SAFETY: the block is heap-allocated, never moves, and is freed only after the
-        // instance is closed (`Queue`'s field order); PCW copies the name during the call.
-        unsafe { set::create(registration, &unicode, &raw const *counters) }
-    })
-    .ok_or(QueueError::NotLoaded)?
-    .map_err(QueueError::Pcw)?;
+    let instance = REGISTRATION
+        .read(|r| {
+            r.as_ref().map(|registration| {
+                let unicode = ffi::unicode(name);
+                // SAFETY: the block is heap-allocated, never moves, and is freed only after the
+                // instance is closed (`Queue`'s field order); PCW copies the name during the
+                // call.
+                unsafe { set::create(registration, &unicode, &raw const *counters) }
+            })
+        })
+        .ok_or(QueueError::NotLoaded)?
+        .map_err(QueueError::Pcw)?;
     REGISTRY
         .insert(name, Queue { instance, counters })
         .map_err(|e| match e {

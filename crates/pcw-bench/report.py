@@ -5,7 +5,8 @@
 Inputs: the callgrind driver's rows (rows.tsv), its callgrind dumps (cg.out.*), criterion's
 estimates (<target>/criterion/*/new/{benchmark,estimates}.json) and a machine description.
 Output: markdown between `<!-- bench:begin -->` and `<!-- bench:end -->` in BENCHMARKS.md
-(or on stdout with --stdout). Only ratios and instruction counts are reported, never times.
+(or on stdout with --stdout). Only ratios and instruction counts are reported, never times,
+except in the manifest tools' scaling table (report_manifest.py), whose point is how time grows.
 """
 
 import glob
@@ -14,6 +15,8 @@ import math
 import os
 import re
 import sys
+
+import report_manifest
 
 BEGIN = "<!-- bench:begin -->"
 END = "<!-- bench:end -->"
@@ -540,6 +543,9 @@ def main():
         for n in sim:
             md.append(f"| {n:,} | {fmt_ratio(ratio(t(f'sim/full/{n}/ours'), t(f'sim/full/{n}/c')))} |")
         md.append("")
+    # The manifest tools' scaling (benches/manifest.rs and the `pcw lint` binary), a table of
+    # its own: report_manifest.py.
+    md.extend(report_manifest.section(out_dir, times))
     md.append(END)
     text = "\n".join(md) + "\n"
 

@@ -29,25 +29,25 @@ fn main() -> Result<(), Error> {
     let out = PathBuf::from(std::env::var_os("OUT_DIR").ok_or(Error::NoOutDir)?);
     println!("cargo:rerun-if-changed={}", manifest.display());
     println!("cargo:rerun-if-changed=src/install.rs");
-    let bytes = std::fs::read(&manifest).map_err(|source| Error::Read {
-        path: manifest.clone(),
-        source,
-    })?;
+    let bytes = pcw_io::input::read(&manifest, pcw_io::input::MANIFEST)?;
     // Labelled with the bare file name, as `pcw gen` run in `manifest/` would.
     let label = Path::new("pcw_driver.man");
     let mut config = pcw_gen::Config::new();
     config.driver_name(SERVICE);
     let generated = config.generate(label, &bytes)?;
-    let write = |name: &str, data: &[u8]| pcw_gen::write_if_changed(&out.join(name), data);
-    write("tables.rs", config.v1_tables(label, &bytes)?.as_bytes())?;
-    write("pcw_driver.ini", &generated.ini)?;
-    write("pcw_driver.h", generated.symbols_h.as_bytes())?;
+    // All outputs or none, each rewritten only when it changed.
+    let mut outputs = pcw_io::Outputs::new();
+    outputs
+        .add(&out.join("tables.rs"), config.v1_tables(label, &bytes)?)?
+        .add(&out.join("pcw_driver.ini"), generated.ini)?
+        .add(&out.join("pcw_driver.h"), generated.symbols_h)?;
     let reg = install::RegFragment {
         service: SERVICE,
         library: install::DEFAULT_LIBRARY,
         export: &install::DEFAULT_EXPORT,
         supports_metadata: true,
     };
-    write("pcw_perfdll.reg", &reg.bytes())?;
+    outputs.add(&out.join("pcw_perfdll.reg"), reg.bytes())?;
+    outputs.commit()?;
     Ok(())
 }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Generates the service's counter module from `tidal_service.man` with pcw-gen.
+//! Derives the service's manifest (`tidal_service.man`), its string table (`.rc`, and the `.res`
+//! linked into the executable on Windows) and the lodctr files from the `counters!` declaration
+//! in `src/declaration.rs`; the macro itself expands the code.
 
 fn main() -> Result<(), pcw_gen::Error> {
-    pcw_gen::Config::new().compile("tidal_service.man")?;
+    pcw_gen::Config::new().compile_declarations("src/declaration.rs")?;
     Ok(())
 }

@@ -33,6 +33,8 @@ pub mod wdm;
 /// The lock of the driver's instance registries.
 #[cfg(not(target_os = "windows"))]
 pub type RegistryLock = pcw_core::registry::SpinRwLock;
+#[cfg(target_os = "windows")]
+mod push_lock;
 /// The lock of the driver's instance registries: a kernel push lock.
 #[cfg(target_os = "windows")]
-pub type RegistryLock = crate::glue::PushLock;
+pub type RegistryLock = push_lock::PushLock;

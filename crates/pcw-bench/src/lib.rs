@@ -9,10 +9,15 @@
 //! the provider's own cost. The C baseline calls the same `PcwAddInstance` as the driver's code.
 //! Likewise for user-mode Perflib: pcw-sim's simulated one, or the stand-in of
 //! [`noop_perflib!`], called by pcw-um and by the C baseline alike.
+//!
+//! Apart from those, [`manifests`] writes large, varied counter manifests for the manifest
+//! tools' scaling bench (`benches/manifest.rs`; `src/bin/pcw-bench-manifest.rs` writes one to
+//! a file, for timing the `pcw` binary).
 
 pub mod alloc_count;
 pub mod c;
 pub mod device;
+pub mod manifests;
 pub mod scenarios;
 pub mod snap;
 pub mod um;

@@ -3,15 +3,21 @@
 //! `RegQueryValueEx(HKEY_PERFORMANCE_DATA, …)` reply written to a file — validates it with
 //! pcw-core's V1 validator and prints it for a person, or as one JSON document.
 //!
-//! The whole file is validated before anything is printed ([`DataBlockRef::parse`], the same
+//! The whole block is validated before anything is printed ([`DataBlockRef::parse`], the same
 //! checks as the simulated Perflib host), so output is all or nothing. pcw-core's validator is
 //! the only decoder: this module only formats what it hands out.
+//!
+//! The file is read in two steps, so that what it is cannot cost more than what it holds: the
+//! `PERF_DATA_BLOCK` header first — a wrong signature, byte order or version stops there, after
+//! a few dozen bytes, whatever the file's size (`/dev/zero`, a sparse 1 GB file) — then the
+//! `TotalByteLength` bytes the header announces, at most a capture's size limit (256 MiB); the
+//! bytes after them are counted, not kept.
 //!
 //! # Exit codes
 //!
 //! * 0 — the file is a valid block and was printed;
-//! * 1 — the file could not be read, or stdout could not be written (a closed pipe is not an
-//!   error);
+//! * 1 — the file could not be read (missing, a directory, larger than a capture may be), or
+//!   stdout could not be written (a closed pipe or a full device included);
 //! * 2 — the file is not valid performance data; stderr names the byte offset (decimal and hex,
 //!   from the start of the file) and the rule (its stable kebab-case name and a description):
 //!   `error: FILE: invalid performance data at offset 20 (0x14): PERF_DATA_BLOCK.TotalByteLength
@@ -52,7 +58,7 @@
 //! A metadata reply has no instances, so its objects have `"instances": []`.
 
 use std::fmt::Write as _;
-use std::io::{self, Write as _};
+use std::io;
 use std::path::PathBuf;
 
 use pcw_core::counter_type::DetailLevel;
@@ -76,12 +82,18 @@ pub struct Args {
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The file could not be read.
-    #[error("cannot read {}: {source}", path.display())]
-    Read {
+    #[error(transparent)]
+    Read(#[from] pcw_io::InputError),
+    /// The header of a capture read from a stream announces more bytes than a capture may
+    /// have.
+    #[error("{}: PERF_DATA_BLOCK.TotalByteLength says {total} bytes; a capture may have at most {limit} bytes", path.display())]
+    TooLarge {
         /// The file.
         path: PathBuf,
-        /// The cause.
-        source: io::Error,
+        /// `TotalByteLength`.
+        total: u32,
+        /// The limit, in bytes.
+        limit: u64,
     },
     /// The file is not valid performance data.
     #[error("{}: invalid performance data {violation}{context}", path.display())]
@@ -93,16 +105,19 @@ pub enum Error {
         /// Extra facts for the reader (empty, or starting with `; `).
         context: String,
     },
-    /// The output could not be produced or written.
+    /// The output could not be produced.
     #[error("cannot write the output: {0}")]
     Output(#[source] io::Error),
+    /// Standard output or error failed.
+    #[error(transparent)]
+    Stream(#[from] pcw_io::StreamError),
 }
 
 impl Failure for Error {
     fn exit_code(&self) -> u8 {
         match self {
             Self::Invalid { .. } => 2,
-            Self::Read { .. } | Self::Output(_) => 1,
+            Self::Read(_) | Self::TooLarge { .. } | Self::Output(_) | Self::Stream(_) => 1,
         }
     }
 }
@@ -112,29 +127,58 @@ impl Failure for Error {
 /// # Errors
 /// See [`Error`].
 pub fn run(args: &Args) -> Result<(), Error> {
-    let bytes = std::fs::read(&args.file).map_err(|source| Error::Read {
-        path: args.file.clone(),
-        source,
-    })?;
-    let dump = decode(&bytes).map_err(|violation| Error::Invalid {
+    let (bytes, trailing) = read_capture(&args.file)?;
+    let mut dump = decode(&bytes).map_err(|violation| Error::Invalid {
         path: args.file.clone(),
         violation,
         context: context(&bytes, violation),
     })?;
+    dump.file_size += trailing;
+    dump.trailing_bytes += trailing;
     let mut out = if args.json {
         serde_json::to_string_pretty(&dump).map_err(|e| Error::Output(e.into()))?
     } else {
         render_text(&dump)
     };
     out.push('\n');
-    let mut stdout = io::stdout().lock();
-    match stdout
-        .write_all(out.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(Error::Output(e)),
-        _ => Ok(()),
+    Ok(pcw_io::console::out(&out)?)
+}
+
+/// The block's bytes (the header, then as many as its `TotalByteLength` says, or the whole
+/// file when it says more than the file has) and the number of bytes after them.
+fn read_capture(path: &std::path::Path) -> Result<(Vec<u8>, usize), Error> {
+    let kind = pcw_io::input::CAPTURE;
+    let mut input = pcw_io::input::Input::open(path, kind)?;
+    let mut bytes = Vec::new();
+    input.read_up_to(wire::field::data_block::LEN as u64, &mut bytes)?;
+    let Ok(view) = wire::DataBlock::new_checked(&bytes[..]) else {
+        // Shorter than a header: the whole file, which `decode` reports.
+        return Ok((bytes, 0));
+    };
+    if let Err(v) = DataBlockRef::parse(&bytes) {
+        // A header that cannot start a block stops the read here.
+        if matches!(
+            v.rule,
+            Rule::Signature | Rule::NotLittleEndian | Rule::Version
+        ) {
+            return Ok((bytes, 0));
+        }
     }
+    let total = view.total_byte_length();
+    // A regular file is within the limit already (its size was checked), and a total past its
+    // end is reported by `decode`; a stream announcing more than a capture may have is refused
+    // before it is read.
+    if input.size().is_none() && u64::from(total) > kind.limit {
+        return Err(Error::TooLarge {
+            path: path.to_path_buf(),
+            total,
+            limit: kind.limit,
+        });
+    }
+    let rest = u64::from(total).saturating_sub(bytes.len() as u64);
+    input.read_up_to(rest, &mut bytes)?;
+    let trailing = input.count_rest()?;
+    Ok((bytes, usize::try_from(trailing).unwrap_or(usize::MAX)))
 }
 
 /// Facts that make a violation easier to read: for a block cut short, how short.

@@ -23,12 +23,16 @@
 //!   (`1/s`, `%`, `s`, `1`). The receiver reads formatted values, so rates are per second and
 //!   fractions are percentages already. Instances as above.
 //!
+//! Every string the files hold (objects, counters, metric names, help texts) is a double-quoted
+//! YAML scalar with escapes, also in the `objects` document, so no name can end a scalar or
+//! start a key; names carrying what no output can (controls, line separators) never get here,
+//! the analysis refuses them.
+//!
 //! Helper counters (bases, time stamps, `noDisplay`) are never exported: a consumer cannot ask
 //! for them by name. Each file starts with comments listing every metric it produces: name,
 //! type, unit or instance label, the counter path it reads and the counter's help.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::PathBuf;
 
 use pcw_core::counter_type::{CounterType, DisplaySuffix};
@@ -70,14 +74,15 @@ pub enum ExportError {
     /// The manifest could not be read or has errors (diagnostics already printed).
     #[error("{0}")]
     Manifest(String),
-    /// Writing failed.
-    #[error("cannot write {what}: {source}")]
-    Write {
-        /// What was being written.
-        what: String,
-        /// The cause.
-        source: std::io::Error,
-    },
+    /// The output file could not be written (it is unchanged).
+    #[error(transparent)]
+    Output(#[from] pcw_io::OutputError),
+    /// Standard output or error failed.
+    #[error(transparent)]
+    Stream(#[from] pcw_io::StreamError),
+    /// `--interval` is longer than the collector can represent.
+    #[error("`--interval {0}`: too large: the collector takes at most about 2562047h (292 years)")]
+    IntervalTooLarge(String),
     /// `--interval` is not a duration the collector accepts.
     #[error("`--interval {0}`: expected a positive duration such as `30s`, `1m` or `500ms`")]
     Interval(String),
@@ -143,7 +148,12 @@ fn otel_unit(t: CounterType) -> &'static str {
     }
 }
 
-/// A YAML double-quoted scalar.
+/// A YAML double-quoted scalar: every string the files carry is written so, whatever it holds,
+/// so no text of the manifest can end the scalar, start a line, or be read as anything but
+/// itself. `"` and `\` are escaped, and so is every character a YAML reader would refuse or
+/// take for a line break (controls, NEL, `U+2028`, `U+2029`), `U+FEFF` (which a reader may drop)
+/// and the noncharacters: the scalar is one line of printable text, also inside the block
+/// scalar that holds `windows_exporter`'s `objects`.
 fn quoted(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
@@ -151,10 +161,13 @@ fn quoted(text: &str) -> String {
         match c {
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
+            c if c == '\u{feff}' || pcw_gen::text::refused(c).is_some() => {
+                let u = u32::from(c);
+                if u > 0xFFFF {
+                    let _ = write!(out, "\\U{u:08X}");
+                } else {
+                    let _ = write!(out, "\\u{u:04X}");
+                }
             }
             c => out.push(c),
         }
@@ -206,12 +219,14 @@ fn scale_note(doc: &mut String, c: &Counter) {
     }
 }
 
+/// `text` as comment lines, one per `\n`; what a YAML reader would take for another line break
+/// (or refuse) is written as `\u{…}`, so every line stays a comment.
 fn comment_lines(out: &mut String, text: &str) {
-    for line in text.lines() {
+    for line in text.strip_suffix('\n').unwrap_or(text).split('\n') {
         if line.is_empty() {
             out.push_str("#\n");
         } else {
-            let _ = writeln!(out, "# {line}");
+            let _ = writeln!(out, "# {}", pcw_gen::text::visible(line));
         }
     }
 }
@@ -250,7 +265,7 @@ pub fn windows_exporter(manifest: &Manifest, file: &str) -> String {
             if counters.is_empty() {
                 continue;
             }
-            let _ = writeln!(objects, "- name: {name}");
+            let _ = writeln!(objects, "- name: {}", quoted(&name));
             let _ = writeln!(objects, "  object: {}", quoted(&set.name));
             let _ = writeln!(objects, "  type: {kind}");
             if let Some(instances) = instances_yaml(set) {
@@ -266,7 +281,7 @@ pub fn windows_exporter(manifest: &Manifest, file: &str) -> String {
                     ("gauge", "the formatted value, as typeperf shows it")
                 };
                 let _ = writeln!(objects, "    - name: {}", quoted(cname));
-                let _ = writeln!(objects, "      metric: {metric}");
+                let _ = writeln!(objects, "      metric: {}", quoted(&metric));
                 let _ = writeln!(objects, "      type: {ptype}");
                 let _ = writeln!(
                     doc,
@@ -310,6 +325,7 @@ pub fn otel(manifest: &Manifest, file: &str, interval: &str) -> String {
         "\nMetrics (name, type, unit, attributes; the counter path read; help).\nThe receiver reads formatted values: rates per second, fractions in percent.\n",
     );
     let mut metrics = String::new();
+    let mut declared = std::collections::BTreeSet::new();
     let mut perfcounters = String::new();
     for set in &manifest.provider.countersets {
         let counters: Vec<_> = displayed(set).collect();
@@ -330,12 +346,16 @@ pub fn otel(manifest: &Manifest, file: &str, interval: &str) -> String {
             let metric = otel_metric(&set.name, cname);
             let unit = otel_unit(c.counter_type);
             let help = c.description.as_deref().unwrap_or("");
-            let _ = writeln!(metrics, "      {metric}:");
-            let _ = writeln!(metrics, "        description: {}", quoted(help));
-            let _ = writeln!(metrics, "        unit: {}", quoted(unit));
-            let _ = writeln!(metrics, "        gauge:");
+            // Two counters whose names mangle alike (`pcw lint` warns) share one declaration: a
+            // mapping cannot hold a key twice.
+            if declared.insert(metric.clone()) {
+                let _ = writeln!(metrics, "      {}:", quoted(&metric));
+                let _ = writeln!(metrics, "        description: {}", quoted(help));
+                let _ = writeln!(metrics, "        unit: {}", quoted(unit));
+                let _ = writeln!(metrics, "        gauge:");
+            }
             let _ = writeln!(perfcounters, "          - name: {}", quoted(cname));
-            let _ = writeln!(perfcounters, "            metric: {metric}");
+            let _ = writeln!(perfcounters, "            metric: {}", quoted(&metric));
             let _ = writeln!(
                 doc,
                 "  {metric} gauge {unit} {attrs}\n    {} ({})",
@@ -351,11 +371,11 @@ pub fn otel(manifest: &Manifest, file: &str, interval: &str) -> String {
     comment_lines(&mut out, &doc);
     out.push_str("#\n# Add the receiver to a metrics pipeline under `service.pipelines`.\n");
     out.push_str("receivers:\n");
-    let _ = writeln!(
-        out,
-        "  windowsperfcounters/{}:",
-        otel_part(&manifest.provider.name)
-    );
+    let receiver = match otel_part(&manifest.provider.name) {
+        name if name.is_empty() => "windowsperfcounters".to_owned(),
+        name => format!("windowsperfcounters/{name}"),
+    };
+    let _ = writeln!(out, "  {}:", quoted(&receiver));
     let _ = writeln!(out, "    collection_interval: {interval}");
     out.push_str("    metrics:\n");
     out.push_str(&metrics);
@@ -365,30 +385,33 @@ pub fn otel(manifest: &Manifest, file: &str, interval: &str) -> String {
 }
 
 /// A Go duration the collector accepts: digits (a fraction allowed) and a unit, repeated.
-fn is_duration(text: &str) -> bool {
+/// The nanoseconds a Go duration string (`1m30s`, `500ms`, `1.5h`) stands for, if it is one and
+/// more than zero.
+fn duration_nanos(text: &str) -> Option<f64> {
     let mut rest = text;
-    let mut any = false;
-    let mut positive = false;
+    let mut total = 0.0f64;
     while !rest.is_empty() {
         let digits = rest
             .find(|c: char| !c.is_ascii_digit() && c != '.')
             .unwrap_or(rest.len());
         let (number, tail) = rest.split_at(digits);
-        let Ok(value) = number.parse::<f64>() else {
-            return false;
-        };
-        positive |= value > 0.0;
-        let Some(unit) = ["ns", "us", "µs", "ms", "s", "m", "h"]
-            .into_iter()
-            .filter(|u| tail.starts_with(u))
-            .max_by_key(|u| u.len())
-        else {
-            return false;
-        };
-        rest = &tail[unit.len()..];
-        any = true;
+        let value = number.parse::<f64>().ok()?;
+        let (unit, scale) = [
+            ("ns", 1.0),
+            ("us", 1e3),
+            ("µs", 1e3),
+            ("ms", 1e6),
+            ("s", 1e9),
+            ("m", 60e9),
+            ("h", 3600e9),
+        ]
+        .into_iter()
+        .filter(|(u, _)| tail.starts_with(u))
+        .max_by_key(|(u, _)| u.len())?;
+        total += value * scale;
+        rest = tail.get(unit.len()..)?;
     }
-    any && positive
+    (total > 0.0).then_some(total)
 }
 
 /// `pcw export`.
@@ -396,15 +419,19 @@ fn is_duration(text: &str) -> bool {
 /// # Errors
 /// [`ExportError`].
 pub fn run(args: &Args) -> Result<(), ExportError> {
-    if !is_duration(&args.interval) {
-        return Err(ExportError::Interval(args.interval.clone()));
+    match duration_nanos(&args.interval) {
+        None => return Err(ExportError::Interval(args.interval.clone())),
+        // Go's `time.Duration` is an `int64` of nanoseconds: the collector refuses more.
+        Some(ns) if ns > 9.2e18 => {
+            return Err(ExportError::IntervalTooLarge(args.interval.clone()));
+        }
+        Some(_) => {}
     }
-    let bytes = std::fs::read(&args.file).map_err(|e| {
-        ExportError::Manifest(format!("cannot read `{}`: {e}", args.file.display()))
-    })?;
+    let bytes = pcw_io::input::read(&args.file, pcw_io::input::MANIFEST)
+        .map_err(|e| ExportError::Manifest(e.to_string()))?;
     let analysis = pcw_gen::analyze(&args.file, &bytes);
     let Some(manifest) = analysis.manifest else {
-        eprint!("{}", pcw_gen::render_all(&analysis.diagnostics));
+        pcw_io::console::err(&pcw_gen::render_all(&analysis.diagnostics))?;
         let errors = analysis.diagnostics.iter().filter(|d| d.is_error()).count();
         return Err(ExportError::Manifest(format!(
             "{errors} error(s) in the manifest; nothing was written"
@@ -416,19 +443,12 @@ pub fn run(args: &Args) -> Result<(), ExportError> {
         Target::Otel => otel(&manifest, &file, &args.interval),
     };
     if let Some(path) = &args.out {
-        return std::fs::write(path, text).map_err(|source| ExportError::Write {
-            what: path.display().to_string(),
-            source,
-        });
+        let mut outputs = pcw_io::Outputs::new();
+        outputs.input(&args.file).add(path, text)?;
+        outputs.commit()?;
+        return Ok(());
     }
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-        .map_err(|source| ExportError::Write {
-            what: "standard output".to_owned(),
-            source,
-        })
+    Ok(pcw_io::console::out(&text)?)
 }
 
 #[cfg(test)]
@@ -438,15 +458,21 @@ mod tests {
     #[test]
     fn durations() {
         for ok in ["30s", "1m", "1m30s", "500ms", "1.5h"] {
-            assert!(is_duration(ok), "{ok}");
+            assert!(duration_nanos(ok).is_some(), "{ok}");
         }
         for bad in ["", "30", "s", "0s", "-1s", "1x", "1 s"] {
-            assert!(!is_duration(bad), "{bad}");
+            assert!(duration_nanos(bad).is_none(), "{bad}");
         }
+        assert_eq!(duration_nanos("1m30s"), Some(90e9));
+        assert_eq!(duration_nanos("2562048h").map(|ns| ns > 9.2e18), Some(true));
     }
 
     #[test]
     fn yaml_quoting() {
         assert_eq!(quoted(r#"a "b" \c"#), r#""a \"b\" \\c""#);
+        assert_eq!(
+            quoted("a\rb\u{85}\u{2028}\u{feff}\u{1fffe}: #é"),
+            r#""a\u000Db\u0085\u2028\uFEFF\U0001FFFE: #é""#
+        );
     }
 }

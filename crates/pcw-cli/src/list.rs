@@ -4,14 +4,16 @@
 //! paths with instances.
 //!
 //! ```text
-//! pcw list [PATTERN] [--json] [--manifest FILE] [--sim-queue NAME]…
+//! pcw list [PATTERN] [--json] [--manifest FILE [--image SYS]] [--sim-queue NAME]…
 //! ```
 //!
 //! `PATTERN` matches counterset names (`*` and `?`, any case; default `*`). Without
-//! `--manifest` the driver is loaded under the simulated kernel and its live instances are
-//! listed (`--sim-queue` creates dynamic queue instances first); with it, the manifest's
-//! countersets are listed and instance names, which only exist at run time, are unknown
-//! (`instances` is `null`, `paths_with_instances` empty).
+//! `--manifest` the reference driver is loaded under the simulated kernel and its live
+//! instances are listed (`--sim-queue` creates dynamic queue instances first); with
+//! `--manifest FILE --image SYS`, any driver's image is loaded and the manifest's countersets
+//! are listed with its live instances; with `--manifest` alone, the manifest's countersets are
+//! listed and instance names, which only exist at run time, are unknown (`instances` is
+//! `null`, `paths_with_instances` empty).
 //!
 //! # The JSON document (`--json`, version 1)
 //!
@@ -38,17 +40,17 @@
 //! ```
 
 use std::fmt::Write as _;
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
+use pcw_gen::text::visible;
 use pcw_gen::{Aggregate, Inspect, InspectCounterSet, Instances};
+use pcw_pdh::counter_path::wildcard_match;
+use pcw_pdh::listing::{instance_warnings, live_instances, set_paths};
+use pcw_pdh::{Catalog, MACHINE, SetInfo};
 use pcw_sim::kernel_pcw::Kernel;
-use pcw_sim::pdh_query::counter_path::wildcard_match;
-use pcw_sim::pdh_query::listing::{instance_warnings, live_instances, set_paths};
-use pcw_sim::pdh_query::{Catalog, MACHINE, SetInfo};
 use serde::Serialize;
 
-use crate::typeperf::{Error, with_driver};
+use crate::typeperf::{Error, Target, driver_inspect, manifest_catalog, with_driver};
 
 /// Arguments of `pcw list`.
 #[derive(Debug, clap::Args)]
@@ -59,9 +61,14 @@ pub struct Args {
     /// Print the `pcw-list` JSON document.
     #[arg(long)]
     json: bool,
-    /// List this manifest's countersets instead of the simulated driver's.
+    /// List this manifest's countersets instead of the reference driver's (with `--image`, with
+    /// the live instances of the driver it declares).
     #[arg(long)]
     manifest: Option<PathBuf>,
+    /// Load this cross-built `.sys` under the simulated kernel and list its live instances
+    /// (its countersets are `--manifest`'s; without it, the reference driver's).
+    #[arg(long)]
+    image: Option<PathBuf>,
     /// Create a dynamic queue of this name in the simulated driver before listing.
     #[arg(long = "sim-queue")]
     sim_queues: Vec<String>,
@@ -208,20 +215,24 @@ pub fn document(
 
 /// `{a, b, c}` as PowerShell prints a list property.
 fn braces(items: &[String]) -> String {
+    let items: Vec<_> = items.iter().map(|i| visible(i)).collect();
     format!("{{{}}}", items.join(", "))
 }
 
-/// The document as `Get-Counter -ListSet … | Format-List` shows it, plus the counters.
+/// The document as `Get-Counter -ListSet … | Format-List` shows it, plus the counters. Names,
+/// help texts and instance names (which a provider chooses at run time) are printed with
+/// [`visible`]: a control character or line separator shows as `\u{…}` instead of moving the
+/// terminal's cursor or starting a line that looks like another property.
 pub fn render_text(doc: &ListDoc) -> String {
     let mut out = String::new();
     for set in &doc.countersets {
-        let _ = writeln!(out, "CounterSetName     : {}", set.name);
+        let _ = writeln!(out, "CounterSetName     : {}", visible(&set.name));
         let _ = writeln!(
             out,
             "CounterSetType     : {} ({})",
             set.counter_set_type, set.instance_kind
         );
-        let _ = writeln!(out, "Description        : {}", set.description);
+        let _ = writeln!(out, "Description        : {}", visible(&set.description));
         let _ = writeln!(out, "Paths              : {}", braces(&set.paths));
         let _ = writeln!(
             out,
@@ -233,29 +244,17 @@ pub fn render_text(doc: &ListDoc) -> String {
         }
         let _ = writeln!(out, "Counters           :");
         for c in &set.counters {
-            let _ = writeln!(out, "    {} ({})", c.name, c.counter_type);
+            let _ = writeln!(out, "    {} ({})", visible(&c.name), c.counter_type);
             if !c.help.is_empty() {
-                let _ = writeln!(out, "        {}", c.help);
+                let _ = writeln!(out, "        {}", visible(&c.help));
             }
         }
         for w in &set.warnings {
-            let _ = writeln!(out, "Warning            : {w}");
+            let _ = writeln!(out, "Warning            : {}", visible(w));
         }
         out.push('\n');
     }
     out
-}
-
-fn read_manifest(path: &Path) -> Result<(Inspect, Catalog), Error> {
-    let bytes = std::fs::read(path).map_err(|source| Error::File {
-        what: "manifest",
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let inspect = pcw_gen::Config::new().inspect(path, &bytes)?;
-    let text = String::from_utf8_lossy(&bytes);
-    let catalog = Catalog::from_manifest(&path.display().to_string(), &text)?;
-    Ok((inspect, catalog))
 }
 
 /// `pcw list`.
@@ -263,15 +262,39 @@ fn read_manifest(path: &Path) -> Result<(Inspect, Catalog), Error> {
 /// # Errors
 /// Manifest, file and simulator errors; [`Error::Usage`] when nothing matches.
 pub fn run(args: &Args) -> Result<(), Error> {
-    let doc = if let Some(path) = &args.manifest {
-        let (inspect, catalog) = read_manifest(path)?;
-        document(&inspect, &catalog, None, &args.pattern)?
-    } else {
-        let inspect = pcw_gen::Config::new()
-            .inspect(Path::new("pcw_driver.man"), pcw_driver::MANIFEST.as_bytes())?;
-        with_driver(None, &args.sim_queues, |kernel, catalog| {
-            document(&inspect, catalog, Some(kernel), &args.pattern)
-        })?
+    let target = Target {
+        image: args
+            .image
+            .as_deref()
+            .map(|p| p.to_str().unwrap_or_default()),
+        manifest: args.manifest.as_deref(),
+        queues: &args.sim_queues,
+    };
+    if let Some(image) = &args.image
+        && image.to_str().is_none()
+    {
+        return Err(Error::Usage(format!(
+            "--image {}: the path is not valid unicode",
+            image.display()
+        )));
+    }
+    let doc = match (&args.manifest, &args.image) {
+        (Some(path), None) => {
+            let (inspect, catalog) = manifest_catalog(path)?;
+            document(&inspect, &catalog, None, &args.pattern)?
+        }
+        (Some(path), Some(_)) => {
+            let (inspect, _) = manifest_catalog(path)?;
+            with_driver(&target, |kernel, catalog| {
+                document(&inspect, catalog, Some(kernel), &args.pattern)
+            })?
+        }
+        (None, _) => {
+            let inspect = driver_inspect()?;
+            with_driver(&target, |kernel, catalog| {
+                document(&inspect, catalog, Some(kernel), &args.pattern)
+            })?
+        }
     };
     if doc.countersets.is_empty() {
         return Err(Error::Usage(format!(
@@ -284,8 +307,5 @@ pub fn run(args: &Args) -> Result<(), Error> {
     } else {
         render_text(&doc)
     };
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(text.as_bytes())?;
-    stdout.flush()?;
-    Ok(())
+    Ok(pcw_io::console::out(&text)?)
 }

@@ -6,6 +6,11 @@
 //! commands exit 1 on a manifest with errors, as CTRPP does. Errors are
 //! printed to stderr as `error: …`.
 //!
+//! Files and streams go through pcw-io, the same way in every subcommand: inputs are read with
+//! a size bound, text files decoded one way, outputs written all-or-nothing (never over an
+//! input, never half-written), and a standard stream that is closed, broken or full ends the
+//! command with exit status 1 instead of a panic.
+//!
 //! To add a command: a module with an `Args` struct (clap `Args` derive) and
 //! `run(&Args) -> Result<(), E>` where `E: Failure`, a variant of [`Command`], and one arm in
 //! [`main`].
@@ -14,6 +19,7 @@ mod dump;
 mod export;
 mod list;
 mod manifest;
+mod new;
 mod typeperf;
 
 use std::process::ExitCode;
@@ -36,12 +42,15 @@ enum Command {
     Dump(dump::Args),
     /// Check counter manifests (`.man`) and print every diagnostic; exit 1 on any error.
     Lint(manifest::LintArgs),
-    /// Generate the Rust register/add module (and `.rc`, lodctr `.ini`/`.h`) from a manifest.
+    /// Generate the Rust register/add module (and `.rc`, lodctr `.ini`/`.h`) from a manifest;
+    /// `--to-rust` writes its `counters!` declaration, `--from-rust` derives a declaration's
+    /// manifest.
     Gen(manifest::GenArgs),
     /// Print a manifest's resolved counter layout (`--json`: the pcw-gen-inspect document).
     Inspect(manifest::InspectArgs),
-    /// Sample the driver's countersets under the simulated kernel, typeperf-style:
-    /// `pcw typeperf "\Geometric Waves(*)\*" -sc 5 -si 0.2` prints PDH-CSV.
+    /// Sample a driver's countersets under the simulated kernel, typeperf-style: `pcw typeperf
+    /// --image X.sys --manifest X.man "\Set(*)\*" -sc 5` (or the bundled reference driver's,
+    /// without `--image`) prints PDH-CSV.
     Typeperf(typeperf::Args),
     /// Describe countersets like `Get-Counter -ListSet`: type, description, counters with type
     /// and help, paths and paths with instances (`--json` for the `pcw-list` document).
@@ -49,6 +58,10 @@ enum Command {
     /// Write the `windows_exporter` `performancecounter` or OpenTelemetry `windowsperfcounters`
     /// configuration for a manifest's countersets, with the metrics they produce.
     Export(export::Args),
+    /// Create a new WDM driver crate with counters — a manifest (fresh, or `--manifest` an
+    /// existing one), its `Publish` impls, DriverEntry/unload, tests through pcw-harness that
+    /// pass on Linux, the cargo-make flow and the INF.
+    New(new::Args),
 }
 
 /// What a command's error must provide: a message (its `Display`) and an exit code.
@@ -64,7 +77,8 @@ fn report<E: Failure>(result: Result<(), E>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
+            // When standard error itself is what failed, there is nowhere left to say so.
+            let _ = pcw_io::console::err(&format!("error: {e}\n"));
             ExitCode::from(e.exit_code())
         }
     }
@@ -76,8 +90,16 @@ fn main() -> ExitCode {
         Err(e) => {
             // `--help`/`--version` print to stdout and succeed; usage errors exit 1 (clap's
             // default would be 2, which `pcw` keeps for invalid input).
-            let _ = e.print();
-            return if e.use_stderr() {
+            let stream = if e.use_stderr() {
+                pcw_io::console::Stream::Stderr
+            } else {
+                pcw_io::console::Stream::Stdout
+            };
+            let printed = pcw_io::console::write(stream, &e.render().to_string());
+            if let Err(failed) = &printed {
+                let _ = pcw_io::console::err(&format!("error: {failed}\n"));
+            }
+            return if e.use_stderr() || printed.is_err() {
                 ExitCode::from(EXIT_FAILURE)
             } else {
                 ExitCode::SUCCESS
@@ -92,5 +114,6 @@ fn main() -> ExitCode {
         Command::Typeperf(args) => report(typeperf::run(args)),
         Command::List(args) => report(list::run(args)),
         Command::Export(args) => report(export::run(args)),
+        Command::New(args) => report(new::run(args)),
     }
 }

@@ -7,15 +7,23 @@
 //! * `pcw gen FILE [-o OUT.rs] [--rc F] [--res F] [--ini F --symbols F]` writes the generated
 //!   Rust module (to stdout without `-o`) and, on request, the `.rc` string table (also compiled,
 //!   as a `.res`) and the lodctr `.ini` and
-//!   symbol `.h`. Files are written only when their content changed. Warnings go to stderr;
-//!   a manifest with errors writes nothing and exits 1.
+//!   symbol `.h`. All of them or none: every output is checked first (none may be the manifest
+//!   or another output), then staged and renamed into place together, and a file whose content
+//!   did not change is left untouched. Warnings go to stderr; a manifest with errors writes
+//!   nothing and exits 1.
+//! * `pcw gen --to-rust FILE.man [-o OUT.rs]` writes the `counters!` declaration equivalent
+//!   to the manifest (the migration to counters declared in Rust; to stdout without `-o`).
+//! * `pcw gen --from-rust FILE.rs [-o OUT.man] [--rc F] [--res F] [--ini F --symbols F]` derives
+//!   the manifest from the one `counters!` declaration of a Rust file, as a build script's
+//!   `Config::compile_declarations` does, without a build (for review and CI): `-o` (else
+//!   stdout) gets the manifest, the other flags what they get for a manifest. A declaration
+//!   with problems writes nothing and exits 1, each problem at `file:line:column`.
 //! * `pcw inspect FILE [--json]` prints the resolved layout: per counterset its name, GUID and
 //!   instance kind, per counter its id, name, manifest type, V1 counter type, size, struct index
 //!   and byte offset. `--json` prints the `pcw-gen-inspect` document whose schema the pcw-gen
 //!   crate documents; tools and tests rely on it.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::PathBuf;
 
 use pcw_gen::{Config, Diagnostic, Error as GenError, Inspect};
@@ -33,9 +41,18 @@ pub struct LintArgs {
 /// Arguments of `pcw gen`.
 #[derive(Debug, clap::Args)]
 pub struct GenArgs {
-    /// The counter manifest.
+    /// The counter manifest (with `--from-rust`: a Rust file with a `counters!` declaration).
     file: PathBuf,
-    /// Write the Rust module here instead of stdout.
+    /// Write the `counters!` declaration equivalent to the manifest (to `-o`, else stdout)
+    /// instead of the generated module.
+    #[arg(long, conflicts_with_all = ["from_rust", "rc", "res", "ini", "symbols", "module", "silo_neutral"])]
+    to_rust: bool,
+    /// Read FILE as Rust and derive the manifest of its `counters!` declaration (to `-o`, else
+    /// stdout); `--rc`, `--res`, `--ini` and `--symbols` write that manifest's outputs.
+    #[arg(long, conflicts_with_all = ["module", "silo_neutral"])]
+    from_rust: bool,
+    /// Write the Rust module here instead of stdout (`--to-rust`: the declaration;
+    /// `--from-rust`: the derived manifest).
     #[arg(short = 'o', long = "out")]
     out: Option<PathBuf>,
     /// Write the `.rc` string table (counter names and help for lodctr) here.
@@ -84,17 +101,20 @@ pub enum ManifestError {
         /// What happened as a result.
         what: &'static str,
     },
+    /// `--from-rust` on a file without exactly one `counters!` declaration.
+    #[error(
+        "`--from-rust` needs a file with exactly one `counters!` declaration; this one has {0}"
+    )]
+    Declarations(usize),
     /// Anything pcw-gen reports other than diagnostics (I/O, configuration).
     #[error("{0}")]
     Gen(GenError),
-    /// Writing the output failed.
-    #[error("cannot write {what}: {source}")]
-    Write {
-        /// What was being written.
-        what: String,
-        /// The cause.
-        source: std::io::Error,
-    },
+    /// An output file could not be written (nothing was).
+    #[error(transparent)]
+    Output(#[from] pcw_io::OutputError),
+    /// Standard output or error failed.
+    #[error(transparent)]
+    Stream(#[from] pcw_io::StreamError),
 }
 
 impl Failure for ManifestError {
@@ -107,7 +127,9 @@ impl Failure for ManifestError {
 fn refused(e: GenError, what: &'static str) -> ManifestError {
     match e {
         GenError::Manifest { diagnostics } => {
-            print_diagnostics(&diagnostics);
+            if let Err(e) = print_diagnostics(&diagnostics) {
+                return e;
+            }
             ManifestError::Invalid {
                 errors: diagnostics.iter().filter(|d| d.is_error()).count(),
                 what,
@@ -119,30 +141,20 @@ fn refused(e: GenError, what: &'static str) -> ManifestError {
 
 /// Every diagnostic, rendered by pcw-gen (`file:line:column: severity: message`, hints and a
 /// count line), to stderr.
-fn print_diagnostics(diagnostics: &[Diagnostic]) {
+fn print_diagnostics(diagnostics: &[Diagnostic]) -> Result<(), ManifestError> {
     if !diagnostics.is_empty() {
-        eprint!("{}", pcw_gen::render_all(diagnostics));
+        pcw_io::console::err(&pcw_gen::render_all(diagnostics))?;
     }
-}
-
-fn write_stdout(text: &str) -> Result<(), ManifestError> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(ManifestError::Write {
-            what: "standard output".to_owned(),
-            source: e,
-        }),
-        _ => Ok(()),
-    }
+    Ok(())
 }
 
 /// `pcw lint`.
 ///
 /// # Errors
-/// [`ManifestError::Diagnostics`] when any file has an error.
+/// [`ManifestError::Invalid`] when any file has an error.
 pub fn lint(args: &LintArgs) -> Result<(), ManifestError> {
     let diagnostics = pcw_gen::lint_files(&args.files);
-    print_diagnostics(&diagnostics);
+    print_diagnostics(&diagnostics)?;
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();
     if errors > 0 {
         return Err(ManifestError::Invalid {
@@ -158,6 +170,12 @@ pub fn lint(args: &LintArgs) -> Result<(), ManifestError> {
 /// # Errors
 /// Diagnostics, configuration and write failures.
 pub fn gen_files(args: &GenArgs) -> Result<(), ManifestError> {
+    if args.to_rust {
+        return to_rust(args);
+    }
+    if args.from_rust {
+        return from_rust(args);
+    }
     let mut config = Config::new();
     config
         .runtime_path(args.runtime_path.clone())
@@ -166,31 +184,105 @@ pub fn gen_files(args: &GenArgs) -> Result<(), ManifestError> {
     if let Some(m) = &args.module {
         config.module_name(m.clone());
     }
+    let bytes = pcw_io::input::read(&args.file, pcw_io::input::MANIFEST)
+        .map_err(|e| ManifestError::Gen(e.into()))?;
     let generated = config
-        .generate_file(&args.file)
+        .generate(&args.file, &bytes)
         .map_err(|e| refused(e, "nothing was written"))?;
-    print_diagnostics(&generated.warnings);
-    let outputs: [(&Option<PathBuf>, &[u8]); 4] = [
-        (&args.rc, generated.rc.as_bytes()),
-        (&args.res, &generated.res),
-        (&args.ini, &generated.ini),
-        (&args.symbols, generated.symbols_h.as_bytes()),
+    // Every output checked before anything is printed or written: none may be the manifest or
+    // another output.
+    let mut outputs = pcw_io::Outputs::new();
+    outputs.input(&args.file);
+    let files: [(&Option<PathBuf>, Vec<u8>); 5] = [
+        (&args.rc, generated.rc.into_bytes()),
+        (&args.res, generated.res),
+        (&args.ini, generated.ini),
+        (&args.symbols, generated.symbols_h.into_bytes()),
+        (&args.out, generated.rust.clone().into_bytes()),
     ];
-    for (path, bytes) in outputs {
+    for (path, bytes) in files {
         if let Some(path) = path {
-            write_file(path, bytes)?;
+            outputs.add(path, bytes)?;
         }
     }
-    match &args.out {
-        Some(path) => write_file(path, generated.rust.as_bytes()),
-        None => write_stdout(&generated.rust),
+    print_diagnostics(&generated.warnings)?;
+    outputs.commit()?;
+    if args.out.is_none() {
+        pcw_io::console::out(&generated.rust)?;
     }
+    Ok(())
 }
 
-fn write_file(path: &std::path::Path, bytes: &[u8]) -> Result<(), ManifestError> {
-    pcw_gen::write_if_changed(path, bytes)
-        .map(|_| ())
-        .map_err(|e| refused(e, "nothing was written"))
+/// `pcw gen --to-rust`: the declaration of a manifest.
+fn to_rust(args: &GenArgs) -> Result<(), ManifestError> {
+    let bytes = pcw_io::input::read(&args.file, pcw_io::input::MANIFEST)
+        .map_err(|e| ManifestError::Gen(e.into()))?;
+    let declaration = pcw_gen::declare::to_rust(&args.file, &bytes)
+        .map_err(|e| refused(e, "nothing was written"))?;
+    write_or_print(args, args.out.as_deref(), declaration)
+}
+
+/// `pcw gen --from-rust`: the manifest (and its outputs) of a declaration.
+fn from_rust(args: &GenArgs) -> Result<(), ManifestError> {
+    let bytes = pcw_io::input::read(&args.file, pcw_io::input::MANIFEST)
+        .map_err(|e| ManifestError::Gen(e.into()))?;
+    let analysis = pcw_gen::declare::analyze_declarations(&args.file, &bytes);
+    if analysis.has_errors() {
+        print_diagnostics(&analysis.diagnostics)?;
+        return Err(ManifestError::Invalid {
+            errors: analysis.diagnostics.len(),
+            what: "nothing was written",
+        });
+    }
+    let [declared] = analysis.declared.as_slice() else {
+        return Err(ManifestError::Declarations(analysis.declared.len()));
+    };
+    let generated = Config::for_declaration(declared)
+        .generate_declared(declared)
+        .map_err(|e| refused(e, "nothing was written"))?;
+    let mut outputs = pcw_io::Outputs::new();
+    outputs.input(&args.file);
+    let files: [(&Option<PathBuf>, Vec<u8>); 5] = [
+        (&args.rc, generated.rc.into_bytes()),
+        (&args.res, generated.res),
+        (&args.ini, generated.ini),
+        (&args.symbols, generated.symbols_h.into_bytes()),
+        (&args.out, declared.manifest.clone().into_bytes()),
+    ];
+    for (path, bytes) in files {
+        if let Some(path) = path {
+            outputs.add(path, bytes)?;
+        }
+    }
+    // The fleet-readiness advice `pcw lint` would give the derived manifest.
+    let name = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(&declared.file_name));
+    print_diagnostics(&pcw_gen::fleet::check(&name, declared.manifest.as_bytes()))?;
+    outputs.commit()?;
+    if args.out.is_none() {
+        pcw_io::console::out(&declared.manifest)?;
+    }
+    Ok(())
+}
+
+/// Writes `text` to `out` (never over the input), or prints it.
+fn write_or_print(
+    args: &GenArgs,
+    out: Option<&std::path::Path>,
+    text: String,
+) -> Result<(), ManifestError> {
+    match out {
+        Some(path) => {
+            let mut outputs = pcw_io::Outputs::new();
+            outputs.input(&args.file);
+            outputs.add(path, text.into_bytes())?;
+            outputs.commit()?;
+            Ok(())
+        }
+        None => Ok(pcw_io::console::out(&text)?),
+    }
 }
 
 /// `pcw inspect`.
@@ -198,14 +290,17 @@ fn write_file(path: &std::path::Path, bytes: &[u8]) -> Result<(), ManifestError>
 /// # Errors
 /// Diagnostics and I/O failures.
 pub fn inspect(args: &InspectArgs) -> Result<(), ManifestError> {
+    let bytes = pcw_io::input::read(&args.file, pcw_io::input::MANIFEST)
+        .map_err(|e| ManifestError::Gen(e.into()))?;
     let doc = Config::new()
-        .inspect_file(&args.file)
+        .inspect(&args.file, &bytes)
         .map_err(|e| refused(e, "there is no layout to show"))?;
-    if args.json {
-        write_stdout(&(doc.to_json() + "\n"))
+    let text = if args.json {
+        doc.to_json() + "\n"
     } else {
-        write_stdout(&render_text(&doc))
-    }
+        render_text(&doc)
+    };
+    Ok(pcw_io::console::out(&text)?)
 }
 
 /// The layout as a table a person reads.

@@ -868,7 +868,7 @@ fn missing_file_exits_1() {
     let out = dump_file(Path::new("/nonexistent/pcw-dump-test.perf"), false);
     assert_eq!(out.status.code(), Some(1));
     let stderr = text(&out.stderr);
-    assert!(stderr.starts_with("error: cannot read /nonexistent/pcw-dump-test.perf"));
+    assert!(stderr.starts_with("error: cannot read the capture `/nonexistent/pcw-dump-test.perf`"));
 }
 
 #[test]

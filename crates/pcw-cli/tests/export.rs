@@ -4,7 +4,7 @@
 //! `tests/golden/export`, parsed back with a YAML library, checked against each tool's
 //! configuration schema (`tests/schemas`) and its documented rules, and its metric names are
 //! checked against the counters they read. Bless intended changes with
-//! `PCW_EXPORT_BLESS=1 cargo test -p pcw-cli --test export`.
+//! `PCW_BLESS=1 cargo test -p pcw-cli --test export`.
 
 mod common;
 
@@ -37,15 +37,15 @@ fn export(manifest: &str, target: &str) -> String {
 
 fn golden(stem: &str, target: &str, actual: &str) {
     let path = crate_file(&format!("tests/golden/export/{stem}.{target}.yaml"));
-    if std::env::var_os("PCW_EXPORT_BLESS").is_some() {
+    if std::env::var_os("PCW_BLESS").is_some() {
         std::fs::write(&path, actual).unwrap();
         return;
     }
     let expected = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{path}: {e}; bless with PCW_EXPORT_BLESS=1"));
+        .unwrap_or_else(|e| panic!("{path}: {e}; bless with PCW_BLESS=1"));
     assert!(
         expected == actual,
-        "{path} differs from `pcw export` (bless with PCW_EXPORT_BLESS=1 if intended):\n{actual}"
+        "{path} differs from `pcw export` (bless with PCW_BLESS=1 if intended):\n{actual}"
     );
 }
 

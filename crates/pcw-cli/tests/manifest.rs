@@ -184,3 +184,171 @@ fn inspect_json_is_the_documented_document() {
         }
     }
 }
+
+/// `pcw lint` and `pcw gen` give one verdict: the issue's three manifests (a user-mode provider
+/// with `<structs>`, once accepted by lint and refused by gen; a `reference` counter named
+/// `Type`, once accepted by both and generated as a `compile_error!`; a carriage return in a
+/// name, once accepted by both) each either fail both with the same diagnostics or pass both.
+#[test]
+fn lint_and_gen_give_one_verdict() {
+    let dir = scratch("verdict");
+    let tidal = std::fs::read_to_string(manifest("tidal_user.man")).unwrap();
+    let cases = [
+        (
+            "structs.man",
+            tidal.replacen(
+                r#"instances="multipleAggregate">"#,
+                r#"instances="multipleAggregate"><structs><struct name="S" type="S_T"/></structs>"#,
+                1,
+            ),
+            Some("error: `<structs>` in a `userMode` counterset"),
+        ),
+        (
+            "keyword.man",
+            tidal.replacen(r#"name="Pull""#, r#"name="Type""#, 1),
+            None,
+        ),
+        (
+            "cr.man",
+            tidal.replacen(r#"name="Water Level""#, r#"name="Water&#13;evil: 1""#, 1),
+            Some("error: `name` of `<counter>` has U+000D (carriage return) at character 6"),
+        ),
+    ];
+    for (file, text, error) in cases {
+        let path = dir.join(file);
+        std::fs::write(&path, text).unwrap();
+        let lint = pcw(&[os("lint"), path.as_os_str()]);
+        let out = dir.join("out.rs");
+        let _ = std::fs::remove_file(&out);
+        let generated = pcw(&[os("gen"), path.as_os_str(), os("-o"), out.as_os_str()]);
+        let lint_err = String::from_utf8_lossy(&lint.stderr).into_owned();
+        let gen_err = String::from_utf8_lossy(&generated.stderr).into_owned();
+        if let Some(error) = error {
+            assert_eq!(lint.status.code(), Some(1), "{file}: {lint_err}");
+            assert_eq!(generated.status.code(), Some(1), "{file}: {gen_err}");
+            assert!(lint_err.contains(error), "{file}: {lint_err}");
+            // The same diagnostics, before each command's own last line.
+            let diagnostics = |s: &str| {
+                s.lines()
+                    .filter(|l| !l.starts_with("error: "))
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(diagnostics(&lint_err), diagnostics(&gen_err), "{file}");
+            assert!(!out.exists(), "{file}: gen wrote a refused manifest's code");
+        } else {
+            assert!(lint.status.success(), "{file}: {lint_err}");
+            assert!(generated.status.success(), "{file}: {gen_err}");
+            let code = std::fs::read_to_string(&out).unwrap();
+            assert!(!code.contains("compile_error!"), "{file}:\n{code}");
+            assert!(code.contains("pub fn r#type("), "{file}:\n{code}");
+        }
+    }
+}
+
+/// `pcw gen --to-rust` writes a manifest's declaration; `pcw gen --from-rust` derives the
+/// manifest back with its string table and lodctr files, which `pcw lint` passes and which equal
+/// the original's outputs.
+#[test]
+fn gen_moves_a_manifest_to_rust_and_back() {
+    let dir = scratch("to-rust");
+    let decl = dir.join("northwind_user.rs");
+    let out = pcw(&[
+        os("gen"),
+        os("--to-rust"),
+        manifest("northwind_user.man").as_os_str(),
+        os("-o"),
+        decl.as_os_str(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&decl).unwrap();
+    assert!(
+        text.contains("pcw_declare::counters!") && text.contains("user_mode"),
+        "{text}"
+    );
+
+    let man = dir.join("northwind_user.man");
+    let (rc, ini, symbols) = (dir.join("n.rc"), dir.join("n.ini"), dir.join("n.h"));
+    let out = pcw(&[
+        os("gen"),
+        os("--from-rust"),
+        decl.as_os_str(),
+        os("-o"),
+        man.as_os_str(),
+        os("--rc"),
+        rc.as_os_str(),
+        os("--ini"),
+        ini.as_os_str(),
+        os("--symbols"),
+        symbols.as_os_str(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lint = pcw(&[os("lint"), man.as_os_str()]);
+    assert!(
+        lint.status.success(),
+        "{}",
+        String::from_utf8_lossy(&lint.stderr)
+    );
+    // The derived strings are the original's.
+    let original = pcw_gen::Config::new()
+        .generate_file(manifest("northwind_user.man"))
+        .unwrap();
+    let derived = pcw_gen::Config::new().generate_file(&man).unwrap();
+    assert_eq!(original.rust, derived.rust);
+    assert_eq!(std::fs::read(&ini).unwrap(), original.ini);
+    assert_eq!(std::fs::read_to_string(&rc).unwrap(), derived.rc);
+}
+
+/// A declaration with a problem writes nothing and names the problem at `file:line:column` of
+/// the Rust file.
+#[test]
+fn gen_from_rust_reports_declaration_errors_at_their_tokens() {
+    let dir = scratch("from-rust-error");
+    let decl = dir.join("bad.rs");
+    std::fs::write(
+        &decl,
+        "pcw_declare::counters! {\n    #[provider(name = \"Bad\", kernel_mode, application_identity = \"bad.sys\")]\n    pub mod bad {\n        #[counterset(name = \"Q\", description = \"q\", instances = multiple)]\n        struct Q {\n            #[counter(id = 1, type = perf_counter_rawcount, name = \"A\", description = \"a\")]\n            a: u32,\n            #[counter(id = 1, type = perf_counter_rawcount, name = \"B\", description = \"b\")]\n            b: u32,\n        }\n    }\n}\n",
+    )
+    .unwrap();
+    let man = dir.join("bad.man");
+    let out = pcw(&[
+        os("gen"),
+        os("--from-rust"),
+        decl.as_os_str(),
+        os("-o"),
+        man.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("bad.rs:8:28: error: counter id `1` is used twice in counterset `Q`"),
+        "{stderr}"
+    );
+    assert!(!man.exists());
+}
+
+/// The example service's manifest, derived from its declaration, lints without an error and
+/// without a warning of the manifest rules (the fleet-readiness advice about exporters, which its
+/// `multipleAggregate` set and its scaled raw count draw, is all `pcw lint` says).
+#[test]
+fn the_example_service_s_derived_manifest_lints_clean() {
+    let dir = scratch("tidal");
+    let man = dir.join("tidal_service.man");
+    std::fs::write(&man, pcw_tidal::MANIFEST).unwrap();
+    let out = pcw(&[os("lint"), man.as_os_str()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains(": error:"), "{stderr}");
+    let bytes = pcw_tidal::MANIFEST.as_bytes();
+    assert!(pcw_gen::analyze(&man, bytes).diagnostics.is_empty());
+    let advice = pcw_gen::fleet::check(&man, bytes).len();
+    assert_eq!(stderr.matches(": warning:").count(), advice, "{stderr}");
+}

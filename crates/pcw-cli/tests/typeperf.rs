@@ -22,7 +22,7 @@ fn parse_csv(text: &str) -> Vec<Vec<String>> {
         .expect("typeperf's output starts with an empty line");
     assert!(body.ends_with('\n'), "the last record is terminated");
     body.lines()
-        .map(|line| pcw_sim::pdh_query::csv::parse_row(line).unwrap())
+        .map(|line| pcw_pdh::csv::parse_row(line).unwrap())
         .collect()
 }
 
@@ -374,5 +374,65 @@ fn a_malformed_path_in_a_counter_file_fails() {
     assert!(
         stderr.starts_with(r"error: bad counter path `Geometric Waves(*)\Triangle`"),
         "{stderr}"
+    );
+}
+
+/// Any driver's image with its manifest: the example driver's, when the test command has built
+/// it (`PCW_EXAMPLE_IMAGE`).
+#[test]
+fn any_driver_s_image_is_sampled_with_its_manifest() {
+    let Some(image) = std::env::var_os("PCW_EXAMPLE_IMAGE") else {
+        eprintln!("note: PCW_EXAMPLE_IMAGE is not set; sampling the example's image is skipped");
+        return;
+    };
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let image = root.join(image);
+    let manifest = root.join("examples/checksum-driver/checksum_driver.man");
+    let out = pcw(&[
+        "typeperf",
+        "--image",
+        image.to_str().unwrap(),
+        "--manifest",
+        manifest.to_str().unwrap(),
+        r"\Checksum Driver Algorithms(*)\*",
+        "-sc",
+        "2",
+        "-si",
+        "0.05",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<String> = lines(&out).into_iter().filter(|l| !l.is_empty()).collect();
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    for instance in ["CRC32", "Adler32"] {
+        for counter in [
+            "Requests",
+            "Bytes Checksummed",
+            "Bytes/sec",
+            "Rejected Requests",
+        ] {
+            let column = format!(r"\\PCW-SIM\Checksum Driver Algorithms({instance})\{counter}");
+            assert!(rows[0].contains(&column), "{column} not in {}", rows[0]);
+        }
+    }
+}
+
+#[test]
+fn a_manifest_samples_only_with_an_image() {
+    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/xdp_like.man");
+    let out = pcw(&[
+        "typeperf",
+        "--manifest",
+        manifest,
+        r"\Sample XDP Receive Queue(*)\*",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("`--manifest` samples only with `--image`"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
 }

@@ -150,6 +150,19 @@ pub(crate) fn has_zero_unit_le(bytes: &[u8]) -> bool {
     flags != 0 || units.contains(&[0, 0])
 }
 
+/// `units` as their UTF-16LE bytes, without copying: `None` on a big-endian host.
+#[inline]
+pub(crate) fn units_le(units: &[u16]) -> Option<&[u8]> {
+    if cfg!(target_endian = "big") {
+        return None;
+    }
+    // SAFETY: the bytes are those of `units`' own allocation (`2 * len` of them, which is
+    // `size_of_val(units)` and so at most `isize::MAX`), `u8` has alignment 1 and every byte
+    // of an initialised `u16` is an initialised `u8`; the shared borrow keeps the lifetime.
+    // On a little-endian host those bytes are the UTF-16LE encoding.
+    Some(unsafe { core::slice::from_raw_parts(units.as_ptr().cast::<u8>(), size_of_val(units)) })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,7 +17,6 @@ include!(concat!(env!("OUT_DIR"), "/contoso_v11.rs"));
 include!(concat!(env!("OUT_DIR"), "/bound/fabrikam_v2.rs"));
 #[cfg(not(windows))]
 include!(concat!(env!("OUT_DIR"), "/wdk/fabrikam_v2.rs"));
-
 /// The `inspect` documents of the three configurations, written by build.rs.
 pub mod inspect_json {
     /// `fabrikam_v2.man`, default configuration.

@@ -19,6 +19,22 @@ fn colliding_manifest_names_are_made_safe() {
     trybuild::TestCases::new().pass("tests/ui-pass/*.rs");
 }
 
+/// Invalid `counters!` declarations are compile errors at the token each problem is about
+/// (`tests/ui-declare/`): a duplicate id, a base counter no counter names, an unknown type, an
+/// aggregate on a single-instance set, two sets with one GUID, a field of the wrong size, an
+/// unknown key, a provider of no mode.
+#[test]
+fn invalid_declarations_do_not_compile() {
+    trybuild::TestCases::new().compile_fail("tests/ui-declare/*.rs");
+}
+
+/// Declarations of both modes compile against the runtimes and work as the manifest path's
+/// code does (`tests/ui-pass-declare/`).
+#[test]
+fn declared_counters_compile_and_register() {
+    trybuild::TestCases::new().pass("tests/ui-pass-declare/*.rs");
+}
+
 /// pcw-rt built with neither binding feature stops at its `compile_error!`, which says which
 /// features to choose (checked by building it alone, in a target directory of its own).
 #[test]

@@ -4,10 +4,9 @@
 //! only when content changed and speaks cargo's build-script protocol.
 
 use std::collections::BTreeMap;
-use std::fs;
-use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::declare::{self, Declared};
 use crate::diag::{Diagnostic, Pos, Severity, render_all};
 use crate::inspect::{self, Inspect};
 use crate::ir::{Manifest, ProviderType};
@@ -20,26 +19,28 @@ use crate::{analyze, names, resources, rust_um};
 /// in a build script shows the rendered diagnostics rather than a struct dump.
 #[derive(thiserror::Error)]
 pub enum Error {
-    /// The manifest could not be read.
-    #[error("cannot read manifest `{}`: {source}", path.display())]
-    Read {
-        /// The manifest.
-        path: PathBuf,
-        /// Why.
-        source: io::Error,
-    },
-    /// An output could not be written.
-    #[error("cannot write `{}`: {source}", path.display())]
-    Write {
-        /// The output.
-        path: PathBuf,
-        /// Why.
-        source: io::Error,
-    },
+    /// The manifest could not be read (missing, a directory, larger than
+    /// [`pcw_io::input::MANIFEST`] allows, an I/O error).
+    #[error(transparent)]
+    Read(#[from] pcw_io::InputError),
+    /// An output could not be written (or is also the manifest, or is named twice); no output
+    /// was changed.
+    #[error(transparent)]
+    Write(#[from] pcw_io::OutputError),
+    /// Standard output, where a build script's `cargo:` lines go, could not be written.
+    #[error(transparent)]
+    Stream(#[from] pcw_io::StreamError),
     /// The manifest has errors (all of them are here, warnings included).
     #[error("{}", render_all(diagnostics))]
     Manifest {
         /// Every diagnostic of the file.
+        diagnostics: Vec<Diagnostic>,
+    },
+    /// A `counters!` declaration has problems (every one, at `file:line:column` of the Rust
+    /// source; see [`crate::declare`]).
+    #[error("{}", render_all(diagnostics))]
+    Declaration {
+        /// Every problem of the file.
         diagnostics: Vec<Diagnostic>,
     },
     /// Neither [`Config::out_dir`] nor `OUT_DIR` says where to write.
@@ -350,49 +351,20 @@ impl Config {
     }
 
     /// Validates a manifest for generation: the resolved model plus warnings, or every error.
-    /// For a `userMode` provider, a counter in a declared `<struct>` (a kernel-mode value
-    /// block layout, which Perflib's user-mode API has no use for) is an error naming
-    /// `struct`.
+    /// This is [`analyze`], what `pcw lint` reports: no manifest is accepted by one and refused
+    /// by the other.
     ///
     /// # Errors
     ///
     /// [`Error::Manifest`] with every diagnostic when there is any error.
     pub fn check(&self, file: &Path, bytes: &[u8]) -> Result<(Manifest, Vec<Diagnostic>), Error> {
         let analysis = analyze(file, bytes);
-        let Some(manifest) = analysis.manifest else {
-            return Err(Error::Manifest {
+        match analysis.manifest {
+            Some(manifest) => Ok((manifest, analysis.diagnostics)),
+            None => Err(Error::Manifest {
                 diagnostics: analysis.diagnostics,
-            });
-        };
-        if manifest.provider.provider_type == ProviderType::UserMode {
-            let mut diagnostics = analysis.diagnostics;
-            let before = diagnostics.len();
-            for set in &manifest.provider.countersets {
-                for c in &set.counters {
-                    let declared = set
-                        .structs
-                        .get(usize::from(c.struct_index))
-                        .filter(|st| st.c_type.is_some());
-                    if let Some(st) = declared {
-                        diagnostics.push(Diagnostic {
-                            severity: Severity::Error,
-                            file: file.to_path_buf(),
-                            pos: c.pos,
-                            message: format!(
-                                "counter `{}` is in `struct` `{}`: value blocks are a kernel-mode layout, and a `userMode` provider sets its counters through perflib by id",
-                                c.id, st.name
-                            ),
-                            hint: Some("remove `<structs>` and the counters' `struct` attributes, or set `providerType=\"kernelMode\"`".to_owned()),
-                        });
-                    }
-                }
-            }
-            if diagnostics.len() > before {
-                return Err(Error::Manifest { diagnostics });
-            }
-            return Ok((manifest, diagnostics));
+            }),
         }
-        Ok((manifest, analysis.diagnostics))
     }
 
     /// Generates every output from manifest bytes, without touching the file system.
@@ -484,12 +456,7 @@ impl Config {
     ///
     /// As [`Config::generate`].
     pub fn inspect(&self, file: &Path, bytes: &[u8]) -> Result<Inspect, Error> {
-        let analysis = analyze(file, bytes);
-        let Some(manifest) = analysis.manifest else {
-            return Err(Error::Manifest {
-                diagnostics: analysis.diagnostics,
-            });
-        };
+        let (manifest, _) = self.check(file, bytes)?;
         let opts = self.options(&manifest, file)?;
         Ok(inspect::build(
             &manifest,
@@ -510,13 +477,14 @@ impl Config {
     pub fn compile(&self, manifest: impl AsRef<Path>) -> Result<Written, Error> {
         let path = manifest.as_ref();
         if self.cargo_protocol {
-            println!("cargo:rerun-if-changed={}", path.display());
+            pcw_io::console::out(&format!("cargo:rerun-if-changed={}\n", path.display()))?;
         }
+        let mut cargo = Vec::new();
         let generated = self.generate(path, &read(path)?)?;
         if self.cargo_protocol {
             for w in &generated.warnings {
                 for line in w.render().lines() {
-                    println!("cargo:warning={line}");
+                    cargo.push(format!("cargo:warning={line}"));
                 }
             }
         }
@@ -535,48 +503,130 @@ impl Config {
             symbols_h: out.join(format!("{stem}.h")),
             warnings: generated.warnings.clone(),
         };
-        write_if_changed(&written.rust, generated.rust.as_bytes())?;
-        write_if_changed(&written.rc, generated.rc.as_bytes())?;
-        write_if_changed(&written.res, &generated.res)?;
-        write_if_changed(&written.ini, &generated.ini)?;
-        write_if_changed(&written.symbols_h, generated.symbols_h.as_bytes())?;
+        // All five or none: each is checked (not the manifest, not named twice), staged beside
+        // its destination, and renamed only when all were written; unchanged files are kept.
+        let mut outputs = pcw_io::Outputs::new();
+        outputs.create_dirs(true).input(path);
+        outputs
+            .add(&written.rust, generated.rust)?
+            .add(&written.rc, generated.rc)?
+            .add(&written.res, generated.res)?
+            .add(&written.ini, generated.ini)?
+            .add(&written.symbols_h, generated.symbols_h)?;
+        outputs.commit()?;
         if self.cargo_protocol {
-            for line in self.resource_link_lines(&written.res) {
-                println!("{line}");
-            }
+            cargo.extend(self.resource_link_lines(&written.res));
+            let mut text = cargo.join("\n");
+            text.push('\n');
+            pcw_io::console::out(&text)?;
         }
         Ok(written)
     }
 }
 
-fn read(path: &Path) -> Result<Vec<u8>, Error> {
-    fs::read(path).map_err(|source| Error::Read {
-        path: path.to_path_buf(),
-        source,
-    })
+/// Counters declared in Rust (`counters!`, see [`crate::declare`]).
+impl Config {
+    /// The configuration a declaration asks for: its module name, and its `runtime` and
+    /// `silo_neutral` when given, over the defaults.
+    pub fn for_declaration(declared: &Declared) -> Self {
+        let mut config = Self::new();
+        config
+            .module_name(declared.module.clone())
+            .silo_neutral(declared.silo_neutral);
+        if let Some(rt) = &declared.runtime {
+            config
+                .runtime_path(rt.clone())
+                .user_mode_runtime_path(rt.clone());
+        }
+        config
+    }
+
+    /// Generates every output of a declaration's derived manifest ([`Config::generate`] on
+    /// it, as the file `declared.file_name`).
+    ///
+    /// # Errors
+    ///
+    /// As [`Config::generate`].
+    pub fn generate_declared(&self, declared: &Declared) -> Result<Generated, Error> {
+        self.generate(Path::new(&declared.file_name), declared.manifest.as_bytes())
+    }
+
+    /// The build-script call for counters declared in Rust: reads the Rust source file
+    /// `source` (for example `src/counters.rs`), and for each `counters!` declaration in it
+    /// writes into the output directory the derived manifest `<module>.man` and everything
+    /// [`Config::compile`] writes for a manifest (`<module>.rs`, `.rc`, `.res`, `.ini`, `.h`),
+    /// all of them or none. The declaration's own `runtime` and `silo_neutral` apply; the
+    /// other switches of this `Config` (output directory, cargo protocol, resource linking,
+    /// driver name) apply to every declaration. In a build script it prints
+    /// `cargo:rerun-if-changed` for the source and links each string table as
+    /// [`Config::compile`] does. (A declaration has no warnings to print: they are its errors.)
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Read`], [`Error::Declaration`] with every problem of every declaration (a
+    /// warning of a derived manifest is an error of its declaration), and write failures.
+    pub fn compile_declarations(&self, source: impl AsRef<Path>) -> Result<Vec<Written>, Error> {
+        let path = source.as_ref();
+        if self.cargo_protocol {
+            pcw_io::console::out(&format!("cargo:rerun-if-changed={}\n", path.display()))?;
+        }
+        let analysis = declare::analyze_declarations(path, &read(path)?);
+        if analysis.has_errors() {
+            return Err(Error::Declaration {
+                diagnostics: analysis.diagnostics,
+            });
+        }
+        let out = match &self.out_dir {
+            Some(d) => d.clone(),
+            None => std::env::var_os("OUT_DIR")
+                .map(PathBuf::from)
+                .ok_or(Error::NoOutDir)?,
+        };
+        let mut outputs = pcw_io::Outputs::new();
+        outputs.create_dirs(true).input(path);
+        let mut all = Vec::new();
+        for declared in &analysis.declared {
+            let mut config = Self::for_declaration(declared);
+            config.driver_name.clone_from(&self.driver_name);
+            config.publisher = self.publisher;
+            let generated = config.generate_declared(declared)?;
+            let stem = &declared.module;
+            let written = Written {
+                rust: out.join(format!("{stem}.rs")),
+                rc: out.join(format!("{stem}.rc")),
+                res: out.join(format!("{stem}.res")),
+                ini: out.join(format!("{stem}.ini")),
+                symbols_h: out.join(format!("{stem}.h")),
+                warnings: generated.warnings.clone(),
+            };
+            outputs
+                .add(&out.join(&declared.file_name), declared.manifest.clone())?
+                .add(&written.rust, generated.rust)?
+                .add(&written.rc, generated.rc)?
+                .add(&written.res, generated.res)?
+                .add(&written.ini, generated.ini)?
+                .add(&written.symbols_h, generated.symbols_h)?;
+            all.push(written);
+        }
+        outputs.commit()?;
+        if self.cargo_protocol {
+            let mut cargo = Vec::new();
+            for w in &all {
+                cargo.extend(self.resource_link_lines(&w.res));
+            }
+            if !cargo.is_empty() {
+                let mut text = cargo.join("\n");
+                text.push('\n');
+                pcw_io::console::out(&text)?;
+            }
+        }
+        Ok(all)
+    }
 }
 
-/// Writes `bytes` to `path` unless the file already holds exactly them (so cargo and rc see
-/// no change and rebuild nothing). Returns whether it wrote.
-///
-/// # Errors
-///
-/// [`Error::Write`] when the directory or file cannot be written.
-pub fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<bool, Error> {
-    if fs::read(path).is_ok_and(|old| old == bytes) {
-        return Ok(false);
-    }
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        fs::create_dir_all(dir).map_err(|source| Error::Write {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-    }
-    fs::write(path, bytes).map_err(|source| Error::Write {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    Ok(true)
+/// Reads a manifest, bounded by [`pcw_io::input::MANIFEST`].
+fn read(path: &Path) -> Result<Vec<u8>, Error> {
+    Ok(pcw_io::input::read(path, pcw_io::input::MANIFEST)?)
 }
 
 /// Compiles one manifest with the default [`Config`] (the build-script one-liner).
@@ -595,7 +645,7 @@ pub fn lint_files<P: AsRef<Path>>(paths: &[P]) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for p in paths {
         let p = p.as_ref();
-        match fs::read(p) {
+        match pcw_io::input::read(p, pcw_io::input::MANIFEST) {
             Ok(bytes) => {
                 let mut diagnostics = analyze(p, &bytes).diagnostics;
                 // Fleet-readiness warnings (exporters, PDH paths) only `pcw lint` reports.
@@ -607,7 +657,7 @@ pub fn lint_files<P: AsRef<Path>>(paths: &[P]) -> Vec<Diagnostic> {
                 severity: Severity::Error,
                 file: p.to_path_buf(),
                 pos: Pos::new(1, 1),
-                message: format!("cannot read the manifest: {}", e.to_string().to_lowercase()),
+                message: e.describe(),
                 hint: None,
             }),
         }

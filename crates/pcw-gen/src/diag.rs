@@ -169,6 +169,11 @@ impl Sink {
         self.push(Severity::Warning, pos, message.into(), Some(hint.into()));
     }
 
+    /// The file the diagnostics are about.
+    pub(crate) fn file(&self) -> &Path {
+        &self.file
+    }
+
     pub(crate) fn has_errors(&self) -> bool {
         self.items.iter().any(Diagnostic::is_error)
     }

@@ -33,14 +33,14 @@
 //! Instance names are chosen at run time, so they are not in a manifest; [`instance_name_issues`]
 //! states the rules for them and `pcw list` applies it to the instances a provider reports.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use pcw_core::counter_type::CounterType;
 
 use crate::diag::{Diagnostic, Pos, Sink};
 use crate::ir::{CounterAttribute, Instances, Manifest};
-use crate::parse::{Attrs, RawManifest};
+use crate::parse::{Attrs, RawManifest, RawSet};
 
 /// The instance name PDH and the exporters treat as the aggregate of a multi-instance set.
 pub const TOTAL_INSTANCE: &str = "_Total";
@@ -190,33 +190,45 @@ pub fn check(file: &Path, bytes: &[u8]) -> Vec<Diagnostic> {
 }
 
 /// Pairs every counterset and counter of the model with its attributes in the raw tree (by
-/// `uri`, which validation keeps unique).
+/// `uri`, which validation keeps unique; were one repeated, the first element with it is
+/// taken).
 fn places<'a>(manifest: &Manifest, raw: &'a RawManifest) -> Vec<Option<Places<'a>>> {
-    let raw_sets: Vec<_> = raw
+    let raw_sets: Vec<&RawSet> = raw
         .counters
         .iter()
         .flat_map(|c| &c.providers)
         .flat_map(|p| &p.sets)
         .collect();
+    // Trimmed `uri` → the first raw set with it.
+    let mut set_by_uri: HashMap<&str, usize> = HashMap::new();
+    for (i, rs) in raw_sets.iter().enumerate() {
+        if let Some(u) = rs.attrs.get("uri") {
+            set_by_uri.entry(u.value.trim()).or_insert(i);
+        }
+    }
+    // Per raw set, trimmed `uri` → the first counter with it; built once, when a set of the
+    // model first needs it.
+    let mut counter_by_uri: Vec<Option<HashMap<&str, &Attrs>>> = vec![None; raw_sets.len()];
     manifest
         .provider
         .countersets
         .iter()
         .map(|set| {
-            let rs = raw_sets.iter().find(|rs| {
-                rs.attrs
-                    .get("uri")
-                    .is_some_and(|u| u.value.trim() == set.uri)
-            })?;
+            let i = *set_by_uri.get(set.uri.as_str())?;
+            let rs = *raw_sets.get(i)?;
+            let by_uri = counter_by_uri.get_mut(i)?.get_or_insert_with(|| {
+                let mut map = HashMap::with_capacity(rs.counters.len());
+                for rc in &rs.counters {
+                    if let Some(u) = rc.attrs.get("uri") {
+                        map.entry(u.value.trim()).or_insert(&rc.attrs);
+                    }
+                }
+                map
+            });
             let counters = set
                 .counters
                 .iter()
-                .map(|c| {
-                    rs.counters
-                        .iter()
-                        .find(|rc| rc.attrs.get("uri").is_some_and(|u| u.value.trim() == c.uri))
-                        .map(|rc| &rc.attrs)
-                })
+                .map(|c| by_uri.get(c.uri.as_str()).copied())
                 .collect();
             Some(Places {
                 set: &rs.attrs,

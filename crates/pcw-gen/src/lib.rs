@@ -8,6 +8,20 @@
 //! one run ([`Diagnostic`]) → the resolved model ([`Manifest`]) → pure generators
 //! ([`Config::generate`]) → files written only when changed ([`Config::compile`]).
 //!
+//! [`analyze`] is the one analysis: `pcw lint`, [`Config::check`], [`Config::generate`] and
+//! [`Config::inspect`] all take their verdict from it, so a manifest lint accepts generates, and
+//! one it refuses fails generation with the same diagnostics (a test runs both over every
+//! manifest of the repository and the fuzz corpora). Only [`Config::v1_tables`] refuses more, and
+//! lint warns about each of those cases.
+//!
+//! # Display text
+//!
+//! Names, descriptions, URIs, `providerName` and `applicationIdentity` reach string literals,
+//! doc comments, the `.rc` and `.res`, the lodctr `.ini`, JSON and the exporters' YAML. The
+//! [`text`] module's table says which characters a manifest may use in them (controls, line
+//! separators, noncharacters and the replacement character are errors naming the character and
+//! why, at the attribute) and how each output carries the rest exactly.
+//!
 //! # build.rs
 //!
 //! ```no_run
@@ -35,10 +49,22 @@
 //! linker (for a GNU target as an object converted by binutils' `windres`), since `lodctr /m:` and every consumer read those strings from the resources of the
 //! binary the manifest's `applicationIdentity` names ([`Config::link_resources`]).
 //!
+//! # Counters declared in Rust
+//!
+//! A provider may declare its counters in Rust instead of writing a manifest: the pcw-declare
+//! crate's `counters!` macro calls [`expand_declaration`], and a build script calls
+//! [`Config::compile_declarations`] on the same source file. [`declare`] reads the declaration
+//! into manifest text (defaults filled in: GUIDs by [`declare::name_guid`], resource ids,
+//! `uri`s), which [`analyze`] checks like any manifest, its diagnostics mapped back to the
+//! declaration's tokens; the generators below then produce exactly the code, string table and
+//! lodctr files the equivalent manifest gives. [`declare::to_rust`] writes the declaration of an
+//! existing manifest (`pcw gen --to-rust`).
+//!
 //! # What is generated
 //!
 //! One `pub mod <module>` (default: the manifest file stem) with a scoped, reasoned
-//! `#[allow]` list, and in it one module per counterset (the `snake_case` of its `symbol`):
+//! `#[allow]` list, and in it one module per counterset (the `snake_case` of its `symbol`; a
+//! second set whose symbol gives the same module gets `_2`, a third `_3`):
 //!
 //! * `GUID`, `NAME` (the name given to `PcwRegister`), `URI`, `INSTANCES`, `MULTI_INSTANCE`,
 //!   `COUNTER_MASK` (bits of every id below 64), `STRUCT_COUNT`, and `ids::*` counter-id
@@ -68,6 +94,16 @@
 //!   closure is a type mismatch.
 //!
 //! A `userMode` provider gets a different module: see "User-mode providers" below.
+//!
+//! Identifiers are ASCII words of the manifest's symbols, names and fields. A Rust keyword
+//! (strict, reserved, and edition 2024's `gen`) becomes a raw identifier (`r#type`); `self`,
+//! `Self`, `super`, `crate` and `_`, which cannot be raw, get a trailing `_`. Within each
+//! namespace of each generated scope no two items share a name: a struct type that clashes with
+//! another or with `Registration`, `Instance`, `Set` gets `Values` appended, a parameter that
+//! clashes with `add`'s and `create`'s own gets `_values`, and an id constant that clashes gets
+//! the counter's id (`BYTES_SEC_2`); both generators use the same rules. Fields are the
+//! exception: two fields of a struct whose `snake_case` is the same are an error, since a type
+//! bound with [`Config::bind_struct`] must have exactly the manifest's fields.
 //!
 //! # Runtime contract
 //!
@@ -126,16 +162,18 @@
 //!   `_Default`), `delete`, and per counter typed accessors named after its `symbol` (else its
 //!   name): `set_x`/`increment_x`/`decrement_x` for value counters (`u32` or `u64` by size,
 //!   `PerfSetULongCounterValue` …), and `x()` (the `AtomicU32`/`AtomicU64` Perflib reads
-//!   through `PerfSetCounterRefValue`) plus `set_x` for `reference` counters.
+//!   through `PerfSetCounterRefValue`) plus `set_x` for `reference` counters. `x` is escaped
+//!   like every identifier (`r#type()`); when one of a counter's methods would clash with an
+//!   earlier counter's or with `create`, `delete`, `raw`, `x` gets the counter's id
+//!   (`set_bytes_sec_2`).
 //!
 //! The runtime must provide `CounterInfo` and `CounterSetInfo` (the fields the generated
 //! statics fill), `Provider::{start, start_with, create_instance}`, `Instance` with the
 //! `set_`/`increment_`/`decrement_` `u32`/`u64` methods, `reference_u32`/`reference_u64` and
 //! `delete`, `Error` and `Notifications` — what pcw-um implements.
 //!
-//! Value blocks do not exist in Perflib's user-mode API: a counter in a declared `<struct>`
-//! of a `userMode` manifest is an error from [`Config::generate`] naming `struct` (linting
-//! stays target-neutral).
+//! Value blocks do not exist in Perflib's user-mode API: `<structs>` in a `userMode` manifest is
+//! an error of the analysis (so of `pcw lint` too) at the `<structs>` element.
 //!
 //! # The `inspect` document (JSON schema, version 1)
 //!
@@ -192,6 +230,8 @@
 //! [`fleet::check`] ([`render_all`] renders them with a summary line; exit 1 when any
 //! [`Diagnostic::is_error`]). [`Config::generate`] returns all
 //! outputs as values for `pcw gen`; [`Generated::ini`] is already UTF-16LE with a BOM.
+//! Comments in every output (the Rust, `.rc` and `.h` headers, doc comments) show a name's
+//! invisible characters as `\u{…}` ([`text::visible`]).
 //!
 //! # Counter order
 //!
@@ -225,9 +265,17 @@
 //! 1000, a pcw-gen choice): set name, set description, then each named counter's name and
 //! description. The lodctr `.h` gives every counterset and every non-base counter an even
 //! offset from 0 (base counters get no title index in V1).
+//!
+//! The `.rc` is UTF-8 and starts with `#pragma code_page(65001)`, so that `rc.exe` (and
+//! `windres`, `llvm-rc`) read non-ASCII names as written; strings escape `"` as `""` and `\` as
+//! `\\`. lodctr reads the `.ini` through the profile API, which trims blanks around a value and
+//! drops one pair of enclosing quotes; a name or help text that starts or ends with a blank or
+//! a quote is therefore written between double quotes.
 
 mod config;
+pub mod declare;
 mod diag;
+mod expand;
 pub mod fleet;
 mod inspect;
 mod ir;
@@ -237,11 +285,13 @@ mod resources;
 mod rust;
 mod rust_um;
 mod source;
+pub mod text;
 mod v1;
 mod validate;
 
-pub use config::{Config, Error, Generated, Written, compile, lint_files, write_if_changed};
+pub use config::{Config, Error, Generated, Written, compile, lint_files};
 pub use diag::{Diagnostic, Pos, Severity, render_all};
+pub use expand::expand_declaration;
 pub use inspect::{
     INSPECT_FORMAT, INSPECT_VERSION, Inspect, InspectCounter, InspectCounterSet, InspectField,
     InspectProvider, InspectStruct,

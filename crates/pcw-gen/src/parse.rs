@@ -108,15 +108,47 @@ const COUNTER_ATTRS: &[&str] = &[
 ];
 const STRUCT_ATTRS: &[&str] = &["name", "type"];
 
-struct Cx<'d> {
+/// Byte offset → 1-based line and character column, in O(log lines) per lookup whatever the
+/// length of the lines (roxmltree's `text_pos_at` rescans the text from its start on every
+/// call, and counting a column's characters from the start of its line is as slow on a
+/// manifest written on one line). Same positions as roxmltree's.
+struct LineIndex<'d> {
     text: &'d str,
-    /// Byte offset of the start of each line, for positions in O(log n) (roxmltree's
-    /// `text_pos_at` rescans the text on every call); same 1-based, char-counting columns.
+    /// Byte offset of the start of each line.
     line_starts: Vec<usize>,
-    sink: &'d mut Sink,
+    /// Characters before each multiple of [`Self::BLOCK`] bytes.
+    block_chars: Vec<usize>,
 }
 
-impl Cx<'_> {
+impl<'d> LineIndex<'d> {
+    const BLOCK: usize = 64;
+
+    fn new(text: &'d str) -> Self {
+        let line_starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        let mut block_chars = Vec::with_capacity(text.len() / Self::BLOCK + 1);
+        let mut chars = 0;
+        block_chars.push(0);
+        for block in text.as_bytes().chunks(Self::BLOCK) {
+            chars += char_starts(block);
+            block_chars.push(chars);
+        }
+        Self {
+            text,
+            line_starts,
+            block_chars,
+        }
+    }
+
+    /// Characters before byte offset `byte` (a char boundary within the text).
+    fn chars_before(&self, byte: usize) -> usize {
+        let block = byte / Self::BLOCK;
+        let from = block * Self::BLOCK;
+        let partial = self.text.as_bytes().get(from..byte).map_or(0, char_starts);
+        self.block_chars.get(block).copied().unwrap_or(0) + partial
+    }
+
     fn pos(&self, byte: usize) -> Pos {
         let byte = byte.min(self.text.len());
         let line = self
@@ -124,11 +156,31 @@ impl Cx<'_> {
             .partition_point(|&start| start <= byte)
             .max(1);
         let start = self.line_starts.get(line - 1).copied().unwrap_or(0);
-        let column = self.text.get(start..byte).map_or(0, |s| s.chars().count()) + 1;
+        let column = if self.text.is_char_boundary(byte) {
+            self.chars_before(byte) - self.chars_before(start)
+        } else {
+            0
+        } + 1;
         Pos::new(
             u32::try_from(line).unwrap_or(u32::MAX),
             u32::try_from(column).unwrap_or(u32::MAX),
         )
+    }
+}
+
+/// The characters that start in `bytes` (UTF-8: every byte that is not a continuation byte).
+fn char_starts(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| b & 0xC0 != 0x80).count()
+}
+
+struct Cx<'d> {
+    lines: LineIndex<'d>,
+    sink: &'d mut Sink,
+}
+
+impl Cx<'_> {
+    fn pos(&self, byte: usize) -> Pos {
+        self.lines.pos(byte)
     }
 
     fn node_pos(&self, node: Node<'_, '_>) -> Pos {
@@ -217,17 +269,12 @@ pub(crate) fn parse(text: &str, sink: &mut Sink) -> Option<RawManifest> {
     let doc = match Document::parse_with_options(text, options) {
         Ok(doc) => doc,
         Err(e) => {
-            let pos = e.pos();
-            sink.error(Pos::new(pos.row, pos.col), xml_error_message(&e));
+            sink.error(xml_error_pos(&e, text), xml_error_message(&e));
             return None;
         }
     };
-    let line_starts = std::iter::once(0)
-        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-        .collect();
     let mut cx = Cx {
-        text,
-        line_starts,
+        lines: LineIndex::new(text),
         sink,
     };
     let root = doc.root_element();
@@ -420,8 +467,52 @@ fn parse_strings(cx: &mut Cx<'_>, root: Node<'_, '_>, out: &mut BTreeMap<String,
     }
 }
 
+/// Where an XML error is. roxmltree gives no position for a few errors; for those the
+/// position is where the problem shows: the end of the text for a file cut short (the root
+/// element never closed, the text ending inside a tag or with no root at all), the
+/// `<!DOCTYPE` for a document type declaration.
+fn xml_error_pos(e: &roxmltree::Error, text: &str) -> Pos {
+    use roxmltree::Error as E;
+    match e {
+        E::UnclosedRootNode | E::UnexpectedEndOfStream | E::NoRootNode => {
+            let (line, column) = pcw_io::text::end_of(text);
+            Pos::new(line, column)
+        }
+        E::DtdDetected => {
+            let at = text.find("<!DOCTYPE").unwrap_or(0);
+            let (line, column) = pcw_io::text::end_of(text.get(..at).unwrap_or_default());
+            Pos::new(line, column)
+        }
+        _ => {
+            let pos = e.pos();
+            Pos::new(pos.row, pos.col)
+        }
+    }
+}
+
 /// roxmltree's message without its trailing position, lowercase, quotes turned to backticks.
 fn xml_error_message(e: &roxmltree::Error) -> String {
+    match e {
+        roxmltree::Error::UnclosedRootNode => {
+            return "invalid xml: the text ends before the root element is closed (is the file \
+                    cut short?)"
+                .to_owned();
+        }
+        roxmltree::Error::UnexpectedEndOfStream => {
+            return "invalid xml: the text ends inside a tag (is the file cut short?)".to_owned();
+        }
+        roxmltree::Error::DtdDetected => {
+            return "invalid xml: a document type declaration (`<!DOCTYPE`); counter manifests \
+                    have none"
+                .to_owned();
+        }
+        roxmltree::Error::NodesLimitReached => {
+            return "invalid xml: more than 1000000 xml nodes, more than any counter manifest \
+                    needs"
+                .to_owned();
+        }
+        _ => {}
+    }
     let pos = e.pos();
     let full = e.to_string();
     let suffix = format!(" at {}:{}", pos.row, pos.col);
@@ -437,11 +528,12 @@ fn xml_error_message(e: &roxmltree::Error) -> String {
             out.push(c);
         }
     }
+    let mut out = out.replace("XML", "xml");
     if let Some(first) = out.get(..1) {
         let lower = first.to_lowercase();
         out.replace_range(..1, &lower);
     }
-    format!("invalid xml: {}", out.replace("XML", "xml"))
+    format!("invalid xml: {out}")
 }
 
 #[cfg(test)]
@@ -459,21 +551,41 @@ mod tests {
     }
 
     #[test]
+    fn a_file_cut_short_is_reported_where_it_ends() {
+        for (text, pos, says) in [
+            (
+                "<a>\n  <b>\n  ",
+                Pos::new(3, 3),
+                "before the root element is closed",
+            ),
+            ("<a>\n<b x=\"1", Pos::new(2, 8), "ends inside a tag"),
+            ("\n\n", Pos::new(3, 1), "does not have a root"),
+            (
+                "<?xml version=\"1.0\"?>\n<!DOCTYPE a []>\n<a/>",
+                Pos::new(2, 1),
+                "`<!DOCTYPE`",
+            ),
+        ] {
+            let mut sink = Sink::new(Path::new("t.man"));
+            assert!(parse(text, &mut sink).is_none());
+            let d = &sink.items[0];
+            assert_eq!(d.pos, pos, "{text:?}: {}", d.message);
+            assert!(d.message.contains(says), "{text:?}: {}", d.message);
+            assert!(!d.message.contains("xML"), "{}", d.message);
+        }
+    }
+
+    #[test]
     fn positions_agree_with_roxmltree() {
-        let text = "<a>\r\n  <b x='é'/>\n\n\t<c  y=\"1\"/></a>";
-        let doc = Document::parse(text).unwrap();
-        let mut sink = Sink::new(Path::new("t.man"));
-        let line_starts = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
-        let cx = Cx {
-            text,
-            line_starts,
-            sink: &mut sink,
-        };
+        // Short lines, then one long line with characters of every UTF-8 length across many
+        // index blocks.
+        let long: String = (0..200).map(|i| ["a", "é", "€", "𝄞"][i % 4]).collect();
+        let text = format!("<a>\r\n  <b x='é'/>\n\n\t<c  y=\"1\"/><d z='{long}' w='{long}'/></a>");
+        let doc = Document::parse(&text).unwrap();
+        let lines = LineIndex::new(&text);
         for byte in (0..=text.len()).filter(|b| text.is_char_boundary(*b)) {
             let r = doc.text_pos_at(byte);
-            assert_eq!(cx.pos(byte), Pos::new(r.row, r.col), "byte {byte}");
+            assert_eq!(lines.pos(byte), Pos::new(r.row, r.col), "byte {byte}");
         }
     }
 

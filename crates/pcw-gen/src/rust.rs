@@ -3,13 +3,13 @@
 //! formatted source that calls PCW only through the runtime contract documented at the crate
 //! root. Output is deterministic, marked `@generated`, and uses fully qualified paths.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
 use crate::ir::{CounterSet, Manifest, Struct};
-use crate::names;
+use crate::names::{self, Scope, Suffix, ident};
 
 /// What the generator needs besides the manifest (the pure part of [`crate::Config`]).
 #[derive(Clone)]
@@ -35,16 +35,12 @@ pub(crate) fn struct_keys(set: &CounterSet, st: &Struct) -> Vec<String> {
     keys
 }
 
-fn ident(s: &str) -> syn::Ident {
-    if let Some(raw) = s.strip_prefix("r#") {
-        syn::Ident::new_raw(raw, proc_macro2::Span::call_site())
-    } else {
-        syn::Ident::new(s, proc_macro2::Span::call_site())
-    }
-}
-
-fn doc(text: &str) -> TokenStream {
-    let lines = text.lines().map(|l| format!(" {l}"));
+/// Doc attributes for `text`, one per line; characters rustc refuses in comments (a bare CR, bidi
+/// controls) and the other invisible ones are written as `\u{…}` ([`crate::text::visible`]).
+pub(crate) fn doc(text: &str) -> TokenStream {
+    let lines = text
+        .lines()
+        .map(|l| format!(" {}", crate::text::visible(l)));
     quote! { #( #[doc = #lines] )* }
 }
 
@@ -63,27 +59,24 @@ struct StructNames {
     fields: BTreeMap<String, syn::Ident>,
 }
 
-fn set_names(set: &CounterSet, opts: &Options, used_modules: &mut HashSet<String>) -> SetNames {
-    let mut module = names::snake(&set.symbol);
-    while !used_modules.insert(module.clone()) {
-        module.push('_');
-    }
-    let mut used_types: HashSet<String> = ["Registration", "Instance", "Set"]
-        .iter()
-        .map(|s| (*s).to_owned())
-        .collect();
-    let mut used_params: HashSet<String> = [
-        "buffer",
-        "name",
-        "id",
-        "registration",
-        "data",
-        "handle",
-        "status",
-    ]
-    .iter()
-    .map(|s| (*s).to_owned())
-    .collect();
+/// Types of a counterset's module: the generated items, then its structs (`Values` for the
+/// implicit one; a clash appends `Values`).
+const SET_TYPES: [&str; 3] = ["Registration", "Instance", "Set"];
+/// Parameters and locals of `add` and `create` besides the value blocks (a clash appends
+/// `_values`).
+const SET_PARAMS: [&str; 7] = [
+    "buffer",
+    "name",
+    "id",
+    "registration",
+    "data",
+    "handle",
+    "status",
+];
+
+fn set_names(set: &CounterSet, module: &str, opts: &Options) -> SetNames {
+    let mut types = Scope::new(SET_TYPES);
+    let mut params = Scope::new(SET_PARAMS);
     let implicit =
         set.structs.len() == 1 && set.structs.first().is_some_and(|s| s.c_type.is_none());
     let structs = set
@@ -93,22 +86,19 @@ fn set_names(set: &CounterSet, opts: &Options, used_modules: &mut HashSet<String
             let bound = struct_keys(set, st)
                 .iter()
                 .find_map(|k| opts.bindings.get(k).cloned());
-            let mut tname = if implicit {
+            let tbase = if implicit {
                 "Values".to_owned()
             } else {
-                names::camel(st.c_type.as_deref().unwrap_or(&st.name))
+                names::camel_words(st.c_type.as_deref().unwrap_or(&st.name))
+                    .unwrap_or_else(|| "Values".to_owned())
             };
-            while !used_types.insert(tname.clone()) {
-                tname.push_str("Values");
-            }
-            let mut pname = if implicit {
+            let tname = types.claim(&tbase, Suffix::Repeat("Values"));
+            let pbase = if implicit {
                 "values".to_owned()
             } else {
-                names::snake(&st.name)
+                names::snake_words(&st.name).unwrap_or_else(|| "values".to_owned())
             };
-            while !used_params.insert(pname.clone()) {
-                pname.push_str("_values");
-            }
+            let pname = params.claim(&pbase, Suffix::Repeat("_values"));
             let fields = st
                 .fields
                 .iter()
@@ -128,7 +118,7 @@ fn set_names(set: &CounterSet, opts: &Options, used_modules: &mut HashSet<String
         })
         .collect();
     SetNames {
-        module: ident(&module),
+        module: ident(module),
         structs,
     }
 }
@@ -139,13 +129,14 @@ pub(crate) type SetRustNames = (String, Vec<(String, BTreeMap<String, String>)>)
 /// Rust names per counterset, for `inspect`: the module and each struct's type (generated
 /// name or bound path) and field names.
 pub(crate) fn rust_names(manifest: &Manifest, opts: &Options) -> Vec<SetRustNames> {
-    let mut used_modules = HashSet::new();
+    let modules = names::set_modules(manifest);
     manifest
         .provider
         .countersets
         .iter()
-        .map(|set| {
-            let n = set_names(set, opts, &mut used_modules);
+        .zip(&modules)
+        .map(|(set, module)| {
+            let n = set_names(set, module, opts);
             let structs = n
                 .structs
                 .iter()
@@ -171,13 +162,14 @@ pub(crate) fn rust_names(manifest: &Manifest, opts: &Options) -> Vec<SetRustName
 pub(crate) fn generate(manifest: &Manifest, opts: &Options) -> String {
     let rt = &opts.runtime_path;
     let module = ident(&opts.module_name);
-    let mut used_modules = HashSet::new();
+    let modules = names::set_modules(manifest);
     let sets: Vec<TokenStream> = manifest
         .provider
         .countersets
         .iter()
-        .map(|set| {
-            let n = set_names(set, opts, &mut used_modules);
+        .zip(&modules)
+        .map(|(set, module)| {
+            let n = set_names(set, module, opts);
             gen_set(set, &n, opts)
         })
         .collect();
@@ -215,6 +207,10 @@ pub(crate) fn generate(manifest: &Manifest, opts: &Options) -> String {
         #[allow(
             clippy::doc_markdown,
             reason = "names and descriptions are copied from the manifest as written"
+        )]
+        #[allow(
+            clippy::module_inception,
+            reason = "a counterset whose symbol is `ids` holds a module `ids` of counter ids"
         )]
         #[allow(
             clippy::too_many_arguments,
@@ -326,7 +322,7 @@ pub(crate) fn render(file: TokenStream, source_name: &str) -> String {
     format!(
         "// @generated by pcw-gen {} from `{}`. Do not edit: change the manifest instead.\n\n{}",
         env!("CARGO_PKG_VERSION"),
-        source_name,
+        crate::text::visible(source_name),
         safety_comments(&text)
     )
 }
@@ -403,21 +399,21 @@ fn gen_set(set: &CounterSet, n: &SetNames, opts: &Options) -> TokenStream {
     let multi = set.instances.is_multi();
     let instances = set.instances.as_str();
 
-    // Counter id constants.
-    let mut used = HashSet::new();
+    // Counter id constants: the symbol, else the name, else the field, else `COUNTER_<id>`, in
+    // `SCREAMING_SNAKE_CASE`; a clash gets `_<id>`.
+    let mut used = Scope::default();
     let mut mask: u64 = 0;
     let ids = set.counters.iter().map(|c| {
-        let base = c
-            .symbol
-            .as_deref()
-            .or(c.name.as_deref())
-            .or(Some(c.field.as_str()).filter(|f| !f.is_empty()))
-            .map_or_else(|| format!("COUNTER_{}", c.id), names::screaming);
-        let mut cname = base.clone();
-        if !used.insert(cname.clone()) {
-            cname = format!("{base}_{}", c.id);
-            used.insert(cname.clone());
-        }
+        let base = [
+            c.symbol.as_deref(),
+            c.name.as_deref(),
+            Some(c.field.as_str()),
+        ]
+        .into_iter()
+        .flatten()
+        .find_map(names::screaming_words)
+        .unwrap_or_else(|| format!("COUNTER_{}", c.id));
+        let cname = used.claim(&base, Suffix::Id(c.id));
         if c.id < 64 {
             mask |= 1u64 << c.id;
         }
@@ -438,6 +434,14 @@ fn gen_set(set: &CounterSet, n: &SetNames, opts: &Options) -> TokenStream {
     // Structs.
     let mut structs = Vec::new();
     let mut checks = Vec::new();
+    // (struct index, field) → the counters stored in it, in order.
+    let mut users: HashMap<(u16, &str), Vec<String>> = HashMap::new();
+    for c in &set.counters {
+        users
+            .entry((c.struct_index, c.field.as_str()))
+            .or_default()
+            .push(format!("`{}` (`{}`)", c.id, c.type_name));
+    }
     for (st, sn) in set.structs.iter().zip(&n.structs) {
         let ty = &sn.ty;
         if let Some(gen_ident) = &sn.generated {
@@ -452,17 +456,13 @@ fn gen_set(set: &CounterSet, n: &SetNames, opts: &Options) -> TokenStream {
                 } else {
                     quote!(u32)
                 };
-                let users: Vec<String> = set
-                    .counters
-                    .iter()
-                    .filter(|c| c.struct_index == st.index && c.field == f.name)
-                    .map(|c| format!("`{}` (`{}`)", c.id, c.type_name))
-                    .collect();
+                let users = users
+                    .get(&(st.index, f.name.as_str()))
+                    .map(|u| u.join(", "))
+                    .unwrap_or_default();
                 let d = doc(&format!(
-                    "Manifest field `{}`, offset {}: counter {}.",
-                    f.name,
-                    f.offset,
-                    users.join(", ")
+                    "Manifest field `{}`, offset {}: counter {users}.",
+                    f.name, f.offset,
                 ));
                 quote! { #d pub #fid: #fty, }
             });

@@ -3,32 +3,18 @@
 //! [`Manifest`] to a typed module over the user-mode runtime contract (the pcw-um crate by
 //! default; see the crate docs, "User-mode providers").
 
-use std::collections::HashSet;
-
 use proc_macro2::TokenStream;
 use quote::quote;
 
 use crate::ir::{Counter, CounterAttribute, CounterSet, Instances, Manifest};
-use crate::names;
+use crate::names::{self, Scope, ident};
+use crate::rust::doc;
 
 /// What the user-mode generator needs besides the manifest.
 pub(crate) struct UmOptions<'a> {
     pub(crate) runtime_path: &'a syn::Path,
     pub(crate) module_name: &'a str,
     pub(crate) source_name: &'a str,
-}
-
-fn ident(s: &str) -> syn::Ident {
-    if let Some(raw) = s.strip_prefix("r#") {
-        syn::Ident::new_raw(raw, proc_macro2::Span::call_site())
-    } else {
-        syn::Ident::new(s, proc_macro2::Span::call_site())
-    }
-}
-
-fn doc(text: &str) -> TokenStream {
-    let lines = text.lines().map(|l| format!(" {l}"));
-    quote! { #( #[doc = #lines] )* }
 }
 
 fn hex(value: u128) -> TokenStream {
@@ -62,29 +48,61 @@ pub(crate) fn attrib(c: &Counter) -> u64 {
         .fold(0, |a, b| a | b)
 }
 
+/// The methods of `Instance` besides the accessors.
+const INSTANCE_METHODS: [&str; 4] = ["create", "delete", "raw", "into_raw"];
+
+/// The methods a counter's accessor base `acc` gives: `acc` and `set_acc` for a `reference`
+/// counter, `set_`, `increment_` and `decrement_acc` otherwise.
+fn accessor_methods(acc: &str, by_ref: bool) -> Vec<String> {
+    if by_ref {
+        vec![acc.to_owned(), format!("set_{acc}")]
+    } else {
+        ["set", "increment", "decrement"]
+            .iter()
+            .map(|verb| format!("{verb}_{acc}"))
+            .collect()
+    }
+}
+
 /// The Rust base name of a counter's accessors: its `symbol`, else its `name`, else
-/// `counter_<id>`, in `snake_case`, unique within the set.
+/// `counter_<id>`, in `snake_case` (unescaped: the getter escapes it; `counter_` before a
+/// leading digit), with `_<id>` when one of its methods would clash with an earlier counter's or
+/// `Instance`'s own.
 fn accessor_names(set: &CounterSet) -> Vec<String> {
-    let mut used: HashSet<String> = ["create", "delete", "raw", "into_raw"]
-        .iter()
-        .map(|s| (*s).to_owned())
-        .collect();
+    let mut methods = Scope::new(INSTANCE_METHODS);
     set.counters
         .iter()
         .map(|c| {
-            let source = c
-                .symbol
-                .clone()
-                .or_else(|| c.name.clone())
-                .unwrap_or_else(|| format!("counter {}", c.id));
-            let mut n = names::snake(&source).trim_start_matches("r#").to_owned();
-            if n.is_empty() || n.starts_with(|ch: char| ch.is_ascii_digit()) {
-                n = format!("counter_{}", c.id);
+            let by_ref = c.attributes.contains(&CounterAttribute::Reference);
+            let base = [c.symbol.as_deref(), c.name.as_deref()]
+                .into_iter()
+                .flatten()
+                .find_map(names::snake_words)
+                // `set_` + `_2nd` would double the underscore: `counter_2nd`.
+                .map_or_else(
+                    || format!("counter_{}", c.id),
+                    |b| {
+                        if b.starts_with('_') {
+                            format!("counter{b}")
+                        } else {
+                            b
+                        }
+                    },
+                );
+            let next = |n| names::Suffix::Id(c.id).candidate(&base, n);
+            let mut n = 0;
+            let mut acc = base.clone();
+            while !accessor_methods(&acc, by_ref)
+                .iter()
+                .all(|m| methods.is_free(&names::escape(m)))
+            {
+                n += 1;
+                acc = next(n);
             }
-            while !used.insert(n.clone()) {
-                n.push('_');
+            for m in accessor_methods(&acc, by_ref) {
+                methods.take(&names::escape(&m));
             }
-            n
+            acc
         })
         .collect()
 }
@@ -131,7 +149,7 @@ fn gen_set(set: &CounterSet, module: &syn::Ident, rt: &syn::Path) -> TokenStream
     let mut methods = Vec::new();
     for ((c, acc), offset) in set.counters.iter().zip(&accessors).zip(offsets) {
         let id = u32::from(c.id);
-        let const_name = ident(&acc.to_uppercase());
+        let const_name = ident(&names::escape(&acc.to_uppercase()));
         let by_ref = c.attributes.contains(&CounterAttribute::Reference);
         let (ty, size, detail, scale, attrib) = (
             c.counter_type.raw(),
@@ -175,7 +193,7 @@ fn gen_set(set: &CounterSet, module: &syn::Ident, rt: &syn::Path) -> TokenStream
         };
         let setter = ident(&format!("set_{acc}"));
         if by_ref {
-            let getter = ident(acc);
+            let getter = ident(&names::escape(acc));
             let get_doc = doc(&format!(
                 "The atomic `{label}` is read from (a `reference` counter: \
                  `PerfSetCounterRefValue` points Perflib at it, and it lives as long as the \
@@ -183,7 +201,7 @@ fn gen_set(set: &CounterSet, module: &syn::Ident, rt: &syn::Path) -> TokenStream
                  runtime's checks are kept."
             ));
             let set_doc = doc(&format!(
-                "Stores `value` in `{label}`'s atomic.\n\n# Errors\n\nAs [`Self::{acc}`]."
+                "Stores `value` in `{label}`'s atomic.\n\n# Errors\n\nAs [`Self::{getter}`]."
             ));
             methods.push(quote! {
                 #get_doc
@@ -319,21 +337,15 @@ pub(crate) fn generate(manifest: &Manifest, opts: &UmOptions<'_>) -> String {
     let rt = opts.runtime_path;
     let module = ident(opts.module_name);
     let provider = &manifest.provider;
-    let mut used = HashSet::new();
-    let mut modules = Vec::new();
+    let modules: Vec<syn::Ident> = names::set_modules(manifest)
+        .iter()
+        .map(|m| ident(m))
+        .collect();
     let sets: Vec<TokenStream> = provider
         .countersets
         .iter()
-        .map(|set| {
-            let mut m = names::snake(&set.symbol);
-            while !used.insert(m.clone()) {
-                m.push('_');
-            }
-            let m = ident(&m);
-            let tokens = gen_set(set, &m, rt);
-            modules.push(m);
-            tokens
-        })
+        .zip(&modules)
+        .map(|(set, m)| gen_set(set, m, rt))
         .collect();
     let n = modules.len();
     let provider_guid = hex(provider.guid.0);
@@ -382,6 +394,14 @@ pub(crate) fn generate(manifest: &Manifest, opts: &UmOptions<'_>) -> String {
         #[allow(
             clippy::doc_markdown,
             reason = "names and descriptions are copied from the manifest as written"
+        )]
+        #[allow(
+            clippy::module_inception,
+            reason = "a counterset whose symbol is `ids` holds a module `ids` of counter ids"
+        )]
+        #[allow(
+            clippy::should_implement_trait,
+            reason = "a `reference` counter's getter is named after the counter, which may be `clone` or `deref`"
         )]
         pub mod #module {
             /// `providerGuid` (big-endian, as `GUID::from_u128`).

@@ -12,34 +12,59 @@
 //! the counter naming it (a base shared by two counters) and counters that name different
 //! object time or frequency counters (a V1 object has one `PerfTime` and one `PerfFreq`).
 
+use std::collections::HashMap;
 use std::path::Path;
 
+use pcw_core::counter_type::CounterType;
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::quote;
 
-use crate::diag::{Diagnostic, Severity};
+use crate::diag::{Diagnostic, Pos, Severity};
 use crate::ir::{CounterSet, Manifest};
 use crate::resources;
 use crate::rust::render;
 
-/// What a V1 object cannot express: one error per offending counter, at its `<counter>`.
+/// What a V1 object cannot express: one error per offending counter, at its `<counter>`
+/// ([`check_bases`] and [`check_time_bases`]).
 pub(crate) fn check(manifest: &Manifest, file: &Path) -> Vec<Diagnostic> {
+    let mut out = check_bases(manifest, file);
+    out.extend(check_time_bases(manifest, file));
+    out
+}
+
+fn error(file: &Path, pos: Pos, message: String, hint: &str) -> Diagnostic {
+    Diagnostic {
+        severity: Severity::Error,
+        file: file.to_path_buf(),
+        pos,
+        message,
+        hint: Some(hint.to_owned()),
+    }
+}
+
+/// A counter whose base cannot directly follow it in V1 order (a base shared by two counters;
+/// the analysis warns about it where the second counter names it).
+pub(crate) fn check_bases(manifest: &Manifest, file: &Path) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let mut error = |pos, message: String, hint: &str| {
-        out.push(Diagnostic {
-            severity: Severity::Error,
-            file: file.to_path_buf(),
-            pos,
-            message,
-            hint: Some(hint.to_owned()),
-        });
-    };
     for set in &manifest.provider.countersets {
+        // Id → the first counter with it (what `CounterSet::counter` finds), built once.
+        let mut by_id: HashMap<u16, &crate::ir::Counter> = HashMap::new();
+        for c in &set.counters {
+            by_id.entry(c.id).or_insert(c);
+        }
         for (i, c) in set.counters.iter().enumerate() {
+            // The base as V1 order places it: only a type that reads one has it, a multi-timer's
+            // from `multiCounterID` (else `baseID`); any other `baseID` is ignored.
+            let named = if c.counter_type.required_base() == Some(CounterType::MultiBase) {
+                c.multi_counter_id.or(c.base_id)
+            } else {
+                c.base_id
+            };
             let Some(base) = c
-                .multi_counter_id
-                .or(c.base_id)
-                .filter(|&b| set.counter(b).is_some_and(|b| b.counter_type.is_base()))
+                .counter_type
+                .required_follower()
+                .and(named)
+                .filter(|b| by_id.get(b).is_some_and(|b| b.counter_type.is_base()))
             else {
                 continue;
             };
@@ -49,7 +74,8 @@ pub(crate) fn check(manifest: &Manifest, file: &Path) -> Vec<Diagnostic> {
                     || "nothing follows it".to_owned(),
                     |n| format!("counter `{}` does", n.id),
                 );
-                error(
+                out.push(error(
+                    file,
                     c.pos,
                     format!(
                         "counter `{}`'s base counter `{base}` cannot follow it in v1 order \
@@ -58,9 +84,18 @@ pub(crate) fn check(manifest: &Manifest, file: &Path) -> Vec<Diagnostic> {
                         c.id
                     ),
                     "give each fraction counter its own base counter",
-                );
+                ));
             }
         }
+    }
+    out
+}
+
+/// Counters of one counterset naming different `perfTimeID`s or `perfFreqID`s (a V1 object has
+/// one `PerfTime` and one `PerfFreq`).
+pub(crate) fn check_time_bases(manifest: &Manifest, file: &Path) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for set in &manifest.provider.countersets {
         for (attr, id_of) in [
             (
                 "perfTimeID",
@@ -73,7 +108,8 @@ pub(crate) fn check(manifest: &Manifest, file: &Path) -> Vec<Diagnostic> {
                 let Some(id) = id_of(c) else { continue };
                 match first {
                     None => first = Some((c.id, id)),
-                    Some((by, chosen)) if chosen != id => error(
+                    Some((by, chosen)) if chosen != id => out.push(error(
+                        file,
                         c.pos,
                         format!(
                             "counter `{}` names `{attr}` `{id}`, but counter `{by}` of the same \
@@ -86,7 +122,7 @@ pub(crate) fn check(manifest: &Manifest, file: &Path) -> Vec<Diagnostic> {
                             }
                         ),
                         "let every object-time counter of a counterset read the same time and frequency counters",
-                    ),
+                    )),
                     Some(_) => {}
                 }
             }

@@ -14,8 +14,8 @@ use crate::ir::{
     Aggregate, Counter, CounterAttribute, CounterSet, Field, Guid, Instances, Manifest, Provider,
     ProviderType, SchemaVersion, Struct,
 };
-use crate::names;
 use crate::parse::{Attr, Attrs, RawCounter, RawManifest, RawProvider, RawSet, backticked};
+use crate::{names, text};
 
 /// Longest `name` the schema allows.
 const MAX_NAME_CHARS: usize = 1023;
@@ -212,14 +212,18 @@ pub(crate) fn validate(raw: &RawManifest, sink: &mut Sink) -> Option<Manifest> {
             provider(&mut cx, first)
         }
     };
+    display_texts(raw, cx.sink);
+    user_mode_rules(raw, cx.kernel, cx.sink);
     let version = cx.version;
     if cx.sink.has_errors() {
         return None;
     }
-    Some(Manifest {
+    let manifest = Manifest {
         schema_version: version?,
         provider: provider?,
-    })
+    };
+    v1_rules(&manifest, cx.sink);
+    Some(manifest)
 }
 
 #[allow(
@@ -509,6 +513,8 @@ fn counter_set(cx: &mut Cx<'_>, s: &RawSet, next_rid: &mut u32) -> Option<Counte
             .error(*extra, "a `<counterSet>` may contain only one `<structs>`");
     }
     let mut structs: Vec<Struct> = Vec::new();
+    // Struct name → index in `structs`.
+    let mut struct_names: HashMap<String, u16> = HashMap::new();
     let mut struct_pos: Vec<Pos> = Vec::new();
     let mut struct_ok = true;
     for st_attrs in &s.structs {
@@ -519,7 +525,7 @@ fn counter_set(cx: &mut Cx<'_>, s: &RawSet, next_rid: &mut u32) -> Option<Counte
             continue;
         };
         struct_ok &= cx.symbol(&name, "name") & cx.symbol(&ty, "type");
-        if structs.iter().any(|x| x.name == name.value) {
+        if struct_names.contains_key(&name.value) {
             cx.sink.error(
                 name.pos,
                 format!("struct `{}` is declared twice", name.value),
@@ -527,9 +533,11 @@ fn counter_set(cx: &mut Cx<'_>, s: &RawSet, next_rid: &mut u32) -> Option<Counte
             struct_ok = false;
             continue;
         }
+        let index = u16::try_from(structs.len()).unwrap_or(u16::MAX);
+        struct_names.insert(name.value.clone(), index);
         struct_pos.push(st_attrs.pos);
         structs.push(Struct {
-            index: u16::try_from(structs.len()).unwrap_or(u16::MAX),
+            index,
             name: name.value,
             c_type: Some(ty.value),
             fields: Vec::new(),
@@ -537,6 +545,7 @@ fn counter_set(cx: &mut Cx<'_>, s: &RawSet, next_rid: &mut u32) -> Option<Counte
         });
     }
     if structs.is_empty() {
+        struct_names.insert(symbol.clone().unwrap_or_default(), 0);
         structs.push(Struct {
             index: 0,
             name: symbol.clone().unwrap_or_default(),
@@ -550,7 +559,15 @@ fn counter_set(cx: &mut Cx<'_>, s: &RawSet, next_rid: &mut u32) -> Option<Counte
     // Counters, first on their own.
     let mut parsed: Vec<Option<Parsed>> = Vec::new();
     for c in &s.counters {
-        parsed.push(counter(cx, c, next_rid, &structs, implicit, struct_ok));
+        parsed.push(counter(
+            cx,
+            c,
+            next_rid,
+            &structs,
+            &struct_names,
+            implicit,
+            struct_ok,
+        ));
     }
 
     // Uniqueness within the set, from the raw attributes (a counter with another error still
@@ -611,15 +628,20 @@ fn counter_set(cx: &mut Cx<'_>, s: &RawSet, next_rid: &mut u32) -> Option<Counte
     // Layout: fields in order of first appearance, sized by type; shared fields must agree.
     let mut layout_ok = true;
     let mut snake_names: HashMap<(u16, String), String> = HashMap::new();
+    // Per struct, field name → index in its `fields`.
+    let mut field_index: Vec<HashMap<String, usize>> = vec![HashMap::new(); structs.len()];
     for (raw, p) in s.counters.iter().zip(&parsed) {
         let Some(p) = p else { continue };
         let (Some(size), Some(field)) = (p.size, &p.field) else {
             continue;
         };
-        let Some(st) = structs.get_mut(usize::from(p.struct_index)) else {
+        let (Some(st), Some(index)) = (
+            structs.get_mut(usize::from(p.struct_index)),
+            field_index.get_mut(usize::from(p.struct_index)),
+        ) else {
             continue;
         };
-        if let Some(existing) = st.fields.iter().find(|f| f.name == *field) {
+        if let Some(existing) = index.get(field).and_then(|&i| st.fields.get(i)) {
             if existing.size != size {
                 layout_ok = false;
                 cx.sink.error_hint(
@@ -643,6 +665,7 @@ fn counter_set(cx: &mut Cx<'_>, s: &RawSet, next_rid: &mut u32) -> Option<Counte
             );
             continue;
         }
+        index.insert(field.clone(), st.fields.len());
         st.fields.push(Field {
             name: field.clone(),
             size,
@@ -684,9 +707,10 @@ fn counter_set(cx: &mut Cx<'_>, s: &RawSet, next_rid: &mut u32) -> Option<Counte
     let mut counters = Vec::new();
     for p in parsed {
         let field = p.field.clone().unwrap_or_default();
-        let offset = structs
+        let offset = field_index
             .get(usize::from(p.struct_index))
-            .and_then(|st| st.fields.iter().find(|f| f.name == field))
+            .and_then(|index| index.get(&field))
+            .and_then(|&i| structs.get(usize::from(p.struct_index))?.fields.get(i))
             .map_or(0, |f| f.offset);
         counters.push(Counter {
             id: u16::try_from(p.id).ok()?,
@@ -743,21 +767,30 @@ fn v1_order(counters: &[Counter]) -> Vec<Counter> {
             c.base_id
         }
     };
-    let named: Vec<u16> = counters.iter().filter_map(follower).collect();
+    let named: HashSet<u16> = counters.iter().filter_map(follower).collect();
     let moved = |c: &Counter| c.counter_type.is_base() && named.contains(&c.id);
+    // Id → the first moved counter with it.
+    let mut moved_by_id: HashMap<u16, &Counter> = HashMap::new();
+    for c in counters.iter().filter(|c| moved(c)) {
+        moved_by_id.entry(c.id).or_insert(c);
+    }
     let mut out: Vec<Counter> = Vec::with_capacity(counters.len());
+    // The ids in `out`.
+    let mut placed: HashSet<u16> = HashSet::with_capacity(counters.len());
     for c in counters.iter().filter(|c| !moved(c)) {
         out.push(c.clone());
+        placed.insert(c.id);
         if let Some(base) = follower(c)
-            && !out.iter().any(|o| o.id == base)
-            && let Some(b) = counters.iter().find(|b| b.id == base && moved(b))
+            && !placed.contains(&base)
+            && let Some(b) = moved_by_id.get(&base)
         {
-            out.push(b.clone());
+            out.push((*b).clone());
+            placed.insert(base);
         }
     }
     // Nothing is lost, whatever the references say.
     for c in counters {
-        if !out.iter().any(|o| o.id == c.id) {
+        if placed.insert(c.id) {
             out.push(c.clone());
         }
     }
@@ -798,6 +831,7 @@ fn counter(
     c: &RawCounter,
     next_rid: &mut u32,
     structs: &[Struct],
+    struct_names: &HashMap<String, u16>,
     implicit: bool,
     struct_ok: bool,
 ) -> Option<Parsed> {
@@ -944,8 +978,8 @@ fn counter(
                 format!("counter names struct `{}` but its counterset has no `<structs>`", sa.value),
                 "declare it in `<structs><struct name=\"…\" type=\"…\"/></structs>` or remove `struct`",
             );
-        } else if let Some(s) = structs.iter().find(|s| s.name == sa.value) {
-            struct_index = s.index;
+        } else if let Some(&index) = struct_names.get(&sa.value) {
+            struct_index = index;
         } else if struct_ok {
             let known: Vec<&str> = structs.iter().map(|s| s.name.as_str()).collect();
             cx.sink.error_hint(
@@ -1065,13 +1099,16 @@ fn references(cx: &mut Cx<'_>, raws: &[RawCounter], parsed: &[Option<Parsed>]) {
     // Look ids up among all counters: one that failed its own checks still exists (its
     // problems are reported already), so references to it are only checked further when it
     // parsed.
-    let raw_ids: Vec<Option<u32>> = raws
-        .iter()
-        .map(|r| r.attrs.get("id").and_then(|i| parse_uint(&i.value)))
-        .collect();
-    let index_of = |id: u32| raw_ids.iter().position(|r| *r == Some(id));
-    // (base index, index of the counter naming it), in manifest order.
-    let mut referenced_bases: Vec<(usize, usize)> = Vec::new();
+    // Id → index of the first counter with it.
+    let mut first_with_id: HashMap<u32, usize> = HashMap::with_capacity(raws.len());
+    for (i, r) in raws.iter().enumerate() {
+        if let Some(id) = r.attrs.get("id").and_then(|i| parse_uint(&i.value)) {
+            first_with_id.entry(id).or_insert(i);
+        }
+    }
+    let index_of = |id: u32| first_with_id.get(&id).copied();
+    // Base index → index of the first counter naming it.
+    let mut referenced_bases: HashMap<usize, usize> = HashMap::new();
     for (i, (raw, p)) in raws.iter().zip(parsed).enumerate() {
         let Some(p) = p else { continue };
         let ty = p.counter_type;
@@ -1121,9 +1158,7 @@ fn references(cx: &mut Cx<'_>, raws: &[RawCounter], parsed: &[Option<Parsed>]) {
                                         ),
                                         format!("change counter `{rid}` to `type=\"{need_name}\"` or point `{ref_attr}` at one"),
                                     );
-                                } else if let Some(&(_, first)) =
-                                    referenced_bases.iter().find(|(b, r)| *b == j && *r != i)
-                                {
+                                } else if let Some(&first) = referenced_bases.get(&j) {
                                     // V2 consumers pair by id, and V1 output places a base
                                     // right after the counter naming it (wherever the
                                     // manifest declares it); only one counter can have it
@@ -1139,7 +1174,7 @@ fn references(cx: &mut Cx<'_>, raws: &[RawCounter], parsed: &[Option<Parsed>]) {
                                     );
                                 }
                             }
-                            referenced_bases.push((j, i));
+                            referenced_bases.entry(j).or_insert(i);
                         }
                     }
                 }
@@ -1208,12 +1243,115 @@ fn references(cx: &mut Cx<'_>, raws: &[RawCounter], parsed: &[Option<Parsed>]) {
     }
     for (j, (raw, p)) in raws.iter().zip(parsed).enumerate() {
         let Some(p) = p else { continue };
-        if p.counter_type.is_base() && !referenced_bases.iter().any(|(b, _)| *b == j) {
+        if p.counter_type.is_base() && !referenced_bases.contains_key(&j) {
             cx.sink.warning_hint(
                 raw.attrs.pos,
                 format!("base counter `{}` is not used by any counter", p.id),
                 "name it with `baseID` (or `multiCounterID`) on the counter that uses it",
             );
         }
+    }
+}
+
+/// The display-text rule ([`crate::text`]): every attribute whose text reaches an output, with
+/// `$(string.…)` resolved, holds no character the policy refuses. One error per attribute, at its
+/// value, naming the first such character.
+fn display_texts(raw: &RawManifest, sink: &mut Sink) {
+    const SET_TEXTS: &[&str] = &["name", "description", "uri"];
+    let Some(counters) = &raw.counters else {
+        return;
+    };
+    for p in &counters.providers {
+        let provider_texts = &["providerName", "applicationIdentity"];
+        display_text_attrs(&raw.strings, &p.attrs, "provider", provider_texts, sink);
+        for s in &p.sets {
+            display_text_attrs(&raw.strings, &s.attrs, "counterSet", SET_TEXTS, sink);
+            for c in &s.counters {
+                display_text_attrs(&raw.strings, &c.attrs, "counter", SET_TEXTS, sink);
+            }
+        }
+    }
+}
+
+fn display_text_attrs(
+    strings: &BTreeMap<String, Attr>,
+    attrs: &Attrs,
+    elem: &str,
+    names: &[&str],
+    sink: &mut Sink,
+) {
+    for name in names {
+        let Some(a) = attrs.get(name) else {
+            continue;
+        };
+        // `name` and `description` may refer to the string table; the others are literal.
+        let reference = a
+            .value
+            .strip_prefix("$(string.")
+            .and_then(|r| r.strip_suffix(')'))
+            .filter(|_| matches!(*name, "name" | "description"));
+        let (value, via) = match reference {
+            // An unknown string is reported where references are resolved.
+            Some(id) => match strings.get(id) {
+                Some(s) => (s.value.as_str(), format!(" (string `{id}`)")),
+                None => continue,
+            },
+            None => (a.value.as_str(), String::new()),
+        };
+        if let Some((at, c, why)) = text::first_refused(value) {
+            sink.error_hint(
+                a.pos,
+                format!(
+                    "`{name}` of `<{elem}>`{via} has {} at character {at}: {}",
+                    text::describe(c),
+                    why.why()
+                ),
+                format!(
+                    "remove the character; the text reads `{}`",
+                    text::visible(value)
+                ),
+            );
+        }
+    }
+}
+
+/// What a `userMode` provider cannot declare: value blocks (`<structs>`), a kernel-mode layout
+/// that Perflib's user-mode API has no use for (it sets counters by id). One error per
+/// `<structs>` element.
+fn user_mode_rules(raw: &RawManifest, kernel: bool, sink: &mut Sink) {
+    if kernel {
+        return;
+    }
+    let sets = raw
+        .counters
+        .iter()
+        .filter_map(|c| c.providers.first())
+        .flat_map(|p| &p.sets);
+    for set in sets {
+        for pos in &set.structs_elements {
+            sink.error_hint(
+                *pos,
+                "`<structs>` in a `userMode` counterset: value blocks are a kernel-mode layout, and a `userMode` provider sets its counters through perflib by id",
+                "remove `<structs>` and the counters' `struct` attributes, or set `providerType=\"kernelMode\"`",
+            );
+        }
+    }
+}
+
+/// What the V1 tables ([`crate::Config::v1_tables`]) refuse and every other output accepts, as
+/// warnings: counters of one set naming different object time or frequency counters. (A base
+/// shared by two counters, the other thing V1 cannot express, is warned about where the second
+/// counter names it.)
+fn v1_rules(manifest: &Manifest, sink: &mut Sink) {
+    let file = sink.file().to_path_buf();
+    for d in crate::v1::check_time_bases(manifest, &file) {
+        sink.warning_hint(
+            d.pos,
+            d.message,
+            format!(
+                "{}; the perf DLL's v1 tables (`Config::v1_tables`) refuse it",
+                d.hint.unwrap_or_default()
+            ),
+        );
     }
 }

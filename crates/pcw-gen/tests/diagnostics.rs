@@ -143,6 +143,13 @@ fn cases() -> Vec<Case> {
         case("unknown attribute", with(r#"baseID="2""#, r#"baseId="2""#), W, (9, 41), "unknown attribute `baseId` on `<counter>`"),
         case("application identity path", with(r#"applicationIdentity="t.sys""#, r#"applicationIdentity="C:\drivers\t.sys""#), W, (4, 61), "`applicationIdentity` `C:\\drivers\\t.sys` contains a path"),
         case("user-mode provider symbol", with(r#"providerType="kernelMode""#, r#"providerType="userMode""#), E, (4, 4), "a `userMode` `<provider>` needs a `symbol`"),
+        case("user-mode structs", with(r#"providerType="kernelMode""#, r#"providerType="userMode" symbol="P""#).replace(r#"instances="multiple">"#, r#"instances="multiple">
+     <structs><struct name="S1" type="S1_T"/></structs>"#), E, (8, 6), "`<structs>` in a `userMode` counterset: value blocks are a kernel-mode layout, and a `userMode` provider sets its counters through perflib by id"),
+        case("carriage return in a name", with(r#"name="T Set""#, r#"name="T&#13;Set""#), E, (7, 23), "`name` of `<counterSet>` has U+000D (carriage return) at character 2: control characters are dropped or end the line in lodctr's `.ini`, the registry, counter paths and YAML"),
+        case("line separator in a description", with(r#"description="a""#, r#"description="a&#x2028;""#), E, (8, 75), "`description` of `<counter>` has U+2028 (line separator) at character 2: YAML readers, editors and older JavaScript take it for a line break"),
+        case("lone surrogate in the provider name", with(r#"applicationIdentity="t.sys""#, r#"applicationIdentity="t.sys" providerName="P&#xD800;""#), E, (4, 82), "`providerName` of `<provider>` has U+FFFD (replacement character) at character 2: it marks text already lost: the XML reader gives it for a lone surrogate such as `&#xD800;` or a reference past `U+10FFFF`"),
+        case("noncharacter in a uri", with(r#"uri="T.C""#, r#"uri="T.&#xFDD0;""#), E, (11, 27), "`uri` of `<counter>` has U+FDD0 at character 3: noncharacters are reserved for internal use, not interchange"),
+        case("two object times", c3(r#"field="C" type="perf_elapsed_time" perfTimeID="1" perfFreqID="2" detailLevel="standard""#).replace(r#"type="perf_average_timer" baseID="2""#, r#"type="perf_elapsed_time" perfTimeID="2" perfFreqID="2""#).replace(r#"field="B" type="perf_average_base""#, r#"field="B" name="B" nameID="13" description="b" descriptionID="15" type="perf_counter_large_rawcount""#), W, (11, 6), "counter `3` names `perfTimeID` `1`, but counter `1` of the same counterset names `2`: a v1 object has one `PerfTime`"),
     ]
 }
 

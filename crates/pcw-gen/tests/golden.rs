@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! Golden tests: every output for the project's own manifests, compared with the files in
 //! `tests/golden/` (line endings normalised to LF before comparing). Regenerate with
-//! `PCW_GEN_BLESS=1 cargo test -p pcw-gen --test golden`.
+//! `PCW_BLESS=1 cargo test -p pcw-gen --test golden`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use pcw_gen::Config;
+
+mod common;
+use common::{rc_strings, res_strings, utf16le};
 
 fn dir(sub: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -20,14 +23,14 @@ fn normalise(s: &str) -> String {
 
 fn check(name: &str, actual: &str) {
     let path = dir("golden").join(name);
-    if std::env::var_os("PCW_GEN_BLESS").is_some() {
+    if std::env::var_os("PCW_BLESS").is_some() {
         fs::create_dir_all(dir("golden")).unwrap();
         fs::write(&path, actual).unwrap();
         return;
     }
     let expected = fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(
-            "{}: {e}; run `PCW_GEN_BLESS=1 cargo test -p pcw-gen --test golden`",
+            "{}: {e}; run `PCW_BLESS=1 cargo test -p pcw-gen --test golden`",
             path.display()
         )
     });
@@ -40,86 +43,12 @@ fn check(name: &str, actual: &str) {
             .unwrap_or_else(|| expected.lines().count().min(actual.lines().count()));
         panic!(
             "{name} differs from the golden file at line {}:\n  expected: {:?}\n  actual:   {:?}\n\
-             (bless with PCW_GEN_BLESS=1 if the change is intended)",
+             (bless with PCW_BLESS=1 if the change is intended)",
             line + 1,
             expected.lines().nth(line),
             actual.lines().nth(line)
         );
     }
-}
-
-/// The `(id, text)` pairs of a generated `.rc` `STRINGTABLE` (`    id, "text"` lines, `""` for a
-/// quote, `\\`, `\n` and `\t` escapes), sorted by id.
-fn rc_strings(rc: &str) -> Vec<(u32, String)> {
-    let mut out = Vec::new();
-    for line in rc.lines() {
-        let Some((id, quoted)) = line.trim().split_once(", \"") else {
-            continue;
-        };
-        let Ok(id) = id.parse::<u32>() else { continue };
-        let body = quoted.strip_suffix('"').unwrap();
-        let (mut text, mut chars) = (String::new(), body.chars());
-        while let Some(c) = chars.next() {
-            match (c, c == '"' || c == '\\') {
-                (_, false) => text.push(c),
-                ('"', true) => text.push(chars.next().unwrap()),
-                (_, true) => match chars.next().unwrap() {
-                    'n' => text.push('\n'),
-                    't' => text.push('\t'),
-                    other => text.push(other),
-                },
-            }
-        }
-        out.push((id, text));
-    }
-    out.sort();
-    out
-}
-
-/// The `(id, text)` pairs of a `.res` file's `RT_STRING` blocks, read as the `RESOURCEHEADER`
-/// documentation lays them out (ordinal type and name only, which is all a string table has):
-/// the 32-byte empty entry first, then per entry `DataSize`, `HeaderSize`, type and name as
-/// `0xFFFF` + ordinal, the rest of the header, the data, padding to 4 bytes. Block `b` holds ids
-/// `16 * (b - 1)` to `16 * b - 1`; empty strings are absent ids. Sorted by id.
-fn res_strings(res: &[u8]) -> Vec<(u32, String)> {
-    let u16_at = |at: usize| u16::from_le_bytes([res[at], res[at + 1]]);
-    let u32_at = |at: usize| u32::from_le_bytes(res[at..at + 4].try_into().unwrap());
-    assert_eq!(
-        &res[..32],
-        &[
-            0, 0, 0, 0, 32, 0, 0, 0, 0xFF, 0xFF, 0, 0, 0xFF, 0xFF, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-            0, 0, 0, 0, 0, 0, 0
-        ],
-        "a .res file starts with the empty entry"
-    );
-    let mut out = Vec::new();
-    let mut at = 32;
-    while at < res.len() {
-        let (data_len, header_len) = (u32_at(at) as usize, u32_at(at + 4) as usize);
-        assert_eq!(header_len, 32, "ordinal type and name: a 32-byte header");
-        assert_eq!((u16_at(at + 8), u16_at(at + 10)), (0xFFFF, 6), "RT_STRING");
-        assert_eq!(u16_at(at + 12), 0xFFFF, "an ordinal name");
-        assert_eq!(u16_at(at + 22), 0x0409, "English (United States)");
-        let block = u32::from(u16_at(at + 14));
-        let mut p = at + 32;
-        let end = p + data_len;
-        for index in 0..16 {
-            let len = usize::from(u16_at(p));
-            let units: Vec<u16> = (0..len).map(|i| u16_at(p + 2 + 2 * i)).collect();
-            p += 2 + 2 * len;
-            if len > 0 {
-                out.push((
-                    (block - 1) * 16 + index,
-                    String::from_utf16(&units).unwrap(),
-                ));
-            }
-        }
-        assert_eq!(p, end, "block {block}: 16 strings fill its data exactly");
-        at = end.next_multiple_of(4);
-    }
-    assert_eq!(at, res.len());
-    out.sort();
-    out
 }
 
 fn generate(config: &Config, manifest: &str, golden_stem: &str) {
@@ -138,20 +67,7 @@ fn generate(config: &Config, manifest: &str, golden_stem: &str) {
         "{golden_stem}: the compiled string table must hold exactly the .rc's strings"
     );
     check(&format!("{golden_stem}.h"), &generated.symbols_h);
-    let ini = generated.ini;
-    assert_eq!(
-        ini.get(..2),
-        Some(&[0xFF, 0xFE][..]),
-        "ini must start with a UTF-16LE BOM"
-    );
-    let units: Vec<u16> = ini[2..]
-        .chunks_exact(2)
-        .map(|p| u16::from_le_bytes([p[0], p[1]]))
-        .collect();
-    check(
-        &format!("{golden_stem}.ini"),
-        &String::from_utf16(&units).unwrap(),
-    );
+    check(&format!("{golden_stem}.ini"), &utf16le(&generated.ini));
     check(
         &format!("{golden_stem}.inspect.json"),
         &generated.inspect.to_json(),
@@ -224,34 +140,37 @@ fn user_mode_struct_layout_is_refused_naming_struct() {
             r#"<counter id="1" struct="Orders" field="Open" "#,
             1,
         );
-    let err = Config::new()
-        .generate(Path::new("northwind_user.man"), text.as_bytes())
-        .unwrap_err();
-    let pcw_gen::Error::Manifest { diagnostics } = err else {
-        panic!("expected manifest diagnostics, got {err}");
-    };
-    let errors: Vec<_> = diagnostics.iter().filter(|d| d.is_error()).collect();
-    // One per counter: with one declared struct every counter of the set is in it.
-    assert_eq!(errors.len(), 3, "{diagnostics:#?}");
-    assert_eq!((errors[0].pos.line, errors[0].pos.column), (14, 11));
+    // Lint (`analyze`), generation and inspect refuse it alike, with one error at `<structs>`.
+    let analysis = pcw_gen::analyze(&path, text.as_bytes());
+    let errors: Vec<_> = analysis
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .collect();
+    assert_eq!(errors.len(), 1, "{:#?}", analysis.diagnostics);
+    assert_eq!((errors[0].pos.line, errors[0].pos.column), (13, 11));
     assert!(
         errors[0]
             .message
-            .starts_with("counter `1` is in `struct` `Orders`"),
+            .starts_with("`<structs>` in a `userMode` counterset"),
         "{}",
         errors[0].message
     );
-    // It lints clean (lint is target-neutral) and inspect still describes it.
-    assert!(
-        pcw_gen::analyze(&path, text.as_bytes())
-            .diagnostics
-            .is_empty()
-    );
-    let inspect = Config::new().inspect(&path, text.as_bytes()).unwrap();
-    assert_eq!(
-        inspect.provider.provider_type,
-        pcw_gen::ProviderType::UserMode
-    );
+    for err in [
+        Config::new()
+            .generate(&path, text.as_bytes())
+            .map(|_| ())
+            .unwrap_err(),
+        Config::new()
+            .inspect(&path, text.as_bytes())
+            .map(|_| ())
+            .unwrap_err(),
+    ] {
+        let pcw_gen::Error::Manifest { diagnostics } = err else {
+            panic!("expected manifest diagnostics, got {err}");
+        };
+        assert_eq!(diagnostics, analysis.diagnostics);
+    }
 }
 
 #[test]

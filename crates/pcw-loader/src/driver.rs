@@ -32,6 +32,10 @@ pub const REGISTRY_PATH: &str = r"\Registry\Machine\System\CurrentControlSet\Ser
 type EntryFn = unsafe extern "win64" fn(*mut u8, *const u8) -> NtStatus;
 type DispatchFn = unsafe extern "win64" fn(*mut u8, *mut u8) -> NtStatus;
 type UnloadFn = unsafe extern "win64" fn(*mut u8);
+/// A host build's routines: the host's `extern "system"` convention.
+type HostEntryFn = unsafe extern "system" fn(*mut u8, *const u8) -> NtStatus;
+type HostDispatchFn = unsafe extern "system" fn(*mut u8, *mut u8) -> NtStatus;
+type HostUnloadFn = unsafe extern "system" fn(*mut u8);
 
 /// One image loaded at a time per process: the kernel routines' state is global.
 static LOADED: AtomicBool = AtomicBool::new(false);
@@ -96,8 +100,15 @@ pub fn dos_error(status: NtStatus) -> u32 {
 
 /// A driver image mapped into this process, with the driver object the I/O manager made for
 /// it. Dropping it unmaps the image (call [`LoadedDriver::unload`] first).
+///
+/// A driver's host build — its kernel code compiled for this host, its kernel routines
+/// resolved to `extern "system"` entry points over the same kernel — is driven the same way
+/// from [`LoadedDriver::host`]: no image, and its routines called in the host's convention.
 pub struct LoadedDriver {
-    image: MappedImage,
+    /// `None` for a host build.
+    image: Option<MappedImage>,
+    /// `DriverEntry`'s address, in the image or in this process (a host build).
+    entry_point: usize,
     driver_object: Block,
     registry_path: Block,
     _path_units: Vec<u16>,
@@ -147,6 +158,14 @@ impl LoadedDriver {
         }
         let image = match MappedImage::map(file, &ntos::resolve) {
             Ok(image) => image,
+            Err(LoadError::UnsupportedImports(missing)) => {
+                LOADED.store(false, Ordering::Release);
+                let described = missing
+                    .iter()
+                    .map(|i| ntos::describe_unsupported(i))
+                    .collect();
+                return Err(LoadError::UnsupportedImports(described));
+            }
             Err(e) => {
                 LOADED.store(false, Ordering::Release);
                 return Err(e);
@@ -166,16 +185,50 @@ impl LoadedDriver {
         object.put_usize(drv::DRIVER_INIT, image.entry_point());
         ntos::reset(driver_object.ptr() as usize);
         Ok(Self {
-            image,
+            entry_point: image.entry_point(),
+            image: Some(image),
             driver_object,
             registry_path,
             _path_units: path_units,
         })
     }
 
-    /// The mapped image.
-    pub fn image(&self) -> &MappedImage {
-        &self.image
+    /// A driver's host build: `entry` is the address of its `DriverEntry` compiled for this
+    /// host (an `unsafe extern "system" fn(*mut DRIVER_OBJECT, *const UNICODE_STRING) ->
+    /// NTSTATUS`), whose kernel calls reach this loader's routines through `extern "system"`
+    /// entry points (the pcw-harness crate defines them). Its driver object is made as for an
+    /// image, and every routine it installs is called in the host's convention.
+    ///
+    /// # Safety
+    /// `entry` is the address of such a function, and so is every routine it installs in the
+    /// driver object.
+    ///
+    /// # Errors
+    /// [`LoadError::Busy`] when another driver is loaded in this process.
+    pub unsafe fn host(entry: usize) -> Result<Self, LoadError> {
+        if LOADED.swap(true, Ordering::Acquire) {
+            return Err(LoadError::Busy);
+        }
+        let driver_object = Block::zeroed(drv::SIZE);
+        let path_units: Vec<u16> = REGISTRY_PATH.encode_utf16().collect();
+        let registry_path = unicode_block(&path_units);
+        let object = driver_object.fields();
+        object.put(drv::TYPE, drv::IO_TYPE_DRIVER.to_le_bytes());
+        object.put_u16(drv::SIZE_FIELD, u16::try_from(drv::SIZE).unwrap_or(0));
+        object.put_usize(drv::DRIVER_INIT, entry);
+        ntos::reset(driver_object.ptr() as usize);
+        Ok(Self {
+            image: None,
+            entry_point: entry,
+            driver_object,
+            registry_path,
+            _path_units: path_units,
+        })
+    }
+
+    /// The mapped image; `None` for a host build.
+    pub fn image(&self) -> Option<&MappedImage> {
+        self.image.as_ref()
     }
 
     /// The driver object's address.
@@ -186,11 +239,23 @@ impl LoadedDriver {
     /// Calls `DriverEntry`. On success, clears `DO_DEVICE_INITIALIZING` on the devices it
     /// created, as the I/O manager does.
     pub fn entry(&self) -> NtStatus {
-        // SAFETY: the image's entry point, in its convention (win64).
-        let entry = unsafe { core::mem::transmute::<usize, EntryFn>(self.image.entry_point()) };
-        // SAFETY: DriverEntry's contract: a driver object and a registry path, both valid for
-        // the driver's lifetime.
-        let status = unsafe { entry(self.driver_object.ptr(), self.registry_path.ptr()) };
+        let (object, path) = (
+            self.driver_object.ptr(),
+            self.registry_path.ptr().cast_const(),
+        );
+        let status = if self.image.is_some() {
+            // SAFETY: the image's entry point, in its convention (win64).
+            let entry = unsafe { core::mem::transmute::<usize, EntryFn>(self.entry_point) };
+            // SAFETY: DriverEntry's contract: a driver object and a registry path, both valid
+            // for the driver's lifetime.
+            unsafe { entry(object, path) }
+        } else {
+            // SAFETY: a host build's entry point, in the host's convention (`host`'s contract).
+            let entry = unsafe { core::mem::transmute::<usize, HostEntryFn>(self.entry_point) };
+            // SAFETY: as above.
+            unsafe { entry(object, path) }
+        };
+        ntos::sync::check_return("DriverEntry");
         if status >= 0 {
             for device in self.devices() {
                 let flags = device.get_u32(dev::FLAGS);
@@ -236,10 +301,18 @@ impl LoadedDriver {
         if routine == 0 {
             return false;
         }
-        // SAFETY: the image's unload routine, in its convention (win64).
-        let unload = unsafe { core::mem::transmute::<usize, UnloadFn>(routine) };
-        // SAFETY: called once with its driver object.
-        unsafe { unload(self.driver_object.ptr()) };
+        if self.image.is_some() {
+            // SAFETY: the image's unload routine, in its convention (win64).
+            let unload = unsafe { core::mem::transmute::<usize, UnloadFn>(routine) };
+            // SAFETY: called once with its driver object.
+            unsafe { unload(self.driver_object.ptr()) };
+        } else {
+            // SAFETY: a host build's unload routine, in the host's convention.
+            let unload = unsafe { core::mem::transmute::<usize, HostUnloadFn>(routine) };
+            // SAFETY: called once with its driver object.
+            unsafe { unload(self.driver_object.ptr()) };
+        }
+        ntos::sync::check_return("DriverUnload");
         true
     }
 
@@ -320,11 +393,20 @@ impl LoadedDriver {
         let packet = Self::build_irp(major, code, device, system_ptr, (input.len(), output_len));
         let p = packet.fields();
         ntos::irp_issued(p.base() as usize);
-        // SAFETY: the routine DriverEntry set for `major`, in the image's convention (win64).
-        let f = unsafe { core::mem::transmute::<usize, DispatchFn>(routine) };
-        // SAFETY: a dispatch routine's contract: its device and an IRP that stay valid until
-        // it returns.
-        let returned = unsafe { f(device as *mut u8, p.base()) };
+        let returned = if self.image.is_some() {
+            // SAFETY: the routine DriverEntry set for `major`, in the image's convention
+            // (win64).
+            let f = unsafe { core::mem::transmute::<usize, DispatchFn>(routine) };
+            // SAFETY: a dispatch routine's contract: its device and an IRP that stay valid
+            // until it returns.
+            unsafe { f(device as *mut u8, p.base()) }
+        } else {
+            // SAFETY: a host build's dispatch routine, in the host's convention.
+            let f = unsafe { core::mem::transmute::<usize, HostDispatchFn>(routine) };
+            // SAFETY: as above.
+            unsafe { f(device as *mut u8, p.base()) }
+        };
+        ntos::sync::check_return("an IRP dispatch routine");
         let completions = ntos::irp_retired(p.base() as usize);
         let status = p.get_u32(irp::IO_STATUS_STATUS).cast_signed();
         let information = p.get_usize(irp::IO_STATUS_INFORMATION);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! Maps a PE32+ image into this process the way the kernel's image loader would: every section
 //! at its RVA with its own page protection, base relocations applied for wherever the mapping
-//! landed, and every import bound by name through a resolver. Parsing is the `object` crate's;
-//! what is checked here is what a loader must refuse before it runs a byte of the image.
+//! landed (an image whose relocations were stripped is mapped at its preferred base, or refused
+//! by name), every import bound by name through a resolver, and MSVC's `/GS` cookie given a
+//! random value. Parsing is the `object` crate's; what is checked here is what a loader must
+//! refuse before it runs a byte of the image.
 
 use std::collections::BTreeMap;
 use std::ffi::c_void;
@@ -10,6 +12,8 @@ use std::ffi::c_void;
 use object::LittleEndian as LE;
 use object::pe;
 use object::read::pe::{ExportTarget, ImageNtHeaders, ImageOptionalHeader, Import, PeFile64};
+
+use crate::layout::load_config;
 
 /// Why an image could not be mapped. Each names the problem and where it is.
 #[derive(Debug, thiserror::Error)]
@@ -49,14 +53,23 @@ pub enum LoadError {
         kind: u16,
     },
     /// The image's header says its relocations were stripped (`IMAGE_FILE_RELOCS_STRIPPED`), so
-    /// it cannot be placed elsewhere than its preferred base.
-    #[error("relocations stripped: the image can only run at {0:#x}")]
-    RelocationsStripped(u64),
+    /// it can only run at its preferred base, and that base cannot be had.
+    #[error("relocations stripped: the image can only run at {base:#x}, {why}")]
+    RelocationsStripped {
+        /// The preferred base (`ImageBase`).
+        base: u64,
+        /// Why it cannot be mapped there.
+        why: &'static str,
+    },
+    /// The load configuration directory names a `__security_cookie` outside the image.
+    #[error("load configuration: {0}")]
+    LoadConfig(String),
     /// The import directory is malformed.
     #[error("import table: {0}")]
     ImportTable(String),
-    /// Imports no shim implements, each as `dll!name`.
-    #[error("unsupported import {}", .0.join(", unsupported import "))]
+    /// Imports no shim implements, each as `dll!name` (with the reason, when the loader knows
+    /// one): every one of them, not only the first.
+    #[error("{}", unsupported(.0))]
     UnsupportedImports(Vec<String>),
     /// The entry point is outside the image's code.
     #[error("bad header: entry point RVA {0:#x} is not in an executable section")]
@@ -67,6 +80,14 @@ pub enum LoadError {
     /// Reserving or protecting memory failed.
     #[error("mapping the image failed: {0}")]
     Map(std::io::Error),
+}
+
+/// `unsupported import A` for one, `N unsupported imports: A, B, …` for several.
+fn unsupported(imports: &[String]) -> String {
+    match imports {
+        [one] => format!("unsupported import {one}"),
+        many => format!("{} unsupported imports: {}", many.len(), many.join(", ")),
+    }
 }
 
 /// What a resolver returns for `dll!name`: the address to store in the import address table.
@@ -219,20 +240,30 @@ impl MappedImage {
             return Err(LoadError::EntryPoint(entry_rva));
         }
 
-        // SAFETY: an anonymous private mapping of `size` bytes; no address hint.
-        let base = unsafe {
-            libc::mmap(
-                core::ptr::null_mut(),
-                size,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
+        let stripped = nt
+            .file_header()
+            .characteristics
+            .get(LE)
+            .contains(pe::IMAGE_FILE_RELOCS_STRIPPED);
+        let base = if stripped {
+            map_at(optional.image_base(), size)?
+        } else {
+            // SAFETY: an anonymous private mapping of `size` bytes; no address hint.
+            let base = unsafe {
+                libc::mmap(
+                    core::ptr::null_mut(),
+                    size,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                )
+            };
+            if base == libc::MAP_FAILED {
+                return Err(LoadError::Map(std::io::Error::last_os_error()));
+            }
+            base
         };
-        if base == libc::MAP_FAILED {
-            return Err(LoadError::Map(std::io::Error::last_os_error()));
-        }
         let mut image = Self {
             base: base.cast(),
             size,
@@ -251,6 +282,7 @@ impl MappedImage {
 
         image.relocate(&pe_file, file)?;
         image.bind(&pe_file, file, resolve)?;
+        image.init_security_cookie(&pe_file)?;
         if let Some(table) = pe_file.export_table()? {
             for export in table.exports()? {
                 if let (Some(name), ExportTarget::Address(rva)) = (export.name, export.target) {
@@ -261,6 +293,7 @@ impl MappedImage {
             }
         }
         image.protect()?;
+        crate::ntos::cpu::register(image.base(), image.size);
         Ok(image)
     }
 
@@ -284,7 +317,10 @@ impl MappedImage {
             .get(LE)
             .contains(pe::IMAGE_FILE_RELOCS_STRIPPED);
         if delta != 0 && stripped {
-            return Err(LoadError::RelocationsStripped(preferred));
+            return Err(LoadError::RelocationsStripped {
+                base: preferred,
+                why: "and it was mapped elsewhere",
+            });
         }
         let mut blocks = pe_file
             .data_directories()
@@ -372,6 +408,68 @@ impl MappedImage {
         }
     }
 
+    /// Initialises MSVC's `/GS` cookie as the kernel's loader does: when the load configuration
+    /// directory names a `__security_cookie` that still holds the compiler's default value, it
+    /// gets a random one (48 bits, as on x64, never the default) before any of the image's code
+    /// runs. A cookie that is not the default is left as it is.
+    fn init_security_cookie(&mut self, pe_file: &PeFile64<'_>) -> Result<(), LoadError> {
+        /// The x64 compilers' default `__security_cookie`.
+        const DEFAULT_COOKIE: u64 = 0x0000_2B99_2DDF_A232;
+        let Some(directory) = pe_file
+            .data_directories()
+            .get(pe::IMAGE_DIRECTORY_ENTRY_LOAD_CONFIG)
+        else {
+            return Ok(());
+        };
+        let (rva, len) = (
+            directory.virtual_address.get(LE) as usize,
+            directory.size.get(LE) as usize,
+        );
+        if rva == 0 || len == 0 {
+            return Ok(());
+        }
+        let field = rva + load_config::SECURITY_COOKIE;
+        if len < load_config::SECURITY_COOKIE + 8 || field + 8 > self.size {
+            // Too short to name a cookie (or outside the image): there is none to initialise.
+            return Ok(());
+        }
+        let base = self.base() as u64;
+        let end = base + self.size as u64;
+        let memory = self.memory_mut();
+        let mut declared = [0u8; 4];
+        declared.copy_from_slice(&memory[rva..rva + 4]);
+        let declared = u32::from_le_bytes(declared) as usize;
+        if declared != 0 && declared < load_config::SECURITY_COOKIE + 8 {
+            return Ok(());
+        }
+        let mut va = [0u8; 8];
+        va.copy_from_slice(&memory[field..field + 8]);
+        let va = u64::from_le_bytes(va);
+        if va == 0 {
+            return Ok(());
+        }
+        if va < base || va.saturating_add(8) > end {
+            return Err(LoadError::LoadConfig(format!(
+                "`SecurityCookie` {va:#x} is outside the image ({base:#x}..{end:#x})"
+            )));
+        }
+        let at = usize::try_from(va - base).unwrap_or(0);
+        let mut value = [0u8; 8];
+        value.copy_from_slice(&memory[at..at + 8]);
+        let mut value = u64::from_le_bytes(value);
+        if value == DEFAULT_COOKIE {
+            // The loop below replaces it: a fresh value, never the default or zero.
+            while value == DEFAULT_COOKIE || value == 0 {
+                let mut random = [0u8; 8];
+                // SAFETY: fills a buffer we own; a short read leaves zeros, which loop again.
+                unsafe { libc::getrandom(random.as_mut_ptr().cast(), 8, 0) };
+                value = u64::from_le_bytes(random) & 0x0000_FFFF_FFFF_FFFF;
+            }
+            memory[at..at + 8].copy_from_slice(&value.to_le_bytes());
+        }
+        Ok(())
+    }
+
     fn protect(&self) -> Result<(), LoadError> {
         let headers = [(0usize, PAGE, libc::PROT_READ)];
         let sections = self
@@ -420,6 +518,50 @@ impl MappedImage {
         &self.sections
     }
 
+    /// The image's `/GS` security cookie, if its load configuration names one: its address and
+    /// the value it holds now. Read from the mapped headers, so that the image keeps no copy.
+    pub fn security_cookie(&self) -> Option<(usize, u64)> {
+        // e_lfanew, then the PE32+ optional header's data directory (entry 10, load config).
+        let lfanew = usize::try_from(self.read_u32(0x3C)?).ok()?;
+        let directory = lfanew + 24 + 112 + 8 * pe::IMAGE_DIRECTORY_ENTRY_LOAD_CONFIG;
+        let rva = usize::try_from(self.read_u32(directory)?).ok()?;
+        let len = usize::try_from(self.read_u32(directory + 4)?).ok()?;
+        if rva == 0 || len < load_config::SECURITY_COOKIE + 8 {
+            return None;
+        }
+        let va = usize::try_from(self.read_u64(rva + load_config::SECURITY_COOKIE)?).ok()?;
+        if va == 0 || !self.contains(va) {
+            return None;
+        }
+        Some((va, self.read_u64(va - self.base())?))
+    }
+
+    /// `N` bytes at `rva`, if inside the headers or a readable section.
+    fn read<const N: usize>(&self, rva: usize) -> Option<[u8; N]> {
+        let end = rva.checked_add(N)?;
+        let readable = end <= PAGE
+            || self.sections.iter().any(|s| {
+                s.protection & libc::PROT_READ != 0
+                    && s.rva as usize <= rva
+                    && end <= s.rva as usize + s.size
+            });
+        if !readable {
+            return None;
+        }
+        let mut out = [0u8; N];
+        // SAFETY: inside the headers or a readable section of the mapping (checked above).
+        unsafe { core::ptr::copy_nonoverlapping(self.base.wrapping_add(rva), out.as_mut_ptr(), N) };
+        Some(out)
+    }
+
+    fn read_u32(&self, rva: usize) -> Option<u32> {
+        self.read(rva).map(u32::from_le_bytes)
+    }
+
+    fn read_u64(&self, rva: usize) -> Option<u64> {
+        self.read(rva).map(u64::from_le_bytes)
+    }
+
     /// Every import the image binds, as `dll!name`, in table order.
     pub fn imports(&self) -> &[String] {
         &self.imports
@@ -457,8 +599,49 @@ impl MappedImage {
     }
 }
 
+/// Maps `size` bytes at exactly `base` for an image whose relocations were stripped, or says why
+/// that address cannot be had.
+fn map_at(base: u64, size: usize) -> Result<*mut c_void, LoadError> {
+    /// The end of the user half of the x86-64 address space.
+    const USER_END: u64 = 0x0000_8000_0000_0000;
+    let refuse = |why| Err(LoadError::RelocationsStripped { base, why });
+    if !base.is_multiple_of(PAGE as u64) {
+        return refuse("which is not page-aligned");
+    }
+    if base < 0x1_0000 || base.saturating_add(size as u64) > USER_END {
+        return refuse("which is not a user-space address this process can map");
+    }
+    // SAFETY: an anonymous private mapping at `base`, which MAP_FIXED_NOREPLACE refuses to
+    // place over anything already mapped.
+    let at = unsafe {
+        libc::mmap(
+            base as *mut c_void,
+            size,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED_NOREPLACE,
+            -1,
+            0,
+        )
+    };
+    if at == libc::MAP_FAILED {
+        return if std::io::Error::last_os_error().raw_os_error() == Some(libc::EEXIST) {
+            refuse("which is in use in this process")
+        } else {
+            Err(LoadError::Map(std::io::Error::last_os_error()))
+        };
+    }
+    if at as u64 != base {
+        // A kernel without MAP_FIXED_NOREPLACE took the address as a hint.
+        // SAFETY: the mapping just made, unmapped once.
+        unsafe { libc::munmap(at, size) };
+        return refuse("which is in use in this process");
+    }
+    Ok(at)
+}
+
 impl Drop for MappedImage {
     fn drop(&mut self) {
+        crate::ntos::cpu::unregister(self.base());
         // SAFETY: the mapping made in `map`, unmapped once.
         unsafe { libc::munmap(self.base.cast(), self.size) };
     }

@@ -26,6 +26,19 @@ pub enum ScenarioFailure {
         /// What it printed.
         output: String,
     },
+    /// Stopped by the loader ([`crate::ntos::STOP_EXIT_CODE`]): the image did something the
+    /// loader cannot continue from, named in the first line.
+    #[error(
+        "scenario `{scenario}` was stopped by the loader: {reason}\n--- its output ---\n{output}"
+    )]
+    Stopped {
+        /// Test name.
+        scenario: String,
+        /// What the loader said (the text after `pcw-loader: stopped: `).
+        reason: String,
+        /// What it printed.
+        output: String,
+    },
     /// Exited non-zero: an assertion failed.
     #[error("scenario `{scenario}` failed (exit code {code})\n--- its output ---\n{output}")]
     Failed {
@@ -92,6 +105,18 @@ pub fn run_child(scenario: &str) -> Result<String, ScenarioFailure> {
             scenario: scenario.into(),
             signal: signal_name(number),
             number,
+            output,
+        });
+    }
+    if out.status.code() == Some(crate::ntos::STOP_EXIT_CODE)
+        && let Some(reason) = output.lines().find_map(|l| {
+            l.split_once("pcw-loader: stopped: ")
+                .map(|(_, reason)| reason)
+        })
+    {
+        return Err(ScenarioFailure::Stopped {
+            scenario: scenario.into(),
+            reason: reason.to_owned(),
             output,
         });
     }

@@ -167,6 +167,89 @@ pub mod pcw_callback_information {
     pub const SIZE: usize = 0x28;
 }
 
+/// `KEVENT`: a `DISPATCHER_HEADER` and nothing else.
+pub mod kevent {
+    /// `Header.Type`: `EventNotificationObject` (0) or `EventSynchronizationObject` (1).
+    pub const TYPE: usize = 0x00;
+    /// `Header.Size`, in 4-byte units.
+    pub const SIZE_FIELD: usize = 0x02;
+    /// `Header.SignalState` (`LONG`).
+    pub const SIGNAL_STATE: usize = 0x04;
+    /// `Header.WaitListHead` (`LIST_ENTRY`).
+    pub const WAIT_LIST_HEAD: usize = 0x08;
+    /// Size.
+    pub const SIZE: usize = 0x18;
+}
+
+/// `KLOCK_QUEUE_HANDLE`: a `KSPIN_LOCK_QUEUE` (`Next`, `Lock`) and the IRQL to return to.
+pub mod lock_queue_handle {
+    /// `LockQueue.Next`.
+    pub const NEXT: usize = 0x00;
+    /// `LockQueue.Lock`.
+    pub const LOCK: usize = 0x08;
+    /// `OldIrql`.
+    pub const OLD_IRQL: usize = 0x10;
+    /// Size.
+    pub const SIZE: usize = 0x18;
+}
+
+/// `KUSER_SHARED_DATA`, the page the kernel maps read-only at `KI_USER_SHARED_DATA`
+/// (`0xFFFFF78000000000` on x64). Times are `KSYSTEM_TIME`s: `LowPart` (u32), `High1Time`
+/// (i32), `High2Time` (i32), so a 64-bit read at the field's offset is the whole value.
+pub mod kuser_shared_data {
+    /// `KI_USER_SHARED_DATA` on x64.
+    pub const ADDRESS: u64 = 0xFFFF_F780_0000_0000;
+    /// `TickCountLowDeprecated` (u32).
+    pub const TICK_COUNT_LOW_DEPRECATED: usize = 0x000;
+    /// `TickCountMultiplier` (u32).
+    pub const TICK_COUNT_MULTIPLIER: usize = 0x004;
+    /// `InterruptTime` (`KSYSTEM_TIME`): 100 ns units since boot.
+    pub const INTERRUPT_TIME: usize = 0x008;
+    /// `SystemTime` (`KSYSTEM_TIME`): 100 ns units since 1601, UTC.
+    pub const SYSTEM_TIME: usize = 0x014;
+    /// `TimeZoneBias` (`KSYSTEM_TIME`).
+    pub const TIME_ZONE_BIAS: usize = 0x020;
+    /// `NtMajorVersion` (u32).
+    pub const NT_MAJOR_VERSION: usize = 0x26C;
+    /// `NtMinorVersion` (u32).
+    pub const NT_MINOR_VERSION: usize = 0x270;
+    /// `KdDebuggerEnabled` (u8).
+    pub const KD_DEBUGGER_ENABLED: usize = 0x2D4;
+    /// `TickCount` (`KSYSTEM_TIME`, read as `TickCountQuad`): clock ticks since boot.
+    pub const TICK_COUNT: usize = 0x320;
+    /// `ActiveProcessorCount` (u32).
+    pub const ACTIVE_PROCESSOR_COUNT: usize = 0x3C0;
+    /// The page.
+    pub const SIZE: usize = 0x1000;
+}
+
+/// The `KPCR` (with its `KPRCB` at `0x180`) that `gs:` addresses on x64, as far as the headers'
+/// inline routines read it.
+pub mod kpcr {
+    /// `Self`: the KPCR's own address (`KeGetPcr`).
+    pub const SELF: usize = 0x18;
+    /// `CurrentPrcb`.
+    pub const CURRENT_PRCB: usize = 0x20;
+    /// `Prcb`, the embedded `KPRCB`.
+    pub const PRCB: usize = 0x180;
+    /// `Prcb.LegacyNumber` (u8; mingw-w64's `KeGetCurrentProcessorNumber` reads a word here).
+    pub const LEGACY_NUMBER: usize = 0x184;
+    /// `Prcb.CurrentThread` (`KeGetCurrentThread`).
+    pub const CURRENT_THREAD: usize = 0x188;
+    /// `Prcb.Number` (u32; the WDK's `KeGetCurrentProcessorNumber`).
+    pub const NUMBER: usize = 0x1A4;
+    /// How much of it the loader keeps per thread.
+    pub const SIZE: usize = 0x200;
+}
+
+/// `IMAGE_LOAD_CONFIG_DIRECTORY64`, as far as the loader reads it.
+pub mod load_config {
+    /// `Size`.
+    pub const SIZE_FIELD: usize = 0x00;
+    /// `SecurityCookie`: the VA of the image's `__security_cookie`.
+    pub const SECURITY_COOKIE: usize = 0x58;
+}
+
 /// A structure in memory, read and written field by field at byte offsets. Every access is
 /// bounds-checked against the size given at construction.
 #[derive(Clone, Copy, Debug)]

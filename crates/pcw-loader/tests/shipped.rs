@@ -83,9 +83,10 @@ fn load_run_unload_leaves_nothing() {
                 "{set} registered as PCW_VERSION_2"
             );
         }
-        let imports = driver.image().imports().len();
+        let image = driver.image().expect("an image");
+        let imports = image.imports().len();
         let shimmed = ntos::shimmed();
-        for import in driver.image().imports() {
+        for import in image.imports() {
             assert!(
                 shimmed.iter().any(|s| s.eq_ignore_ascii_case(import)),
                 "{import} is bound but not a shim"
@@ -660,8 +661,9 @@ fn faulting_callback_child() {
     let kernel = Kernel::boot(BUILD_SERVER_2022);
     let driver = start(&bytes);
     let callback = ntos::callbacks()[0];
+    let image = driver.image().expect("an image");
     // SAFETY: no thread runs the callback while it is patched; `ud2` makes it fault.
-    unsafe { driver.image().patch(callback, &[0x0F, 0x0B]) };
+    unsafe { image.patch(callback, &[0x0F, 0x0B]) };
     let _ = kernel.collect(SETS[0], &Request::default());
     unreachable!("the patched callback returned");
 }

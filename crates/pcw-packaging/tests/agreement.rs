@@ -133,7 +133,7 @@ fn v1_assets_are_what_pcw_perfdll_builds() {
             "Common.ps1 stages {asset}"
         );
         assert!(
-            build.contains(&format!("write(\"{asset}\"")),
+            build.contains(&format!("out.join(\"{asset}\")")),
             "pcw-perfdll writes {asset}"
         );
     }

@@ -153,7 +153,7 @@ impl Logger for DefaultLogger {
             );
         }
         #[cfg(windows)]
-        crate::win::eventlog::report(event);
+        crate::win::eventlog::report(event.kind as u32, event.kind.message(), event.code);
     }
 }
 

@@ -158,7 +158,8 @@ impl DeviceSource {
                 Err(code) => return IoctlReply::Failed(code),
             },
         };
-        let reply = device.snapshot(out);
+        let (ok, error, returned) = device.snapshot(out);
+        let reply = IoctlReply::from_win32(ok, error, out.get(..returned).unwrap_or(out));
         // A failed handle is reopened next time (the driver may have been reloaded).
         if !matches!(reply, IoctlReply::Failed(_)) {
             self.device = Some(device);

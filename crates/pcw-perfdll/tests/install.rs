@@ -2,7 +2,7 @@
 //! Install assets pinned by golden files: the `.reg` fragment written at
 //! build time into `OUT_DIR` equals both the golden copy and what [`RegFragment`] writes, and
 //! the lodctr `.h`/`.ini` in `OUT_DIR` are pinned too. Bless with
-//! `PCW_PERFDLL_BLESS=1 cargo test -p pcw-perfdll --test install`.
+//! `PCW_BLESS=1 cargo test -p pcw-perfdll --test install`.
 
 use std::path::Path;
 
@@ -26,7 +26,7 @@ fn golden(name: &str, actual: &str) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden")
         .join(name);
-    if std::env::var_os("PCW_PERFDLL_BLESS").is_some() {
+    if std::env::var_os("PCW_BLESS").is_some() {
         std::fs::write(&path, actual).unwrap();
         return;
     }
@@ -37,7 +37,7 @@ fn golden(name: &str, actual: &str) {
     assert_eq!(
         actual.replace("\r\n", "\n"),
         expected,
-        "{name} differs; bless with PCW_PERFDLL_BLESS=1"
+        "{name} differs; bless with PCW_BLESS=1"
     );
 }
 

@@ -9,15 +9,11 @@
 //! * [`v1_host`]: Perflib's V1 host — calls `CollectPerformanceData` with guard regions and
 //!   `ExtCounterTestLevel` checks, and assembles `PERF_DATA_BLOCK` replies like
 //!   `RegQueryValueEx(HKEY_PERFORMANCE_DATA)`.
-//! * [`pdh`]: PDH's counter cooking — raw samples to displayed values with the formulas of
-//!   `docs/counter-types.md`, scale, the 100 % cap and PDH's calculation errors.
-//! * [`pdh_query`]: a PDH query as typeperf makes one — the counter catalog of a manifest,
-//!   counter paths with wildcards, resolution and instance expansion, aggregate instances, the
-//!   sampling loop, `-q`/`-qx` listings, and typeperf's PDH-CSV output.
+//!
+//! The simulator knows no counter manifest: what a consumer does with one (PDH's cooking,
+//! counter paths, typeperf's query) is the pcw-pdh crate, over this one.
 
 pub mod kernel_pcw;
-pub mod pdh;
-pub mod pdh_query;
 pub mod usermode;
 pub mod v1_host;
 

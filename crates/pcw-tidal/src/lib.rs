@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! An example service publishing user-mode Perflib V2 counters from a manifest
-//! (`tidal_service.man`): pcw-gen generates the typed module at build time, pcw-um runs it.
+//! An example service publishing user-mode Perflib V2 counters declared in Rust
+//! (`src/declaration.rs`, pcw-declare's `counters!`): the macro expands pcw-gen's typed module,
+//! `build.rs` derives the manifest from the same declaration, and pcw-um runs it.
 //! On Windows the counters go to Perflib; on other hosts to pcw-sim's simulated Perflib, where
 //! `pcw typeperf -provider tidal` samples them.
 //!
@@ -19,13 +20,15 @@ use std::time::Duration;
 #[cfg(not(windows))]
 use pcw_sim as _;
 
-include!(concat!(env!("OUT_DIR"), "/tidal_service.rs"));
+mod declaration;
 
+pub use declaration::tidal_service;
 pub use tidal_service as counters;
 use tidal_service::{tidal_harbors as harbors, tidal_moon as moon};
 
-/// The manifest, for consumers that resolve counter paths (`pcw typeperf`).
-pub const MANIFEST: &str = include_str!("../tidal_service.man");
+/// The manifest derived from the declaration by `build.rs`, for consumers that resolve counter
+/// paths (`pcw typeperf`) and for `lodctr /m:`.
+pub const MANIFEST: &str = include_str!(concat!(env!("OUT_DIR"), "/tidal_service.man"));
 
 /// The values of tick `n`: `(north level, south level, ships per harbor, pull, phase, full
 /// pull)`.

@@ -158,7 +158,7 @@ mod sys {
     use crate::wdm::{DeviceObject, DriverObject, Irp, NtStatus};
 
     fn unicode(units: &[u16]) -> UNICODE_STRING {
-        let bytes = u16::try_from(units.len() * 2).unwrap_or(u16::MAX & !1);
+        let bytes = u16::try_from(units.len() * 2).unwrap_or(0xFFFE);
         UNICODE_STRING {
             Length: bytes,
             MaximumLength: bytes,
@@ -202,7 +202,7 @@ mod sys {
     /// `IoCreateSymbolicLink`.
     ///
     /// # Safety
-    /// IRQL PASSIVE_LEVEL.
+    /// IRQL `PASSIVE_LEVEL`.
     pub unsafe fn create_symbolic_link(link: &[u16], target: &[u16]) -> NtStatus {
         let (link, target) = (unicode(link), unicode(target));
         // SAFETY: two valid strings (locals), per this function's contract otherwise.
@@ -212,7 +212,7 @@ mod sys {
     /// `IoDeleteSymbolicLink`.
     ///
     /// # Safety
-    /// IRQL PASSIVE_LEVEL.
+    /// IRQL `PASSIVE_LEVEL`.
     pub unsafe fn delete_symbolic_link(link: &[u16]) {
         let link = unicode(link);
         // SAFETY: a valid string (a local), per this function's contract otherwise.
@@ -230,6 +230,7 @@ mod sys {
 
     /// The MSVC CRT's floating-point marker, which `core` references; a driver links no CRT
     /// (wdk-sys defines it in the WDK build).
+    #[cfg(target_os = "windows")]
     #[unsafe(no_mangle)]
     #[used]
     static _fltused: i32 = 0;
@@ -237,6 +238,7 @@ mod sys {
     /// No kernel path of the driver panics (clippy denies the panicking constructs, and
     /// `pcw-pecheck no-panic` checks the image); should one be reached, stop this thread
     /// rather than unwind through the kernel.
+    #[cfg(target_os = "windows")]
     #[panic_handler]
     fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
         loop {
@@ -257,7 +259,7 @@ mod sys {
     extern crate wdk_panic;
 
     fn unicode(units: &[u16]) -> UNICODE_STRING {
-        let bytes = u16::try_from(units.len() * 2).unwrap_or(u16::MAX & !1);
+        let bytes = u16::try_from(units.len() * 2).unwrap_or(0xFFFE);
         UNICODE_STRING {
             Length: bytes,
             MaximumLength: bytes,
@@ -301,7 +303,7 @@ mod sys {
     /// `IoCreateSymbolicLink`.
     ///
     /// # Safety
-    /// IRQL PASSIVE_LEVEL.
+    /// IRQL `PASSIVE_LEVEL`.
     pub unsafe fn create_symbolic_link(link: &[u16], target: &[u16]) -> NtStatus {
         let (mut link, mut target) = (unicode(link), unicode(target));
         // SAFETY: two valid strings (locals), per this function's contract otherwise.
@@ -311,7 +313,7 @@ mod sys {
     /// `IoDeleteSymbolicLink`.
     ///
     /// # Safety
-    /// IRQL PASSIVE_LEVEL.
+    /// IRQL `PASSIVE_LEVEL`.
     pub unsafe fn delete_symbolic_link(link: &[u16]) {
         let mut link = unicode(link);
         // SAFETY: a valid string (a local), per this function's contract otherwise.

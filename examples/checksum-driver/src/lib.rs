@@ -9,8 +9,10 @@
 //!
 //! On a Windows target the crate is `no_std` and the kernel side ([`kernel`]: `DriverEntry`,
 //! `DriverUnload`, the dispatch routines) is compiled over windows-sys, or wdk-sys with the
-//! `wdk` feature; elsewhere only the plain-Rust parts are built, for the host tests. Kernel
-//! paths never panic and never allocate (the crate has no allocator).
+//! `wdk` feature. On an x86-64 Linux host the same kernel side is compiled over windows-sys
+//! for the tests, whose harness (pcw-harness) supplies the kernel routines; elsewhere only the
+//! plain-Rust parts are built. Kernel paths never panic and never allocate (the crate has no
+//! allocator).
 #![cfg_attr(target_os = "windows", no_std)]
 #![cfg_attr(
     not(test),
@@ -25,8 +27,14 @@
 pub mod checksum;
 pub mod control;
 pub mod counters;
-#[cfg(target_os = "windows")]
+// Also compiled for the x86-64 Linux host, where the test harness runs it over the same kernel
+// routines a cross-built image is bound to (pcw-harness).
+#[cfg(any(target_os = "windows", all(target_arch = "x86_64", unix)))]
 pub mod kernel;
+// The crate's own unit tests link the kernel side too; on the host its kernel routines resolve
+// to the harness's (an unused reference is kept by an instrumented build's linker).
+#[cfg(all(test, target_arch = "x86_64", unix))]
+use pcw_harness as _;
 #[cfg(target_pointer_width = "64")]
 pub mod wdm;
 

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! `docs/adding-counters.md` cannot drift from this example: every code block in it is preceded
-//! by `<!-- verbatim: PATH -->` and must appear in that repository file line for line (a block
-//! may be dedented as a whole, and a line `// …` or `# …` skips lines of the file). A block
-//! without the marker, a marker naming a missing file, or a block the file does not contain
-//! fails, naming the block's line in the document.
+//! The walkthroughs cannot drift from the code they show: every code block of
+//! `docs/adding-counters.md`, `docs/testing-your-driver.md` and
+//! `docs/declaring-counters-in-rust.md` is preceded by
+//! `<!-- verbatim: PATH -->` and must appear in that repository file line for line (a block may
+//! be dedented as a whole, and a line `// …` or `# …` skips lines of the file). A block without
+//! the marker, a marker naming a missing file, or a block the file does not contain fails,
+//! naming the block's line in the document.
 
 use std::path::{Path, PathBuf};
 
 const DOC: &str = "docs/adding-counters.md";
+const TESTING: &str = "docs/testing-your-driver.md";
+const DECLARING: &str = "docs/declaring-counters-in-rust.md";
 const MARKER: &str = "<!-- verbatim: ";
 
 fn root() -> PathBuf {
@@ -23,7 +27,7 @@ struct Block {
     lines: Vec<String>,
 }
 
-fn blocks(doc: &str) -> Result<Vec<Block>, String> {
+fn blocks(name: &str, doc: &str) -> Result<Vec<Block>, String> {
     let mut out = Vec::new();
     let mut lines = doc.lines().enumerate().peekable();
     let mut marker: Option<String> = None;
@@ -32,7 +36,7 @@ fn blocks(doc: &str) -> Result<Vec<Block>, String> {
         if let Some(rest) = trimmed.strip_prefix(MARKER) {
             let file = rest
                 .strip_suffix("-->")
-                .ok_or(format!("{DOC}:{}: unterminated marker", i + 1))?;
+                .ok_or(format!("{name}:{}: unterminated marker", i + 1))?;
             marker = Some(file.trim().to_owned());
             continue;
         }
@@ -40,7 +44,7 @@ fn blocks(doc: &str) -> Result<Vec<Block>, String> {
             let mut body = Vec::new();
             loop {
                 let Some((_, l)) = lines.next() else {
-                    return Err(format!("{DOC}:{}: unclosed code block", i + 1));
+                    return Err(format!("{name}:{}: unclosed code block", i + 1));
                 };
                 if l.trim_start().starts_with("```") {
                     break;
@@ -113,18 +117,22 @@ fn contains(file: &str, block: &[String]) -> bool {
 }
 
 fn check(doc: &str) -> Vec<String> {
-    let blocks = match blocks(doc) {
+    check_doc(DOC, doc)
+}
+
+fn check_doc(name: &str, doc: &str) -> Vec<String> {
+    let blocks = match blocks(name, doc) {
         Ok(b) => b,
         Err(e) => return vec![e],
     };
     let mut errors = Vec::new();
     if blocks.is_empty() {
-        errors.push(format!("{DOC}: no code blocks"));
+        errors.push(format!("{name}: no code blocks"));
     }
     for b in &blocks {
         let Some(file) = &b.file else {
             errors.push(format!(
-                "{DOC}:{}: code block without a `{MARKER}PATH -->` marker right before it",
+                "{name}:{}: code block without a `{MARKER}PATH -->` marker right before it",
                 b.line
             ));
             continue;
@@ -132,13 +140,13 @@ fn check(doc: &str) -> Vec<String> {
         let text = match std::fs::read_to_string(root().join(file)) {
             Ok(t) => t,
             Err(e) => {
-                errors.push(format!("{DOC}:{}: `{file}`: {e}", b.line));
+                errors.push(format!("{name}:{}: `{file}`: {e}", b.line));
                 continue;
             }
         };
         if !contains(&text, &b.lines) {
             errors.push(format!(
-                "{DOC}:{}: this block does not appear verbatim in `{file}`",
+                "{name}:{}: this block does not appear verbatim in `{file}`",
                 b.line
             ));
         }
@@ -147,7 +155,11 @@ fn check(doc: &str) -> Vec<String> {
 }
 
 fn doc() -> String {
-    std::fs::read_to_string(root().join(DOC)).unwrap()
+    read(DOC)
+}
+
+fn read(name: &str) -> String {
+    std::fs::read_to_string(root().join(name)).unwrap()
 }
 
 #[test]
@@ -159,7 +171,7 @@ fn every_code_block_of_the_walkthrough_is_in_the_example() {
 #[test]
 fn the_walkthrough_shows_each_step_from_the_example_s_own_files() {
     let doc = doc();
-    let blocks = blocks(&doc).unwrap();
+    let blocks = blocks(DOC, &doc).unwrap();
     for file in [
         "examples/checksum-driver/checksum_driver.man",
         "examples/checksum-driver/build.rs",
@@ -173,6 +185,45 @@ fn the_walkthrough_shows_each_step_from_the_example_s_own_files() {
             "the walkthrough has no block from `{file}`"
         );
     }
+}
+
+#[test]
+fn every_code_block_of_the_testing_walkthrough_is_in_the_repository() {
+    let errors = check_doc(TESTING, &read(TESTING));
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+}
+
+#[test]
+fn the_testing_walkthrough_shows_the_example_s_tests_and_the_test_command() {
+    let doc = read(TESTING);
+    let blocks = blocks(TESTING, &doc).unwrap();
+    for file in [
+        "examples/checksum-driver/Cargo.toml",
+        "examples/checksum-driver/src/lib.rs",
+        "examples/checksum-driver/tests/publisher.rs",
+        "examples/checksum-driver/tests/driver.rs",
+        "crates/pcw-harness/tests/v1.rs",
+        "scripts/test.sh",
+        "scripts/cross-windows.sh",
+    ] {
+        assert!(
+            blocks.iter().any(|b| b.file.as_deref() == Some(file)),
+            "the testing walkthrough has no block from `{file}`"
+        );
+    }
+    // An edited block of it fails like one of the first walkthrough.
+    let edited = doc.replacen(
+        "fault_sweep(build, BUILD_SERVER_2022)",
+        "fault_sweep(build, 1)",
+        1,
+    );
+    assert_ne!(edited, doc, "the walkthrough shows the fault sweep");
+    let errors = check_doc(TESTING, &edited);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].starts_with("docs/testing-your-driver.md:"),
+        "{errors:?}"
+    );
 }
 
 /// The check itself: an edited block, a missing marker and a wrong file are each caught.
@@ -216,4 +267,28 @@ fn matching_rules() {
     assert!(!contains(file, &lines("let a = 2;")));
     // One indentation for the whole block.
     assert!(!contains("  a\n    b\n", &lines("a\nb")));
+}
+
+/// `docs/declaring-counters-in-rust.md`, the walkthrough of counters declared in Rust, is held to
+/// the same rule, over the files it shows: pcw-tidal's declaration and build script, a
+/// kernel-mode declaration that compiles, a compile error's committed output.
+#[test]
+fn every_code_block_of_the_declaration_walkthrough_is_in_the_repository() {
+    let doc = read(DECLARING);
+    let errors = check_doc(DECLARING, &doc);
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    let blocks = blocks(DECLARING, &doc).unwrap();
+    for file in [
+        "crates/pcw-tidal/src/declaration.rs",
+        "crates/pcw-tidal/build.rs",
+        "crates/pcw-tidal/src/lib.rs",
+        "crates/pcw-gen-check/tests/ui-pass-declare/kernel_mode.rs",
+        "crates/pcw-gen-check/tests/ui-declare/duplicate_id.stderr",
+        "scripts/cross-windows.sh",
+    ] {
+        assert!(
+            blocks.iter().any(|b| b.file.as_deref() == Some(file)),
+            "the walkthrough has no block from `{file}`"
+        );
+    }
 }

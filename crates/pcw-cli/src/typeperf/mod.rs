@@ -1,18 +1,24 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! `pcw typeperf`: typeperf's sampling loop — expand counter paths, prime, collect every
-//! interval, cook with PDH's formulas, print PDH-CSV — over the driver's real countersets
-//! running under pcw-sim's kernel PCW.
+//! interval, cook with PDH's formulas, print PDH-CSV — over a driver's real countersets
+//! running under pcw-sim's kernel PCW: any driver's cross-built image with its manifest
+//! (`--image SYS --manifest FILE`), or the bundled reference driver (its host build, or its
+//! image with `--image` alone).
 //!
 //! ```text
 //! pcw typeperf PATH… [-cf FILE] [-sc SAMPLES] [-si INTERVAL] [-o FILE [-f CSV|TSV]] [-y] [--raw]
 //! pcw typeperf -q [OBJECT] | -qx [OBJECT]  [--manifest FILE]
-//! (both forms) [--sim-queue NAME]… [--image SYS] [-provider driver|tidal]
+//! (both forms) [--image SYS [--manifest FILE]] [--sim-queue NAME]… [-provider driver|tidal]
 //! ```
 //!
-//! `-cf FILE` adds the paths of a file (one a line, blank lines ignored). `-o FILE` writes the
+//! `-cf FILE` adds the paths of a file (one a line, blank lines ignored; UTF-8 or UTF-16, as
+//! every text file the tools read). `-o FILE` writes the
 //! samples to a file instead of stdout, as CSV or, with `-f TSV`, tab-separated under the
-//! `(PDH-TSV 4.0)` tag; `-y` (typeperf's "overwrite without asking") is accepted, the file is
-//! always overwritten. `--raw` follows every cooked column with three raw ones, headed
+//! `(PDH-TSV 4.0)` tag. As typeperf asks before overwriting, an existing file is refused unless
+//! `-y` is given; the file is written beside its destination and renamed into place when the
+//! last sample is written, so a run that fails (a path that does not resolve, a full disk)
+//! leaves an existing file as it was and creates none. The output may not be one of the
+//! inputs (`-cf`, `--manifest`, `--image`). `--raw` follows every cooked column with three raw ones, headed
 //! `PATH [first value]`, `PATH [second value]` and `PATH [time base]`: the `PDH_RAW_COUNTER`
 //! values the cooked one came from and the counter's time base (blank when its type uses none),
 //! so a wrong type or a missing base shows at a glance.
@@ -21,21 +27,22 @@
 //! instances: `\Object(*)\Counter`, or `\Object\Counter` for sets whose paths name no instance.
 //! `-qx` lists one path per live instance instead (counters outer, instances inner, `_Total`
 //! last for a `multipleAggregate` set) and warns on stderr about instance names PDH or the
-//! exporters mishandle. With `--manifest FILE` the manifest's sets are listed and, instance
-//! names being run-time values, `-qx` lists `(*)` paths as `-q` does. An unknown object is an
+//! exporters mishandle. With `--manifest FILE` alone the manifest's sets are listed and,
+//! instance names being run-time values, `-qx` lists `(*)` paths as `-q` does; with
+//! `--image` too, the image is loaded and `-qx` lists its live instances. An unknown object is an
 //! error naming the objects there are. `--sim-queue NAME` creates a dynamic queue of that name
 //! in the simulated driver before anything runs.
 //!
 //! `-provider tidal` samples the example user-mode service (`pcw-tidal`) instead of the
 //! driver: the service runs on a thread against pcw-sim's simulated Perflib (user-mode V2
-//! provider side), and collections read it through [`pcw_sim::pdh_query::UserMode`]; paths,
+//! provider side), and collections read it through [`pcw_pdh::UserMode`]; paths,
 //! expansion, cooking
 //! and output are the same code.
 //!
 //! What happens, in typeperf's order:
 //!
 //! 1. Every path (`\\computer\Object(Instance)\Counter`, `docs/pcw-semantics.md`) is parsed with
-//!    [`pcw_sim::pdh_query::CounterPath::parse`] and resolved against the driver's manifest (read with pcw-gen's
+//!    [`pcw_pdh::CounterPath::parse`] and resolved against the driver's manifest (read with pcw-gen's
 //!    `inspect`): the object must be a counterset, the counter pattern must match a displayed
 //!    counter (counters without a name — bases, time stamps, `noDisplay` helpers — are never
 //!    listed), a single-instance set takes no `(instance)` and a multi-instance set needs one.
@@ -45,7 +52,7 @@
 //!    *priming* collection. Instance wildcards are expanded against the instances it returned
 //!    (typeperf expands once, at start), in PDH's order: counters outer, instances inner.
 //! 3. `SAMPLES` times: wait `INTERVAL`, collect, cook every column from the previous and this
-//!    collection (pcw-sim's [`pdh_query::sample`](pcw_sim::pdh_query::sample)) and
+//!    collection (pcw-pdh's [`sample`](pcw_pdh::sample)) and
 //!    print a row. Because of the priming collection the first row already shows rates.
 //!    A value that cannot be computed (instance gone, negative delta, zero interval) is the
 //!    blank cell.
@@ -69,29 +76,26 @@
 //! time zone is not consulted); the binary log and SQL formats (`-f BIN`, `-f SQL`) and the
 //! remote, configuration-file and sampling-rate options are not accepted.//!
 //! The query itself — catalog, paths, resolution, aggregation, sampling, listing, the CSV
-//! format — is pcw-sim's [`pcw_sim::pdh_query`]; this command parses the arguments
+//! format — is pcw-sim's [`pcw_pdh`]; this command parses the arguments
 //! ([`options`]), runs the providers ([`host`]), and prints ([`output`]).
 
 mod host;
 mod options;
 mod output;
 
-use pcw_sim::kernel_pcw::{BUILD_SERVER_2022, Clock, Kernel, Teardown};
-use pcw_sim::pdh_query::UserMode;
-use pcw_sim::pdh_query::csv::{COMPLETED_MESSAGE, EXITING_MESSAGE};
+use pcw_pdh::csv::{COMPLETED_MESSAGE, EXITING_MESSAGE};
 
-pub use host::with_driver;
+pub use host::{Target, driver_inspect, manifest_catalog, with_driver};
 pub use options::Args;
 
+use std::fmt::Write as _;
 use std::io::Write;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use crate::Failure;
 use host::tidal_catalog;
 use options::{Options, ProviderChoice, counter_file, take_image};
 use output::{Layout, print_listing, sample};
-use pcw_sim::pdh_query::Catalog;
 
 /// Why `pcw typeperf` failed. Every error exits with status 1.
 #[derive(Debug, thiserror::Error)]
@@ -102,20 +106,34 @@ pub enum Error {
     /// The query failed: a path that does not resolve, an unknown object, a manifest that does
     /// not compile, a collection the simulator refused.
     #[error(transparent)]
-    Query(#[from] pcw_sim::pdh_query::Error),
-    /// A file (`-cf`, `-o`, `--manifest`) could not be read or written.
-    #[error("{what} `{path}`: {source}")]
-    File {
+    Query(#[from] pcw_pdh::Error),
+    /// An input (`-cf`, `--manifest`, `--image`) could not be read.
+    #[error(transparent)]
+    Input(#[from] pcw_io::InputError),
+    /// A text input is not valid text.
+    #[error("the {what} `{}` is not text: line {}, column {}: {error}", path.display(), error.line, error.column)]
+    Text {
         /// What the file is for.
         what: &'static str,
         /// The file.
         path: PathBuf,
-        /// The cause.
-        source: std::io::Error,
+        /// Where and why.
+        error: pcw_io::TextError,
     },
+    /// The `-o` file could not be written (nothing was).
+    #[error(transparent)]
+    Output(#[from] pcw_io::OutputError),
+    /// Standard output or error failed.
+    #[error(transparent)]
+    Stream(#[from] pcw_io::StreamError),
     /// A `--sim-queue` could not be created.
-    #[error("cannot create the simulated queue `{0}`")]
-    Queue(String),
+    #[error("cannot create the simulated queue `{name}`: {reason}")]
+    Queue {
+        /// The queue name.
+        name: String,
+        /// Why the driver refused it.
+        reason: String,
+    },
     /// The manifest could not be read.
     #[error("the counter manifest: {0}")]
     Manifest(#[from] pcw_gen::Error),
@@ -133,18 +151,20 @@ pub enum Error {
     /// The image left something behind or broke a kernel rule while it ran.
     #[error("the image {0}")]
     ImageCheck(String),
-    /// Writing the output failed.
+    /// Writing the samples failed.
     #[error("writing the output: {0}")]
     Io(#[from] std::io::Error),
     /// The simulated clock left the years a time stamp can show.
     #[error("the simulated clock is outside the years 1 to 9999")]
     ClockRange,
     /// The example service failed.
+    #[cfg(feature = "example-service")]
     #[error("the example service: {0}")]
     Service(#[from] pcw_um::Error),
     /// The driver left something behind at unload.
+    #[cfg(any(feature = "reference-driver", feature = "example-service"))]
     #[error("the driver did not unload cleanly: {0:?}")]
-    Teardown(Teardown),
+    Teardown(pcw_sim::kernel_pcw::Teardown),
 }
 
 impl Failure for Error {
@@ -161,29 +181,32 @@ impl Failure for Error {
 pub fn run(args: &Args) -> Result<(), Error> {
     let (image, rest) = take_image(&args.args)?;
     let mut options = Options::parse(&rest)?;
-    if options.provider == ProviderChoice::Tidal {
-        return run_tidal(&options);
-    }
     if let Some(query_args) = &options.query {
-        let mut stdout = std::io::stdout().lock();
-        let warnings = if let Some(file) = &options.manifest {
-            let text = std::fs::read_to_string(file).map_err(|source| Error::File {
-                what: "manifest",
-                path: file.clone(),
-                source,
-            })?;
-            let catalog = Catalog::from_manifest(&file.display().to_string(), &text)?;
-            print_listing(None, &catalog, query_args, &mut stdout)?
-        } else {
-            with_driver(image.as_deref(), &options.sim_queues, |kernel, catalog| {
+        let mut stdout = pcw_io::console::Writer::new(pcw_io::console::Stream::Stdout);
+        let listed = match (&options.manifest, &image) {
+            (Some(file), None) => manifest_catalog(file)
+                .and_then(|(_, catalog)| print_listing(None, &catalog, query_args, &mut stdout)),
+            _ if options.provider == ProviderChoice::Tidal => tidal_catalog()
+                .and_then(|catalog| print_listing(None, &catalog, query_args, &mut stdout)),
+            _ => with_driver(&target(&options, image.as_deref()), |kernel, catalog| {
                 print_listing(Some(kernel), catalog, query_args, &mut stdout)
-            })?
+            }),
         };
+        let warnings = listed.map_err(|e| written_to(e, None))?;
+        let mut text = String::new();
         for w in warnings {
-            eprintln!("warning: {w}");
+            let _ = writeln!(text, "warning: {w}");
         }
-        eprintln!("{COMPLETED_MESSAGE}");
+        let _ = writeln!(text, "{COMPLETED_MESSAGE}");
+        pcw_io::console::err(&text)?;
         return Ok(());
+    }
+    if options.manifest.is_some() && image.is_none() {
+        return Err(Error::Usage(
+            "`--manifest` samples only with `--image` (the driver whose countersets it \
+             declares); alone it lists them with `-q`/`-qx`"
+                .to_owned(),
+        ));
     }
     if let Some(file) = &options.counter_file {
         options.paths.extend(counter_file(file)?);
@@ -194,38 +217,88 @@ pub fn run(args: &Args) -> Result<(), Error> {
             )));
         }
     }
-    let layout = Layout {
+    let mut file = open_output(&options, image.as_deref())?;
+    let mut stdout = pcw_io::console::Writer::new(pcw_io::console::Stream::Stdout);
+    let out: &mut dyn Write = match &mut file {
+        Some(f) => f,
+        None => &mut stdout,
+    };
+    let sampled = if options.provider == ProviderChoice::Tidal {
+        run_tidal(&options, out)
+    } else {
+        with_driver(&target(&options, image.as_deref()), |kernel, catalog| {
+            sample(
+                kernel,
+                kernel,
+                catalog,
+                &options.paths,
+                (options.samples, options.interval),
+                layout(&options),
+                &mut std::thread::sleep,
+                out,
+            )
+        })
+    };
+    sampled.map_err(|e| written_to(e, file.as_ref()))?;
+    if let Some(file) = file {
+        file.commit()?;
+    }
+    pcw_io::console::err(&format!("{EXITING_MESSAGE}\n{COMPLETED_MESSAGE}\n"))?;
+    Ok(())
+}
+
+/// A failed write named by where it went: standard output, or the `-o` file.
+fn written_to(e: Error, file: Option<&pcw_io::OutputFile>) -> Error {
+    match (e, file) {
+        (Error::Io(source), None) => Error::Stream(pcw_io::StreamError {
+            stream: pcw_io::console::Stream::Stdout,
+            source,
+        }),
+        (Error::Io(source), Some(file)) => Error::Output(pcw_io::OutputError::Write {
+            path: file.path().to_path_buf(),
+            source,
+        }),
+        (other, _) => other,
+    }
+}
+
+/// The driver the options name.
+fn target<'a>(options: &'a Options, image: Option<&'a str>) -> Target<'a> {
+    Target {
+        image,
+        manifest: options.manifest.as_deref(),
+        queues: &options.sim_queues,
+    }
+}
+
+fn layout(options: &Options) -> Layout {
+    Layout {
         format: options.format,
         raw: options.raw,
+    }
+}
+
+/// `-o`'s file, checked before anything runs (not an input; an existing file only with `-y`)
+/// and staged beside its destination, which it replaces only once every sample was written.
+fn open_output(
+    options: &Options,
+    image: Option<&str>,
+) -> Result<Option<pcw_io::OutputFile>, Error> {
+    let Some(path) = &options.output else {
+        return Ok(None);
     };
-    let mut file = match &options.output {
-        Some(path) => Some(std::fs::File::create(path).map_err(|source| Error::File {
-            what: "output file",
-            path: path.clone(),
-            source,
-        })?),
-        None => None,
-    };
-    with_driver(image.as_deref(), &options.sim_queues, |kernel, catalog| {
-        let mut stdout = std::io::stdout().lock();
-        let out: &mut dyn Write = match &mut file {
-            Some(f) => f,
-            None => &mut stdout,
-        };
-        sample(
-            kernel,
-            kernel,
-            catalog,
-            &options.paths,
-            (options.samples, options.interval),
-            layout,
-            &mut std::thread::sleep,
-            out,
-        )
-    })?;
-    eprintln!("{EXITING_MESSAGE}");
-    eprintln!("{COMPLETED_MESSAGE}");
-    Ok(())
+    let mut outputs = pcw_io::Outputs::new();
+    for input in [&options.counter_file, &options.manifest]
+        .into_iter()
+        .flatten()
+    {
+        outputs.input(input);
+    }
+    if let Some(image) = image {
+        outputs.input(std::path::Path::new(image));
+    }
+    let overwrite = (!options.overwrite).then_some("add `-y` to overwrite it");
+    Ok(Some(outputs.open(path, overwrite)?))
 }
 
 /// `pcw typeperf -provider tidal`: boots the simulated kernel (for its clock), starts the
@@ -234,23 +307,39 @@ pub fn run(args: &Args) -> Result<(), Error> {
 ///
 /// # Errors
 /// [`Error`].
-fn run_tidal(options: &Options) -> Result<(), Error> {
+fn run_tidal(options: &Options, out: &mut dyn Write) -> Result<(), Error> {
     let catalog = tidal_catalog()?;
+    #[cfg(not(feature = "example-service"))]
+    {
+        let _ = (options, out, catalog);
+        Ok(())
+    }
+    #[cfg(feature = "example-service")]
+    run_service(options, out, &catalog)
+}
+
+/// The example service started, sampled and stopped.
+#[cfg(feature = "example-service")]
+fn run_service(
+    options: &Options,
+    out: &mut dyn Write,
+    catalog: &pcw_pdh::Catalog,
+) -> Result<(), Error> {
+    use pcw_pdh::UserMode;
+    use pcw_sim::kernel_pcw::{BUILD_SERVER_2022, Clock, Kernel};
+    use std::time::Duration;
+
     let kernel = Kernel::boot_with_clock(BUILD_SERVER_2022, Clock::Real);
     let service = pcw_tidal::Service::start(Duration::from_millis(100))?;
-    let mut stdout = std::io::stdout().lock();
     let result = sample(
         &kernel,
         &UserMode,
-        &catalog,
+        catalog,
         &options.paths,
         (options.samples, options.interval),
-        Layout {
-            format: options.format,
-            raw: options.raw,
-        },
+        layout(options),
         &mut std::thread::sleep,
-        &mut stdout,
+        out,
     );
     let stopped = service.stop();
     let report = kernel.teardown();
@@ -259,24 +348,24 @@ fn run_tidal(options: &Options) -> Result<(), Error> {
     if !report.is_clean() {
         return Err(Error::Teardown(report));
     }
-    eprintln!("{EXITING_MESSAGE}");
-    eprintln!("{COMPLETED_MESSAGE}");
     Ok(())
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "reference-driver", feature = "example-service"))]
 mod tests {
     use std::time::Duration;
 
     use pcw_gen::Instances;
+    use pcw_pdh::TOTAL_INSTANCE;
+    use pcw_pdh::csv::CsvTimestamp;
+    use pcw_pdh::listing::{live_instances, set_paths};
     use pcw_sim::kernel_pcw::{BOOT_SYSTEM_TIME, PERF_FREQUENCY, Request};
-    use pcw_sim::pdh_query::TOTAL_INSTANCE;
-    use pcw_sim::pdh_query::csv::CsvTimestamp;
-    use pcw_sim::pdh_query::listing::{live_instances, set_paths};
 
     use super::host::driver_catalog;
     use super::options::{FileFormat, Query};
     use super::*;
+    use pcw_pdh::{Catalog, UserMode};
+    use pcw_sim::kernel_pcw::{BUILD_SERVER_2022, Clock, Kernel};
 
     fn args(s: &[&str]) -> Vec<String> {
         s.iter().map(|a| (*a).to_owned()).collect()
@@ -313,7 +402,7 @@ mod tests {
     }
 
     fn parse_csv_line(line: &str) -> Vec<String> {
-        pcw_sim::pdh_query::csv::parse_row(line).unwrap()
+        pcw_pdh::csv::parse_row(line).unwrap()
     }
 
     fn boot() -> Kernel {

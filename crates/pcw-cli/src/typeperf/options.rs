@@ -5,12 +5,14 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use pcw_sim::pdh_query::csv::{HEADER_TAG, TSV_HEADER_TAG};
+use pcw_pdh::csv::{HEADER_TAG, TSV_HEADER_TAG};
 
 use super::Error;
 
 /// Samples taken when `-sc` is not given (typeperf would run until Ctrl+C).
 pub const DEFAULT_SAMPLES: u32 = 10;
+/// The longest `-si` accepted: 10⁹ seconds.
+pub const MAX_INTERVAL: Duration = Duration::from_secs(1_000_000_000);
 /// The interval when `-si` is not given, as typeperf's.
 pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
 
@@ -19,8 +21,9 @@ pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(1);
 pub struct Args {
     /// Counter paths (`\Object(Instance)\Counter`, `*` for instance and counter) and the
     /// options `-sc SAMPLES` (default 10) and `-si INTERVAL` (seconds, fractional allowed, or
-    /// `[[hh:]mm:]ss`; default 1); `--image PATH` samples a cross-built `pcw_driver.sys` run by
-    /// the loader instead of the host build of the driver.
+    /// `[[hh:]mm:]ss`; default 1); `--image PATH` samples a cross-built `.sys` run by the
+    /// loader (with `--manifest FILE`, any driver's; alone, the reference driver's image)
+    /// instead of the host build of the reference driver.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub(super) args: Vec<String>,
 }
@@ -53,11 +56,13 @@ pub struct Options {
     pub output: Option<PathBuf>,
     /// `-f CSV|TSV`.
     pub format: FileFormat,
+    /// `-y`: overwrite an existing `-o` file.
+    pub overwrite: bool,
     /// `--raw`: each cooked column is followed by the raw sample's first value, second value
     /// and time base.
     pub raw: bool,
-    /// `--manifest FILE`: list (`-q`/`-qx`) the countersets of this manifest instead of the
-    /// simulated driver's.
+    /// `--manifest FILE`: the countersets of this manifest instead of the reference driver's:
+    /// listed alone (`-q`/`-qx`), or sampled from the driver `--image` names.
     pub manifest: Option<PathBuf>,
     /// `--sim-queue NAME`: create a dynamic queue of that name in the simulated driver first.
     pub sim_queues: Vec<String>,
@@ -115,6 +120,7 @@ impl Options {
             counter_file: None,
             output: None,
             format: FileFormat::Csv,
+            overwrite: false,
             raw: false,
             manifest: None,
             sim_queues: Vec::new(),
@@ -132,6 +138,15 @@ impl Options {
                         .ok_or_else(|| Error::Usage(format!("`{arg}` needs a value")))?;
                     if arg == "--manifest" {
                         options.manifest = Some(PathBuf::from(v));
+                    } else if options
+                        .sim_queues
+                        .iter()
+                        .any(|q| q.to_lowercase() == v.to_lowercase())
+                    {
+                        return Err(Error::Usage(format!(
+                            "`--sim-queue {v}` is given twice: queue names are unique, and \
+                             compare without regard to case"
+                        )));
                     } else {
                         options.sim_queues.push(v.clone());
                     }
@@ -163,10 +178,7 @@ impl Options {
             match option.to_ascii_lowercase().as_str() {
                 "sc" => {
                     let v = value("sc")?;
-                    options.samples =
-                        v.parse::<u32>().ok().filter(|n| *n > 0).ok_or_else(|| {
-                            Error::Usage(format!("`-sc {v}`: expected a sample count of 1 or more"))
-                        })?;
+                    options.samples = parse_count(v)?;
                 }
                 "provider" => {
                     let v = value("provider")?;
@@ -188,6 +200,12 @@ impl Options {
                              more than 0"
                         ))
                     })?;
+                    if options.interval > MAX_INTERVAL {
+                        return Err(Error::Usage(format!(
+                            "`-si {v}`: too large: at most {} seconds (about 31 years)",
+                            MAX_INTERVAL.as_secs()
+                        )));
+                    }
                 }
                 "cf" => options.counter_file = Some(PathBuf::from(value("cf")?)),
                 "o" => options.output = Some(PathBuf::from(value("o")?)),
@@ -204,7 +222,7 @@ impl Options {
                         }
                     };
                 }
-                "y" => {}
+                "y" => options.overwrite = true,
                 _ => {
                     return Err(Error::Usage(format!(
                         "unknown option `{arg}` (pcw typeperf takes `-sc SAMPLES`, \
@@ -223,12 +241,6 @@ impl Options {
             }
             return Ok(options);
         }
-        if options.manifest.is_some() {
-            return Err(Error::Usage(
-                "`--manifest` only works with `-q`/`-qx`: samples come from the simulated driver"
-                    .to_owned(),
-            ));
-        }
         if options.paths.is_empty() && options.counter_file.is_none() {
             return Err(Error::Usage(
                 "no counter path given (for example `\\Geometric Waves(*)\\*`)".to_owned(),
@@ -238,8 +250,21 @@ impl Options {
     }
 }
 
-/// `-si`'s value: `ss[.fff]`, `mm:ss[.fff]` or `hh:mm:ss[.fff]`; `None` if malformed, zero
-/// or absurdly long.
+/// `-sc`'s value: a whole number from 1 to [`u32::MAX`], each way of missing it named.
+fn parse_count(text: &str) -> Result<u32, Error> {
+    let usage = |why: &str| Error::Usage(format!("`-sc {text}`: {why}"));
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(usage("expected a whole number of samples, 1 or more"));
+    }
+    match text.parse::<u32>() {
+        Ok(0) => Err(usage("the sample count must be 1 or more")),
+        Ok(n) => Ok(n),
+        Err(_) => Err(usage(&format!("too large: at most {} samples", u32::MAX))),
+    }
+}
+
+/// `-si`'s value: `ss[.fff]`, `mm:ss[.fff]` or `hh:mm:ss[.fff]`; `None` if malformed or zero
+/// (longer than [`MAX_INTERVAL`] is the caller's "too large").
 fn parse_interval(text: &str) -> Option<Duration> {
     let parts: Vec<&str> = text.split(':').collect();
     if parts.len() > 3 {
@@ -258,7 +283,7 @@ fn parse_interval(text: &str) -> Option<Duration> {
         return None;
     }
     let total = total * 60.0 + seconds;
-    (total > 0.0 && total < 1e9).then(|| Duration::from_secs_f64(total))
+    (total > 0.0).then(|| Duration::try_from_secs_f64(total.min(1e12)).ok())?
 }
 
 /// Splits `--image PATH` (anywhere among the arguments) from the rest.
@@ -282,11 +307,14 @@ pub(super) fn take_image(args: &[String]) -> Result<(Option<String>, Vec<String>
 }
 
 /// Reads `-cf`'s file: one counter path a line; blank lines and surrounding blanks ignored.
+/// The file is read as every text input is (bounded, UTF-8 or UTF-16, byte order mark
+/// dropped).
 pub(super) fn counter_file(path: &Path) -> Result<Vec<String>, Error> {
-    let text = std::fs::read_to_string(path).map_err(|source| Error::File {
-        what: "counter file",
+    let bytes = pcw_io::input::read(path, pcw_io::input::COUNTER_FILE)?;
+    let (text, _) = pcw_io::text::decode(&bytes).map_err(|error| Error::Text {
+        what: pcw_io::input::COUNTER_FILE.noun,
         path: path.to_path_buf(),
-        source,
+        error,
     })?;
     Ok(text
         .lines()
@@ -331,7 +359,6 @@ mod tests {
             &[r"\A\B", "-f", "BIN"],
             &[r"\A\B", "-o"],
             &["-q", r"\A\B"],
-            &[r"\A\B", "--manifest", "x.man"],
         ] {
             assert!(
                 matches!(Options::parse(&args(bad)), Err(Error::Usage(_))),

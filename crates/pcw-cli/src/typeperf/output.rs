@@ -5,12 +5,10 @@
 use std::io::Write;
 use std::time::Duration;
 
+use pcw_pdh::csv::{CsvTimestamp, RAW_PARTS, format_value, header_row, quote_field, sample_row};
+use pcw_pdh::listing;
+use pcw_pdh::{Catalog, Row, Sampler, Source};
 use pcw_sim::kernel_pcw::Kernel;
-use pcw_sim::pdh_query::csv::{
-    CsvTimestamp, RAW_PARTS, format_value, header_row, quote_field, sample_row,
-};
-use pcw_sim::pdh_query::listing;
-use pcw_sim::pdh_query::{Catalog, Row, Sampler, Source};
 
 use super::Error;
 use super::options::{FileFormat, Query};

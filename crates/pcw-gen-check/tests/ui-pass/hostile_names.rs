@@ -1,6 +1,6 @@
 // pcw-gen's output for a manifest whose names collide with generated items, parameters and
 // Rust keywords (crates/pcw-gen/tests/manifests/hostile_names.man) compiles and works: the
-// colliding names were renamed (`SetValues`, `self_`, `ids_`) or escaped (`r#type`).
+// colliding names were renamed (`SetValues`, `self_`, `ids_2`) or escaped (`r#type`).
 use core::ops::ControlFlow;
 
 use pcw_gen_check::fake_pcw;
@@ -8,7 +8,7 @@ use pcw_rt::{Publish, Visitor};
 
 include!("../../../pcw-gen/tests/golden/hostile_names.rs");
 
-use hostile_names::{ids, ids_, r#type, register, registration};
+use hostile_names::{ids, ids_2, r#type, register, registration};
 
 struct Three;
 
@@ -48,7 +48,7 @@ fn main() {
     // SAFETY: no callback, so no context to keep alive.
     let c = unsafe { ids::register(None, core::ptr::null_mut()) }.expect("registered");
     // SAFETY: as above.
-    let d = unsafe { ids_::register(None, core::ptr::null_mut()) }.expect("registered");
+    let d = unsafe { ids_2::register(None, core::ptr::null_mut()) }.expect("registered");
     // SAFETY: as above.
     let e = unsafe { r#type::register(None, core::ptr::null_mut()) }.expect("registered");
     let names: Vec<String> = fake_pcw::recorder()

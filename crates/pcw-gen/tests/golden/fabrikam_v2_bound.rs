@@ -24,6 +24,10 @@
     reason = "names and descriptions are copied from the manifest as written"
 )]
 #[allow(
+    clippy::module_inception,
+    reason = "a counterset whose symbol is `ids` holds a module `ids` of counter ids"
+)]
+#[allow(
     clippy::too_many_arguments,
     reason = "`add` and `create` take one value block per manifest struct, like CTRPP's helpers"
 )]

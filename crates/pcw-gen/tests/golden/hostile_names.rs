@@ -24,6 +24,10 @@
     reason = "names and descriptions are copied from the manifest as written"
 )]
 #[allow(
+    clippy::module_inception,
+    reason = "a counterset whose symbol is `ids` holds a module `ids` of counter ids"
+)]
+#[allow(
     clippy::too_many_arguments,
     reason = "`add` and `create` take one value block per manifest struct, like CTRPP's helpers"
 )]
@@ -966,7 +970,7 @@ pub mod hostile_names {
         }
     }
     /// Counterset `IDS set` (`{5a1e0c2d-3b4f-4a6e-8d7c-9b0a1f2e3d04}`, `multiple` instances): the other
-    pub mod ids_ {
+    pub mod ids_2 {
         /// The counterset `guid`.
         pub const GUID: ::pcw_rt::GUID = ::pcw_rt::guid_from_u128(
             0x5a1e0c2d3b4f4a6e8d7c9b0a1f2e3d04,

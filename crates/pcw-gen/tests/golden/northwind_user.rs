@@ -16,6 +16,14 @@
     clippy::doc_markdown,
     reason = "names and descriptions are copied from the manifest as written"
 )]
+#[allow(
+    clippy::module_inception,
+    reason = "a counterset whose symbol is `ids` holds a module `ids` of counter ids"
+)]
+#[allow(
+    clippy::should_implement_trait,
+    reason = "a `reference` counter's getter is named after the counter, which may be `clone` or `deref`"
+)]
 pub mod northwind_user {
     /// `providerGuid` (big-endian, as `GUID::from_u128`).
     pub const PROVIDER_GUID: u128 = 0x2c3d4e5f6a7b4c8d9e0f1a2b3c4d5e6f;

@@ -16,6 +16,14 @@
     clippy::doc_markdown,
     reason = "names and descriptions are copied from the manifest as written"
 )]
+#[allow(
+    clippy::module_inception,
+    reason = "a counterset whose symbol is `ids` holds a module `ids` of counter ids"
+)]
+#[allow(
+    clippy::should_implement_trait,
+    reason = "a `reference` counter's getter is named after the counter, which may be `clone` or `deref`"
+)]
 pub mod tidal_user {
     /// `providerGuid` (big-endian, as `GUID::from_u128`).
     pub const PROVIDER_GUID: u128 = 0x5b1e0c2a7d434e6f9a812c3d4e5f6a70;

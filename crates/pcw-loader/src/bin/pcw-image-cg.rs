@@ -72,10 +72,10 @@ fn main() -> ExitCode {
         eprintln!("error: the image registered no callback");
         return ExitCode::FAILURE;
     };
+    let base = driver.image().map_or(0, pcw_loader::MappedImage::base);
     eprintln!(
-        "image base {:#x}, callback {callback:#x} (RVA {:#x})",
-        driver.image().base(),
-        callback - driver.image().base()
+        "image base {base:#x}, callback {callback:#x} (RVA {:#x})",
+        callback - base
     );
     ntos::count_add_instance_only(true);
     let request = ntos::CollectRequest::everything(1);

@@ -16,7 +16,6 @@ use windows_sys::Win32::Storage::FileSystem::{
 use windows_sys::Win32::System::IO::DeviceIoControl;
 
 use crate::nopanic::Wide;
-use crate::source::IoctlReply;
 
 pub use pcw_core::protocol::{DEVICE_PATH, IOCTL_PCW_SNAPSHOT};
 
@@ -59,8 +58,9 @@ impl Device {
         Ok(Self { handle })
     }
 
-    /// One snapshot into `out`.
-    pub fn snapshot(&self, out: &mut [u8]) -> IoctlReply {
+    /// One snapshot into `out`: what `DeviceIoControl` reported — whether it succeeded,
+    /// `GetLastError()` when it did not, and the bytes it said it returned.
+    pub fn snapshot(&self, out: &mut [u8]) -> (bool, u32, usize) {
         let len = u32::try_from(out.len()).unwrap_or(u32::MAX);
         let mut returned: u32 = 0;
         // SAFETY: the handle is open; `out` is `len` writable bytes (or fewer: `len` is capped
@@ -84,8 +84,7 @@ impl Device {
         } else {
             0
         };
-        let returned = out.get(..returned as usize).unwrap_or(out);
-        IoctlReply::from_win32(ok != 0, error, returned)
+        (ok != 0, error, returned as usize)
     }
 }
 

@@ -7,19 +7,16 @@ use windows_sys::Win32::System::EventLog::{
     DeregisterEventSource, EVENTLOG_ERROR_TYPE, RegisterEventSourceW, ReportEventW,
 };
 
-use crate::log::Event;
 use crate::nopanic::Wide;
 
 /// The event source name.
 pub const SOURCE: &str = "pcw_perfdll";
 
-/// Reports `event`; failures to log are ignored (there is nowhere else to report them).
-pub fn report(event: Event) {
+/// Reports an event: its id (`dwEventID`), fixed message and code; failures to log are
+/// ignored (there is nowhere else to report them).
+pub fn report(id: u32, message: &str, code: u32) {
     // Fixed buffers on the stack: this runs while collecting (no allocation, no panic path).
-    let (Some(source), Some(message)) = (
-        Wide::<16>::of(SOURCE),
-        Wide::<128>::of(event.kind.message()),
-    ) else {
+    let (Some(source), Some(message)) = (Wide::<16>::of(SOURCE), Wide::<128>::of(message)) else {
         return;
     };
     // SAFETY: NULL means the local computer; `source` is NUL-terminated and outlives the call.
@@ -28,7 +25,7 @@ pub fn report(event: Event) {
         return;
     }
     let strings = [message.as_ptr()];
-    let data = event.code.to_le_bytes();
+    let data = code.to_le_bytes();
     // SAFETY: `handle` is a live event source; `strings` holds one NUL-terminated string and
     // `data` 4 readable bytes, all alive across the call; a NULL SID is allowed.
     unsafe {
@@ -36,7 +33,7 @@ pub fn report(event: Event) {
             handle,
             EVENTLOG_ERROR_TYPE,
             0,
-            event.kind as u32,
+            id,
             core::ptr::null_mut(),
             1,
             4,

@@ -5,10 +5,9 @@
 
 use core::borrow::Borrow;
 
-use crate::bytes::len32;
+use crate::bytes::{len32, units_le};
 use crate::v1::wire::{self, CounterDefinitionRepr, ObjectTypeRepr};
 use crate::v1::writer::block::write_block;
-use crate::v1::writer::model::units_le;
 use crate::v1::writer::sizing::{add, check_counters, fits_u32, measure_ready, measure_unready};
 use crate::v1::writer::{
     CheckedName, CounterSpec, InstanceDesc, InstanceKind, InstanceName, InstanceSpec, Mode,

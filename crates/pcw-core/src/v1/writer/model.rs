@@ -145,7 +145,7 @@ impl<'a> CheckedName<'a> {
         if units.len() > MAX_INSTANCE_NAME_UNITS || bytes::has_zero_unit(units) {
             return None;
         }
-        units_le(units).map(Self)
+        bytes::units_le(units).map(Self)
     }
 
     /// UTF-16LE `bytes` (without a terminating NUL), or `None` if their length is odd or more
@@ -167,19 +167,6 @@ impl<'a> CheckedName<'a> {
     pub const fn units(&self) -> usize {
         self.0.len() / 2
     }
-}
-
-/// `units` as their UTF-16LE bytes, without copying: `None` on a big-endian host.
-#[inline]
-pub(super) fn units_le(units: &[u16]) -> Option<&[u8]> {
-    if cfg!(target_endian = "big") {
-        return None;
-    }
-    // SAFETY: the bytes are those of `units`' own allocation (`2 * len` of them, which is
-    // `size_of_val(units)` and so at most `isize::MAX`), `u8` has alignment 1 and every byte
-    // of an initialised `u16` is an initialised `u8`; the shared borrow keeps the lifetime.
-    // On a little-endian host those bytes are the UTF-16LE encoding.
-    Some(unsafe { core::slice::from_raw_parts(units.as_ptr().cast::<u8>(), size_of_val(units)) })
 }
 
 impl InstanceName<'_> {

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! Criterion benches of the manifest tools over large generated manifests
+//! (`pcw_bench::manifests`), to show that their time grows linearly with the counters:
+//!
+//! * `manifest/lint/N`: what `pcw lint` does with a file's bytes — `pcw_gen::analyze`, the
+//!   fleet-readiness pass `pcw_gen::fleet::check`, every diagnostic in file order;
+//! * `manifest/generate/N`: `Config::generate`, every output (Rust module, `.rc`, `.res`,
+//!   lodctr `.ini` and `.h`, the `inspect` document);
+//! * `manifest/inspect/N`: `Config::inspect` and its JSON, what `pcw inspect --json` prints;
+//!
+//! each over a kernel-mode schema 2.0 manifest of N counters (N = 16 000, 32 000, 64 000,
+//! 100 000 and 128 000), and `manifest/lint-user/N` (user mode, schema 1.1) and
+//! `manifest/lint-one-line/N` (the kernel-mode manifest written on one line) at 64 000 and
+//! 128 000. `scripts/bench.sh` reports the ratio of the 128 000 and 64 000 times. The time is
+//! the benchmarking thread's CPU time (`ThreadTime`): on a shared machine the wall clock also
+//! counts the time other work held the CPUs.
+//!
+//! `PCW_BENCH_QUICK=1` divides every N by 8. Outside `cargo bench` (criterion's test mode, as
+//! `cargo test --benches` runs it) every case runs once, over N / 200 counters.
+
+use std::hint::black_box;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use criterion::Criterion;
+use criterion::Throughput;
+use criterion::measurement::{Measurement, ValueFormatter};
+use pcw_bench::manifests::{Spec, manifest};
+use pcw_gen::{Config, Diagnostic, analyze, fleet};
+
+/// The CPU time of the calling thread, user and system (`CLOCK_THREAD_CPUTIME_ID`, in
+/// nanoseconds), where there is one, else the wall-clock time. On a shared machine whose other
+/// work takes the CPUs away, CPU time is what a call costs; wall-clock time adds however long
+/// the thread waited.
+struct ThreadTime {
+    /// `None` when the thread's CPU time can be read; the wall clock's origin otherwise.
+    wall: Option<Instant>,
+}
+
+impl ThreadTime {
+    fn new() -> Self {
+        let wall = thread_cpu_ns().is_none().then(Instant::now);
+        if wall.is_some() {
+            eprintln!("note: no thread CPU clock: measuring wall-clock time");
+        }
+        Self { wall }
+    }
+
+    fn now(&self) -> u64 {
+        match self.wall {
+            Some(origin) => u64::try_from(origin.elapsed().as_nanos()).unwrap_or(u64::MAX),
+            None => thread_cpu_ns().unwrap_or(0),
+        }
+    }
+}
+
+#[cfg(unix)]
+fn thread_cpu_ns() -> Option<u64> {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a live, writable `timespec` for the duration of the call.
+    let status = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &raw mut now) };
+    let seconds = u64::try_from(now.tv_sec).ok()?;
+    let nanos = u64::try_from(now.tv_nsec).ok()?;
+    (status == 0).then(|| seconds * 1_000_000_000 + nanos)
+}
+
+#[cfg(not(unix))]
+fn thread_cpu_ns() -> Option<u64> {
+    None
+}
+
+impl Measurement for ThreadTime {
+    type Intermediate = u64;
+    type Value = u64;
+
+    fn start(&self) -> u64 {
+        self.now()
+    }
+
+    fn end(&self, start: u64) -> u64 {
+        self.now().saturating_sub(start)
+    }
+
+    fn add(&self, a: &u64, b: &u64) -> u64 {
+        a + b
+    }
+
+    fn zero(&self) -> u64 {
+        0
+    }
+
+    #[allow(clippy::cast_precision_loss, reason = "statistics over nanoseconds")]
+    fn to_f64(&self, value: &u64) -> f64 {
+        *value as f64
+    }
+
+    fn formatter(&self) -> &dyn ValueFormatter {
+        &Nanoseconds
+    }
+}
+
+/// Nanoseconds shown in the unit that suits them, as criterion shows wall-clock times.
+struct Nanoseconds;
+
+impl ValueFormatter for Nanoseconds {
+    fn scale_values(&self, typical: f64, values: &mut [f64]) -> &'static str {
+        let (factor, unit) = if typical < 1e3 {
+            (1.0, "ns")
+        } else if typical < 1e6 {
+            (1e-3, "µs")
+        } else if typical < 1e9 {
+            (1e-6, "ms")
+        } else {
+            (1e-9, "s")
+        };
+        for v in values {
+            *v *= factor;
+        }
+        unit
+    }
+
+    fn scale_throughputs(&self, _: f64, _: &Throughput, values: &mut [f64]) -> &'static str {
+        // No benchmark here declares a throughput.
+        for v in values {
+            *v = 0.0;
+        }
+        "-"
+    }
+
+    fn scale_for_machines(&self, _: &mut [f64]) -> &'static str {
+        "ns"
+    }
+}
+
+/// What `pcw lint` computes for one file (`pcw_gen::lint_files` without the read).
+fn lint(file: &Path, bytes: &[u8]) -> Vec<Diagnostic> {
+    let mut diagnostics = analyze(file, bytes).diagnostics;
+    diagnostics.extend(fleet::check(file, bytes));
+    diagnostics.sort_by(|a, b| a.pos.cmp(&b.pos).then(b.severity.cmp(&a.severity)));
+    diagnostics
+}
+
+/// A manifest the tools accept: no error among its diagnostics.
+fn valid(spec: &Spec) -> Vec<u8> {
+    let bytes = manifest(spec).into_bytes();
+    let errors: Vec<String> = lint(Path::new("bench.man"), &bytes)
+        .iter()
+        .filter(|d| d.is_error())
+        .take(5)
+        .map(Diagnostic::render)
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{spec:?} has errors:\n{}",
+        errors.join("\n")
+    );
+    bytes
+}
+
+fn main() {
+    let bench = std::env::args().any(|a| a == "--bench");
+    let quick = std::env::var_os("PCW_BENCH_QUICK").is_some();
+    let scale = |n: usize| {
+        if !bench {
+            n / 200
+        } else if quick {
+            n / 8
+        } else {
+            n
+        }
+    };
+    let sizes: Vec<usize> = [16_000, 32_000, 64_000, 100_000, 128_000]
+        .into_iter()
+        .map(scale)
+        .collect();
+    let pair: Vec<usize> = [64_000, 128_000].into_iter().map(scale).collect();
+    // Every call takes far longer than the target times, so criterion times each alone: one
+    // warm-up call, then ten samples of one call (its flat sampling).
+    let mut c = Criterion::default()
+        .with_measurement(ThreadTime::new())
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(1))
+        .measurement_time(Duration::from_millis(1))
+        .without_plots()
+        .configure_from_args();
+    let file = Path::new("bench.man");
+    let config = Config::new();
+    for &n in &sizes {
+        let bytes = valid(&Spec::kernel(n));
+        c.bench_function(&format!("manifest/lint/{n}"), |b| {
+            b.iter(|| black_box(lint(file, black_box(&bytes))));
+        });
+        c.bench_function(&format!("manifest/generate/{n}"), |b| {
+            b.iter(|| black_box(config.generate(file, black_box(&bytes))));
+        });
+        c.bench_function(&format!("manifest/inspect/{n}"), |b| {
+            b.iter(|| black_box(config.inspect(file, black_box(&bytes)).map(|i| i.to_json())));
+        });
+    }
+    for &n in &pair {
+        let user = valid(&Spec::user(n));
+        c.bench_function(&format!("manifest/lint-user/{n}"), |b| {
+            b.iter(|| black_box(lint(file, black_box(&user))));
+        });
+        let one_line = valid(&Spec {
+            one_line: true,
+            ..Spec::kernel(n)
+        });
+        c.bench_function(&format!("manifest/lint-one-line/{n}"), |b| {
+            b.iter(|| black_box(lint(file, black_box(&one_line))));
+        });
+    }
+    c.final_summary();
+}

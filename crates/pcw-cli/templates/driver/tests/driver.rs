@@ -1,0 +1,105 @@
+//! {{name}}'s tests, run by `cargo test` on Linux through pcw-harness: the counters alone, then
+//! the driver's host build — and, when `{{upper}}_IMAGE` names the cross-built `.sys`, that
+//! image in a child process — under a simulated kernel.
+
+use std::time::Duration;
+
+use pcw_harness::{BUILD_SERVER_2022, Counters, Driver, Kernel, Request, fault_sweep, finish};
+use {{snake}}::{DEVICE_NAME, SYMBOLIC_LINK, counters};
+
+/// The counter manifest.
+const MANIFEST: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/{{snake}}.man");
+/// The environment variable naming the cross-built image.
+const IMAGE: &str = "{{upper}}_IMAGE";
+
+/// Runs `body` on the host build, then on the image `{{upper}}_IMAGE` names (in a child
+/// process, so that a fault in it fails this test only).
+fn on_both(test: &str, body: impl Fn(&Driver)) {
+    let host = Driver::host({{snake}}::kernel::driver_entry);
+    pcw_harness::scenario(test, &host, IMAGE, body);
+}
+
+#[test]
+fn the_counters_alone_register_and_answer_every_collection() {
+    let kernel = Kernel::boot(BUILD_SERVER_2022);
+    counters::register().unwrap();
+    let declared = Counters::from_manifest(&kernel, MANIFEST).unwrap();
+    for set in &declared.catalog().sets {
+        let c = kernel.collect(&set.name, &Request::default()).unwrap();
+        assert!(c.unfiltered.is_empty() && c.missing.is_empty(), "{}: {c:?}", set.name);
+        let none = Request {
+            instance_mask: Some("no such instance".to_owned()),
+            ..Request::default()
+        };
+        let c = kernel.collect(&set.name, &none).unwrap();
+        assert!(c.instances.is_empty() && c.unfiltered.is_empty(), "{c:?}");
+    }
+    drop(declared);
+    counters::unregister();
+    finish(kernel).unwrap();
+}
+
+#[test]
+fn loads_registers_every_counterset_and_unloads_leaving_nothing() {
+    on_both("loads_registers_every_counterset_and_unloads_leaving_nothing", |build| {
+        let kernel = Kernel::boot(BUILD_SERVER_2022);
+        let driver = build.start().unwrap();
+        let declared = Counters::from_manifest(&kernel, MANIFEST).unwrap();
+        let names: Vec<&str> = declared.catalog().sets.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(kernel.countersets(), names);
+        assert_eq!(driver.devices(), [DEVICE_NAME]);
+        assert_eq!(
+            driver.links().get(&SYMBOLIC_LINK.to_ascii_lowercase()),
+            Some(&DEVICE_NAME.to_owned())
+        );
+        assert!(driver.create().ok);
+        // No control code is the device's yet: ERROR_INVALID_FUNCTION, nothing copied back.
+        let r = driver.ioctl(0x0022_2000, b"ping", 4);
+        assert_eq!((r.ok, r.win32_error, r.output.len()), (false, 1, 0), "{r}");
+        assert!(driver.close().ok);
+        drop(declared);
+        driver.unload(kernel).unwrap();
+    });
+}
+
+#[test]
+fn driver_entry_rolls_back_at_every_failing_call() {
+    on_both("driver_entry_rolls_back_at_every_failing_call", |build| {
+        let faults = fault_sweep(build, BUILD_SERVER_2022).unwrap();
+        let routines: Vec<&str> = faults.iter().map(|f| f.routine.as_str()).collect();
+        // Each counterset's registration, then the device and its link.
+        let (registrations, device) = routines.split_at(routines.len() - 2);
+        assert_eq!(device, ["IoCreateDevice", "IoCreateSymbolicLink"], "{routines:?}");
+        assert!(
+            !registrations.is_empty() && registrations.iter().all(|r| *r == "PcwRegister"),
+            "{routines:?}"
+        );
+        assert!(faults.iter().all(|f| f.status < 0), "{faults:?}");
+    });
+}
+
+#[test]
+fn typeperf_lists_and_samples_every_counter() {
+    on_both("typeperf_lists_and_samples_every_counter", |build| {
+        let kernel = Kernel::boot(BUILD_SERVER_2022);
+        let driver = build.start().unwrap();
+        let counters = Counters::from_manifest(&kernel, MANIFEST).unwrap();
+        let listed = counters.list(None).unwrap();
+        let (paths, warnings) = counters.list_instances(None).unwrap();
+        assert!(!listed.is_empty() && !paths.is_empty(), "{listed:?} {paths:?}");
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+        let samples = counters
+            .typeperf_with(&paths, 2, Duration::from_secs(1), |_| {
+                assert!(driver.create().ok);
+                assert!(driver.close().ok);
+            })
+            .unwrap();
+        assert_eq!(samples.columns.len(), paths.len());
+        for row in &samples.rows {
+            assert!(row.raw.iter().all(Option::is_some), "a column was not collected: {row:?}");
+        }
+        drop(counters);
+        driver.unload(kernel).unwrap();
+    });
+}

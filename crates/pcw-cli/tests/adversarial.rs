@@ -1,0 +1,949 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! `pcw` under hostile input and hostile I/O, every subcommand: standard streams whose reader
+//! went away or that are full, a disk that fills up mid-write, FIFOs and devices as inputs and
+//! outputs, sparse multi-gigabyte files, an output that is an input (by name, hard link or
+//! symbolic link), outputs that fail after others were written, and mutated manifests and
+//! captures.
+//!
+//! Every invocation runs under [`run`], which holds the rules for all of them: the process
+//! ends by itself within [`TIMEOUT`] (else it is killed and the test fails as a hang), its peak
+//! resident memory stays under [`MEMORY_BOUND`] (checked while it runs and from its resource
+//! usage at exit), it is not killed by a signal, and it never exits 101 (a Rust panic). Each
+//! test also snapshots its working directory and asserts that no file changed but the declared
+//! outputs.
+//!
+//! A full disk is a file size limit (`RLIMIT_FSIZE`, with `SIGXFSZ` ignored so that the write
+//! fails with `EFBIG` as it would with `ENOSPC`): the same failed `write` at the same place,
+//! without needing the privileges to mount a small file system.
+
+#![cfg(target_os = "linux")]
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{Read, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// The longest any invocation may take.
+const TIMEOUT: Duration = Duration::from_secs(60);
+/// The most resident memory any invocation may use: the largest input a command reads is a
+/// 256 MiB driver image, read once.
+const MEMORY_BOUND: u64 = 768 << 20;
+
+/// Where a standard stream goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sink {
+    /// A pipe the test reads.
+    Capture,
+    /// A pipe whose reader is gone: writes fail with `EPIPE`.
+    Broken,
+    /// `/dev/full`: writes fail with `ENOSPC`.
+    Full,
+}
+
+/// How to run `pcw`.
+#[derive(Clone, Debug)]
+struct Setup {
+    dir: PathBuf,
+    stdout: Sink,
+    stderr: Sink,
+    /// `RLIMIT_FSIZE`: the largest file the process may write.
+    file_size_limit: Option<u64>,
+}
+
+impl Setup {
+    fn in_dir(dir: &Path) -> Self {
+        Self {
+            dir: dir.to_path_buf(),
+            stdout: Sink::Capture,
+            stderr: Sink::Capture,
+            file_size_limit: None,
+        }
+    }
+
+    fn stdout(mut self, sink: Sink) -> Self {
+        self.stdout = sink;
+        self
+    }
+
+    fn stderr(mut self, sink: Sink) -> Self {
+        self.stderr = sink;
+        self
+    }
+
+    fn disk_full_after(mut self, bytes: u64) -> Self {
+        self.file_size_limit = Some(bytes);
+        self
+    }
+}
+
+/// What an invocation did.
+#[derive(Debug)]
+struct Ran {
+    /// Shown when an assertion fails.
+    #[expect(dead_code, reason = "read by Debug in failure messages")]
+    args: Vec<String>,
+    code: i32,
+    stdout: String,
+    stderr: String,
+    peak_bytes: u64,
+}
+
+impl Ran {
+    fn assert_code(&self, code: i32) -> &Self {
+        assert_eq!(self.code, code, "{self:#?}");
+        self
+    }
+
+    fn assert_stderr(&self, needle: &str) -> &Self {
+        assert!(
+            self.stderr.contains(needle),
+            "expected {needle:?} on stderr: {self:#?}"
+        );
+        self
+    }
+}
+
+fn stdio(sink: Sink) -> (Stdio, Option<std::io::PipeReader>) {
+    match sink {
+        Sink::Capture => {
+            let (reader, writer) = std::io::pipe().unwrap();
+            (Stdio::from(writer), Some(reader))
+        }
+        Sink::Broken => {
+            let (reader, writer) = std::io::pipe().unwrap();
+            drop(reader);
+            (Stdio::from(writer), None)
+        }
+        Sink::Full => (
+            Stdio::from(
+                fs::OpenOptions::new()
+                    .write(true)
+                    .open("/dev/full")
+                    .unwrap(),
+            ),
+            None,
+        ),
+    }
+}
+
+fn drain(reader: Option<std::io::PipeReader>) -> thread::JoinHandle<Vec<u8>> {
+    thread::spawn(move || {
+        let mut out = Vec::new();
+        if let Some(mut r) = reader {
+            let _ = r.read_to_end(&mut out);
+        }
+        out
+    })
+}
+
+/// The peak resident set (`VmHWM`) of a running process.
+fn peak_of(pid: i32) -> Option<u64> {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Runs `pcw args` under `setup` and enforces the rules every invocation obeys (module docs).
+fn run(setup: &Setup, args: &[&str]) -> Ran {
+    // `PCW_BIN` runs another build of the command (the AddressSanitizer one, or an older one
+    // to see which of these checks it fails).
+    let bin = std::env::var_os("PCW_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_pcw").into());
+    let mut cmd = Command::new(bin);
+    cmd.args(args).current_dir(&setup.dir).stdin(Stdio::null());
+    let (out, out_reader) = stdio(setup.stdout);
+    let (err, err_reader) = stdio(setup.stderr);
+    cmd.stdout(out).stderr(err);
+    if let Some(limit) = setup.file_size_limit {
+        let limit_file_size = move || {
+            // SAFETY: `signal` is async-signal-safe, and ignoring SIGXFSZ affects only this
+            // child, between fork and exec.
+            unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
+            let rl = libc::rlimit {
+                rlim_cur: limit,
+                rlim_max: limit,
+            };
+            // SAFETY: `setrlimit` is async-signal-safe; `rl` lives across the call.
+            if unsafe { libc::setrlimit(libc::RLIMIT_FSIZE, &raw const rl) } != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        };
+        // SAFETY: the closure makes only async-signal-safe calls and touches nothing shared.
+        unsafe { cmd.pre_exec(limit_file_size) };
+    }
+    #[expect(
+        clippy::zombie_processes,
+        reason = "reaped by `wait4` below, which also gives its status without `Child::wait`"
+    )]
+    let child = cmd.spawn().unwrap();
+    // The pipes' write ends are in the child only now, so the readers see its end.
+    drop(cmd);
+    let out_thread = drain(out_reader);
+    let err_thread = drain(err_reader);
+    let pid = i32::try_from(child.id()).unwrap();
+    let start = Instant::now();
+    let mut peak = 0;
+    let (status, rusage) = loop {
+        let mut status = 0;
+        // SAFETY: `rusage` is plain data the call fills in.
+        let mut rusage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: `pid` is our child, not yet reaped; the out-pointers are valid.
+        let reaped = unsafe { libc::wait4(pid, &raw mut status, libc::WNOHANG, &raw mut rusage) };
+        if reaped == pid {
+            break (status, rusage);
+        }
+        peak = peak.max(peak_of(pid).unwrap_or(0));
+        let over = peak > MEMORY_BOUND;
+        let late = start.elapsed() > TIMEOUT;
+        if over || late {
+            // SAFETY: signalling our own child, which has not been reaped.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            // SAFETY: as above; blocking until it is gone.
+            unsafe { libc::wait4(pid, &raw mut status, 0, std::ptr::null_mut()) };
+            panic!(
+                "`pcw {}` {}",
+                args.join(" "),
+                if over {
+                    format!("used more than {MEMORY_BOUND} bytes of memory")
+                } else {
+                    format!("did not finish within {TIMEOUT:?} (hang)")
+                }
+            );
+        }
+        thread::sleep(Duration::from_millis(2));
+    };
+    let stdout = String::from_utf8_lossy(&out_thread.join().unwrap()).into_owned();
+    let stderr = String::from_utf8_lossy(&err_thread.join().unwrap()).into_owned();
+    // `ru_maxrss` would count the test process itself, which the child was forked from;
+    // `VmHWM` starts again at exec and is a high-water mark, so polling it misses only what is
+    // allocated in the last poll interval before the exit.
+    let _ = rusage;
+    let peak_bytes = peak;
+    let ran = Ran {
+        args: args.iter().map(|a| (*a).to_owned()).collect(),
+        code: if libc::WIFEXITED(status) {
+            libc::WEXITSTATUS(status)
+        } else {
+            -1
+        },
+        stdout,
+        stderr,
+        peak_bytes,
+    };
+    assert!(
+        libc::WIFEXITED(status),
+        "`pcw {}` was killed by signal {}: {ran:#?}",
+        args.join(" "),
+        libc::WTERMSIG(status)
+    );
+    assert_ne!(ran.code, 101, "`pcw {}` panicked: {ran:#?}", args.join(" "));
+    assert!(
+        ran.peak_bytes <= MEMORY_BOUND,
+        "`pcw {}` used {} bytes: {ran:#?}",
+        args.join(" "),
+        ran.peak_bytes
+    );
+    ran
+}
+
+/// Every file under `dir` and its content (for a file over 1 MiB, its size and modification
+/// time: the sparse multi-gigabyte inputs are not read).
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in fs::read_dir(&d).unwrap() {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            let kind = entry.file_type().unwrap();
+            if kind.is_dir() {
+                stack.push(path);
+            } else if kind.is_file() {
+                let meta = entry.metadata().unwrap();
+                let content = if meta.len() > 1 << 20 {
+                    format!(
+                        "{} bytes, modified {:?}",
+                        meta.len(),
+                        meta.modified().unwrap()
+                    )
+                    .into_bytes()
+                } else {
+                    fs::read(&path).unwrap()
+                };
+                out.insert(path.strip_prefix(dir).unwrap().to_path_buf(), content);
+            } else {
+                out.insert(path.strip_prefix(dir).unwrap().to_path_buf(), Vec::new());
+            }
+        }
+    }
+    out
+}
+
+/// Asserts that between `before` and now only the files in `outputs` changed (appeared,
+/// disappeared or got new content).
+fn assert_only_changed(dir: &Path, before: &BTreeMap<PathBuf, Vec<u8>>, outputs: &[&str]) {
+    let after = snapshot(dir);
+    let mut changed: Vec<&Path> = Vec::new();
+    for (path, bytes) in &after {
+        if before.get(path) != Some(bytes) {
+            changed.push(path);
+        }
+    }
+    for path in before.keys() {
+        if !after.contains_key(path) {
+            changed.push(path);
+        }
+    }
+    for path in changed {
+        assert!(
+            outputs.iter().any(|o| Path::new(o) == path),
+            "`{}` changed, but it is not a declared output ({outputs:?})",
+            path.display()
+        );
+    }
+}
+
+fn repo_file(relative: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(relative)
+}
+
+/// A scratch directory holding the driver's manifest (`m.man`), one with a warning
+/// (`warn.man`), a valid capture (`c.perf`) and a counter file (`paths.txt`).
+fn workdir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    fs::copy(
+        repo_file("manifest/pcw_driver.man"),
+        dir.path().join("m.man"),
+    )
+    .unwrap();
+    // A manifest with a warning every manifest command reports: its root element's name.
+    let manifest = fs::read_to_string(repo_file("manifest/pcw_driver.man")).unwrap();
+    fs::write(
+        dir.path().join("warn.man"),
+        manifest.replace("instrumentationManifest", "instrumentationManifestX"),
+    )
+    .unwrap();
+    fs::copy(
+        repo_file("crates/pcw-cli/tests/fixtures/two_objects.perf"),
+        dir.path().join("c.perf"),
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("paths.txt"),
+        "\\Geometric Waves(*)\\Triangle\n",
+    )
+    .unwrap();
+    dir
+}
+
+/// Invocations that print to standard output, one per subcommand and form.
+const STDOUT_COMMANDS: &[&[&str]] = &[
+    &["--help"],
+    &["dump", "c.perf"],
+    &["dump", "c.perf", "--json"],
+    &["gen", "m.man"],
+    &["inspect", "m.man"],
+    &["inspect", "m.man", "--json"],
+    &["export", "m.man", "--to", "otel"],
+    &["export", "m.man", "--to", "windows-exporter"],
+    &["list"],
+    &["list", "--json", "--manifest", "m.man"],
+    &[
+        "typeperf",
+        "\\Geometric Waves(*)\\*",
+        "-sc",
+        "1",
+        "-si",
+        "0.01",
+    ],
+    &["typeperf", "-cf", "paths.txt", "-sc", "1", "-si", "0.01"],
+    &["typeperf", "-q"],
+    &["typeperf", "-qx", "--manifest", "m.man"],
+    &[
+        "typeperf",
+        "-provider",
+        "tidal",
+        "\\Tidal Moon\\*",
+        "-sc",
+        "1",
+        "-si",
+        "0.01",
+    ],
+    &["typeperf", "-provider", "tidal", "-q"],
+];
+
+#[test]
+fn a_standard_output_that_fails_ends_every_command_with_status_1() {
+    let dir = workdir();
+    let before = snapshot(dir.path());
+    for args in STDOUT_COMMANDS {
+        let ok = run(&Setup::in_dir(dir.path()), args);
+        ok.assert_code(0);
+        assert!(!ok.stdout.is_empty(), "{ok:#?}");
+        for (sink, why) in [
+            (Sink::Broken, "Broken pipe"),
+            (Sink::Full, "No space left on device"),
+        ] {
+            run(&Setup::in_dir(dir.path()).stdout(sink), args)
+                .assert_code(1)
+                .assert_stderr("error: cannot write to standard output: ")
+                .assert_stderr(why);
+        }
+    }
+    assert_only_changed(dir.path(), &before, &[]);
+}
+
+/// Invocations that print to standard error on success: diagnostics, typeperf's closing
+/// messages, an error.
+const STDERR_COMMANDS: &[(&[&str], i32)] = &[
+    (&["lint", "warn.man"], 0),
+    (&["gen", "warn.man", "-o", "out.rs"], 0),
+    (
+        &[
+            "typeperf",
+            "\\Geometric Waves(*)\\*",
+            "-sc",
+            "1",
+            "-si",
+            "0.01",
+        ],
+        0,
+    ),
+    (&["typeperf", "-qx"], 0),
+    (&["lint", "missing.man"], 1),
+    (&["dump", "m.man"], 2),
+];
+
+#[test]
+fn a_standard_error_that_fails_never_passes_for_success() {
+    let dir = workdir();
+    for (args, code) in STDERR_COMMANDS {
+        let ok = run(&Setup::in_dir(dir.path()), args);
+        ok.assert_code(*code);
+        assert!(!ok.stderr.is_empty(), "{ok:#?}");
+        for sink in [Sink::Broken, Sink::Full] {
+            let ran = run(&Setup::in_dir(dir.path()).stderr(sink), args);
+            assert_ne!(ran.code, 0, "{ran:#?}");
+            if *code != 0 {
+                assert_eq!(ran.code, *code, "{ran:#?}");
+            }
+        }
+    }
+    // The generation whose warnings could not be printed wrote nothing.
+    let _ = fs::remove_file(dir.path().join("out.rs"));
+    let before = snapshot(dir.path());
+    run(
+        &Setup::in_dir(dir.path()).stderr(Sink::Full),
+        &["gen", "warn.man", "-o", "out.rs"],
+    )
+    .assert_code(1);
+    assert_only_changed(dir.path(), &before, &[]);
+}
+
+#[test]
+fn a_disk_that_fills_up_leaves_every_output_as_it_was() {
+    let dir = workdir();
+    fs::write(
+        dir.path().join("out.rs"),
+        "// the previous good generation\n",
+    )
+    .unwrap();
+    fs::write(dir.path().join("out.rc"), "// the previous string table\n").unwrap();
+    fs::write(dir.path().join("old.csv"), "previous samples\n").unwrap();
+    let before = snapshot(dir.path());
+    let full = Setup::in_dir(dir.path()).disk_full_after(200);
+    for args in [
+        &["gen", "m.man", "-o", "out.rs", "--rc", "out.rc"][..],
+        &["gen", "m.man", "--rc", "new.rc", "-o", "new.rs"],
+        &["export", "m.man", "--to", "otel", "-o", "out.yaml"],
+        &[
+            "typeperf",
+            "\\Geometric Waves(*)\\*",
+            "-sc",
+            "3",
+            "-si",
+            "0.01",
+            "-o",
+            "new.csv",
+        ],
+        &[
+            "typeperf",
+            "\\Geometric Waves(*)\\*",
+            "-sc",
+            "3",
+            "-si",
+            "0.01",
+            "-o",
+            "old.csv",
+            "-y",
+        ],
+    ] {
+        run(&full, args)
+            .assert_code(1)
+            .assert_stderr("File too large");
+        assert_only_changed(dir.path(), &before, &[]);
+    }
+}
+
+#[test]
+fn fifos_and_devices_as_outputs_are_written_and_never_read() {
+    let dir = workdir();
+    let fifo = dir.path().join("fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let reader = {
+        let fifo = fifo.clone();
+        thread::spawn(move || fs::read(fifo).unwrap())
+    };
+    run(&Setup::in_dir(dir.path()), &["gen", "m.man", "-o", "fifo"]).assert_code(0);
+    let read = String::from_utf8(reader.join().unwrap()).unwrap();
+    assert!(read.contains("@generated"), "{read}");
+    // The generated code through /dev/stdout, a pipe: written once, not read back.
+    let ran = run(
+        &Setup::in_dir(dir.path()),
+        &["gen", "m.man", "-o", "/dev/stdout"],
+    );
+    ran.assert_code(0);
+    assert!(ran.stdout.contains("@generated"));
+    // A full device as an output fails, and the other outputs of the command stay unwritten.
+    let before = snapshot(dir.path());
+    run(
+        &Setup::in_dir(dir.path()),
+        &["gen", "m.man", "--rc", "x.rc", "-o", "/dev/full"],
+    )
+    .assert_code(1)
+    .assert_stderr("cannot write `/dev/full`: No space left on device");
+    run(
+        &Setup::in_dir(dir.path()),
+        &[
+            "typeperf",
+            "\\Geometric Waves(*)\\*",
+            "-sc",
+            "1",
+            "-si",
+            "0.01",
+            "-o",
+            "/dev/full",
+        ],
+    )
+    .assert_code(1)
+    .assert_stderr("No space left on device");
+    assert_only_changed(dir.path(), &before, &[]);
+}
+
+#[test]
+fn a_fifo_as_an_input_is_read() {
+    let dir = workdir();
+    let fifo = dir.path().join("in.man");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let manifest = fs::read(dir.path().join("m.man")).unwrap();
+    let writer = thread::spawn(move || {
+        let mut f = fs::OpenOptions::new().write(true).open(fifo).unwrap();
+        f.write_all(&manifest).unwrap();
+    });
+    run(&Setup::in_dir(dir.path()), &["lint", "in.man"]).assert_code(0);
+    writer.join().unwrap();
+}
+
+#[test]
+fn devices_and_huge_files_as_inputs_are_refused_within_the_memory_bound() {
+    let dir = workdir();
+    let sparse = dir.path().join("sparse");
+    fs::File::create(&sparse).unwrap().set_len(2 << 30).unwrap();
+    let before = snapshot(dir.path());
+    for input in ["/dev/zero", "sparse"] {
+        let cases: [(&[&str], i32, &str); 10] = [
+            (&["lint", input], 1, "a manifest may have at most 128 MiB"),
+            (&["gen", input], 1, "a manifest may have at most 128 MiB"),
+            (
+                &["inspect", input],
+                1,
+                "a manifest may have at most 128 MiB",
+            ),
+            (
+                &["export", input, "--to", "otel"],
+                1,
+                "a manifest may have at most 128 MiB",
+            ),
+            (
+                &["list", "--manifest", input],
+                1,
+                "a manifest may have at most 128 MiB",
+            ),
+            (
+                &["typeperf", "-q", "--manifest", input],
+                1,
+                "a manifest may have at most 128 MiB",
+            ),
+            (
+                &["typeperf", "-cf", input],
+                1,
+                "a counter file may have at most 16 MiB",
+            ),
+            (
+                &["typeperf", "--image", input, "-q"],
+                1,
+                "a driver image may have at most 256 MiB",
+            ),
+            (
+                &["typeperf", "-qx", "--image", input],
+                1,
+                "a driver image may have at most 256 MiB",
+            ),
+            // A sparse capture is refused by its size; /dev/zero by its first bytes.
+            if input == "sparse" {
+                (&["dump", input], 1, "a capture may have at most 256 MiB")
+            } else {
+                (
+                    &["dump", input],
+                    2,
+                    "invalid performance data at offset 0 (0x0)",
+                )
+            },
+        ];
+        for (args, code, message) in cases {
+            let ran = run(&Setup::in_dir(dir.path()), args);
+            ran.assert_code(code).assert_stderr(message);
+            if input == "sparse" {
+                // Refused by its size: nothing of it is read.
+                assert!(ran.peak_bytes < 64 << 20, "{ran:#?}");
+            }
+        }
+    }
+    for (args, message) in [
+        (
+            &["lint", "."][..],
+            "the manifest is a directory, not a file",
+        ),
+        (&["dump", "."], "is a directory, not a file"),
+        (&["typeperf", "-cf", "."], "is a directory, not a file"),
+        (&["lint", "/dev/null"], "does not have a root"),
+        (&["typeperf", "-cf", "/dev/null"], "has no counter path"),
+    ] {
+        run(&Setup::in_dir(dir.path()), args)
+            .assert_code(1)
+            .assert_stderr(message);
+    }
+    run(&Setup::in_dir(dir.path()), &["dump", "/dev/null"])
+        .assert_code(2)
+        .assert_stderr("a PERF_DATA_BLOCK header needs");
+    assert_only_changed(dir.path(), &before, &[]);
+}
+
+#[test]
+fn an_output_that_is_an_input_is_refused_and_the_input_kept() {
+    let dir = workdir();
+    fs::hard_link(dir.path().join("m.man"), dir.path().join("hard.man")).unwrap();
+    std::os::unix::fs::symlink("m.man", dir.path().join("soft.man")).unwrap();
+    let before = snapshot(dir.path());
+    for args in [
+        &["gen", "m.man", "-o", "m.man"][..],
+        &["gen", "m.man", "--rc", "./m.man"],
+        &["gen", "m.man", "--res", "hard.man"],
+        &["gen", "m.man", "--ini", "soft.man", "--symbols", "x.h"],
+        &[
+            "gen",
+            "m.man",
+            "-o",
+            "x.rs",
+            "--symbols",
+            "m.man",
+            "--ini",
+            "x.ini",
+        ],
+        &["export", "m.man", "--to", "otel", "-o", "m.man"],
+        &[
+            "export",
+            "m.man",
+            "--to",
+            "windows-exporter",
+            "-o",
+            "soft.man",
+        ],
+        &[
+            "typeperf",
+            "-cf",
+            "paths.txt",
+            "-o",
+            "paths.txt",
+            "-y",
+            "-sc",
+            "1",
+        ],
+        &[
+            "typeperf",
+            "-cf",
+            "paths.txt",
+            "-o",
+            "./paths.txt",
+            "-y",
+            "-sc",
+            "1",
+        ],
+    ] {
+        run(&Setup::in_dir(dir.path()), args)
+            .assert_code(1)
+            .assert_stderr("is also an input of this command")
+            .assert_stderr("refusing to overwrite it");
+    }
+    for args in [
+        &[
+            "gen",
+            "m.man",
+            "--rc",
+            "x.rc",
+            "--ini",
+            "x.rc",
+            "--symbols",
+            "x.h",
+        ][..],
+        &["gen", "m.man", "-o", "y.rs", "--rc", "sub/../y.rs"],
+    ] {
+        run(&Setup::in_dir(dir.path()), args)
+            .assert_code(1)
+            .assert_stderr("is named as two outputs");
+    }
+    assert_only_changed(dir.path(), &before, &[]);
+}
+
+#[test]
+fn a_generation_whose_last_output_fails_writes_none() {
+    let dir = workdir();
+    fs::write(dir.path().join("out.rs"), "// previous\n").unwrap();
+    let before = snapshot(dir.path());
+    run(
+        &Setup::in_dir(dir.path()),
+        &[
+            "gen",
+            "m.man",
+            "-o",
+            "out.rs",
+            "--rc",
+            "new.rc",
+            "--res",
+            "new.res",
+            "--ini",
+            "new.ini",
+            "--symbols",
+            "missing/dir/new.h",
+        ],
+    )
+    .assert_code(1)
+    .assert_stderr("cannot write `missing/dir/new.h`");
+    assert_only_changed(dir.path(), &before, &[]);
+    // And all of them when every one can be written; a second run changes nothing.
+    let args = [
+        "gen",
+        "m.man",
+        "-o",
+        "out.rs",
+        "--rc",
+        "new.rc",
+        "--res",
+        "new.res",
+        "--ini",
+        "new.ini",
+        "--symbols",
+        "new.h",
+    ];
+    run(&Setup::in_dir(dir.path()), &args).assert_code(0);
+    assert_only_changed(
+        dir.path(),
+        &before,
+        &["out.rs", "new.rc", "new.res", "new.ini", "new.h"],
+    );
+    let written = snapshot(dir.path());
+    run(&Setup::in_dir(dir.path()), &args).assert_code(0);
+    assert_only_changed(dir.path(), &written, &[]);
+}
+
+#[test]
+fn typeperf_output_files_follow_typeperf() {
+    let dir = workdir();
+    fs::write(dir.path().join("existing.csv"), "earlier samples\n").unwrap();
+    let before = snapshot(dir.path());
+    // A path that does not resolve creates nothing and keeps an existing file, with or
+    // without -y.
+    for args in [
+        &["typeperf", "\\Nope(*)\\*", "-o", "existing.csv", "-sc", "1"][..],
+        &[
+            "typeperf",
+            "\\Nope(*)\\*",
+            "-o",
+            "existing.csv",
+            "-y",
+            "-sc",
+            "1",
+        ],
+        &["typeperf", "\\Nope(*)\\*", "-o", "new.csv", "-sc", "1"],
+    ] {
+        run(&Setup::in_dir(dir.path()), args).assert_code(1);
+        assert_only_changed(dir.path(), &before, &[]);
+    }
+    // An existing file needs -y.
+    run(
+        &Setup::in_dir(dir.path()),
+        &[
+            "typeperf",
+            "\\Geometric Waves(*)\\*",
+            "-o",
+            "existing.csv",
+            "-sc",
+            "1",
+            "-si",
+            "0.01",
+        ],
+    )
+    .assert_code(1)
+    .assert_stderr("`existing.csv` already exists; add `-y` to overwrite it");
+    assert_only_changed(dir.path(), &before, &[]);
+    run(
+        &Setup::in_dir(dir.path()),
+        &[
+            "typeperf",
+            "\\Geometric Waves(*)\\*",
+            "-o",
+            "existing.csv",
+            "-y",
+            "-sc",
+            "1",
+            "-si",
+            "0.01",
+        ],
+    )
+    .assert_code(0);
+    let csv = fs::read_to_string(dir.path().join("existing.csv")).unwrap();
+    assert!(csv.contains("(PDH-CSV 4.0)"), "{csv}");
+    assert_only_changed(dir.path(), &before, &["existing.csv"]);
+}
+
+/// Deterministic mutants of `bytes`: cut at evenly spaced points, bytes overwritten, and
+/// hostile text spliced in.
+fn mutants(bytes: &[u8], count: usize) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut seed: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let len = bytes.len().max(1);
+    for i in 0..count {
+        let at = usize::try_from(next() % len as u64).unwrap();
+        let mut m = bytes.to_vec();
+        match i % 4 {
+            0 => m.truncate(len * i / count),
+            1 => {
+                for _ in 0..4 {
+                    let at = usize::try_from(next() % len as u64).unwrap();
+                    if let Some(b) = m.get_mut(at) {
+                        *b = u8::try_from(next() & 0xFF).unwrap();
+                    }
+                }
+            }
+            2 => {
+                let junk: &[&[u8]] = &[
+                    b"&#13;",
+                    b"\0",
+                    b"\xFF\xFE",
+                    b"<!DOCTYPE x>",
+                    b"\"'<>&",
+                    b"]]>",
+                ];
+                let piece = junk[i % junk.len()];
+                let at = at.min(m.len());
+                m.splice(at..at, piece.iter().copied());
+            }
+            _ => {
+                let at = at.min(m.len());
+                m.drain(at..(at + 64).min(m.len()));
+            }
+        }
+        out.push(m);
+    }
+    out
+}
+
+#[test]
+fn mutated_manifests_never_crash_any_manifest_command() {
+    let dir = workdir();
+    let sources = [
+        "manifest/pcw_driver.man",
+        "crates/pcw-gen/tests/manifests/northwind_user.man",
+        "crates/pcw-gen/tests/manifests/contoso_v11.man",
+    ];
+    let mut n = 0;
+    for source in sources {
+        let bytes = fs::read(repo_file(source)).unwrap();
+        for m in mutants(&bytes, 24) {
+            let name = format!("mutant{n}.man");
+            n += 1;
+            fs::write(dir.path().join(&name), &m).unwrap();
+            let before = snapshot(dir.path());
+            let lint = run(&Setup::in_dir(dir.path()), &["lint", &name]);
+            for args in [
+                &["gen", &name][..],
+                &["inspect", &name, "--json"],
+                &["export", &name, "--to", "otel"],
+                &["list", "--manifest", &name],
+                &["typeperf", "-q", "--manifest", &name],
+            ] {
+                let ran = run(&Setup::in_dir(dir.path()), args);
+                assert!(matches!(ran.code, 0 | 1), "{ran:#?}");
+                // What lint refuses, nothing else accepts.
+                if lint.code == 1 {
+                    assert_eq!(
+                        ran.code, 1,
+                        "lint refused `{name}` but: {ran:#?}\n{lint:#?}"
+                    );
+                }
+            }
+            assert_only_changed(dir.path(), &before, &[]);
+        }
+    }
+}
+
+#[test]
+fn mutated_captures_are_refused_by_dump_with_an_offset() {
+    let dir = workdir();
+    let mut n = 0;
+    for fixture in ["two_objects", "multi", "single", "fraction"] {
+        let bytes = fs::read(repo_file(&format!(
+            "crates/pcw-cli/tests/fixtures/{fixture}.perf"
+        )))
+        .unwrap();
+        for m in mutants(&bytes, 16) {
+            let name = format!("mutant{n}.perf");
+            n += 1;
+            fs::write(dir.path().join(&name), &m).unwrap();
+            let ran = run(&Setup::in_dir(dir.path()), &["dump", &name, "--json"]);
+            match ran.code {
+                0 => assert!(ran.stdout.starts_with('{'), "{ran:#?}"),
+                2 => assert!(
+                    ran.stderr.contains("invalid performance data at offset"),
+                    "{ran:#?}"
+                ),
+                _ => panic!("{ran:#?}"),
+            }
+        }
+    }
+}

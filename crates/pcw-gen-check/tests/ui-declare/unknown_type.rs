@@ -1,0 +1,14 @@
+// A declaration error is a compile error at the token it is about: a counter type the schema does not have.
+
+pcw_declare::counters! {
+    #[provider(name = "Contoso Compile Fail", kernel_mode, application_identity = "cf.sys")]
+    pub mod cf {
+        #[counterset(name = "Queues", description = "Per queue", instances = multiple)]
+        struct Queues {
+            #[counter(id = 1, type = perf_counter_rawcnt, name = "Depth", description = "Items")]
+            depth: u32,
+        }
+    }
+}
+
+fn main() {}

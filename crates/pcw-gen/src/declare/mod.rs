@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! Counters declared in Rust: the `counters!` declaration (the pcw-declare crate's macro), the
+//! manifest derived from it, and the declaration written for an existing manifest.
+//!
+//! A declaration says in Rust what a manifest says in XML — provider, countersets, counters —
+//! and leaves out what a machine can choose: GUIDs ([`name_guid`]), resource ids, `uri`s and the
+//! `detailLevel` of an ordinary counter. It is not compiled by a second generator. Its one
+//! parser ([`analyze_declarations`] for a source file, [`crate::expand_declaration`] for the
+//! macro's tokens) turns
+//! it into manifest text, which goes through the same analysis as a hand-written `.man`
+//! ([`crate::analyze`]) and the same generators; the diagnostics of that analysis come back at
+//! the declaration's tokens (the derived manifest puts each attribute on a line of its own, and
+//! every line remembers the token it came from).
+//!
+//! A declaration is held to a clean manifest: every warning the manifest rules would give the
+//! derived manifest is an error of the declaration, so the manifest of a declaration that
+//! compiles has no error and no warning of the manifest rules under `pcw lint`. The
+//! fleet-readiness advice `pcw lint` adds (how exporters and PDH paths will treat a counterset,
+//! [`crate::fleet`]) stays advice, as it is for a hand-written manifest: a `multipleAggregate`
+//! counterset, for one, always draws some.
+//!
+//! The syntax, the defaults and the GUID algorithm are documented in the pcw-declare crate and
+//! `docs/declaring-counters-in-rust.md`.
+
+mod check;
+mod guid;
+mod model;
+pub(crate) mod problem;
+mod syntax;
+mod to_rust;
+mod xml;
+
+use std::path::Path;
+
+use proc_macro2::TokenStream;
+
+use crate::diag::Diagnostic;
+
+pub use guid::name_guid;
+
+/// One declaration of a source file, as a manifest.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Declared {
+    /// The generated module's name (`pub mod NAME` in the declaration); outputs are named after
+    /// it (`NAME.man`, `NAME.rc` …).
+    pub module: String,
+    /// The derived manifest's file name, `<module>.man`.
+    pub file_name: String,
+    /// The derived manifest (UTF-8 XML).
+    pub manifest: String,
+    /// The runtime path the declaration asks for (`runtime = "…"`), if any.
+    pub runtime: Option<String>,
+    /// Whether the declaration asks for `silo_neutral` registration.
+    pub silo_neutral: bool,
+}
+
+/// The result of reading the declarations of one Rust source file.
+#[derive(Clone, Debug)]
+pub struct DeclarationAnalysis {
+    /// Every `counters!` invocation of the file, in file order, with its derived manifest
+    /// (present whenever the declaration could be read, even when the manifest has problems).
+    pub declared: Vec<Declared>,
+    /// Every problem, at `file:line:column` of the source file; all are errors (a warning of
+    /// the derived manifest is an error of its declaration).
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl DeclarationAnalysis {
+    /// Whether any declaration has a problem.
+    pub fn has_errors(&self) -> bool {
+        !self.diagnostics.is_empty()
+    }
+}
+
+/// Reads every `counters!` invocation of a Rust source file (at any depth of inline modules;
+/// the macro may be named through any path ending in `counters`) and derives its manifest.
+/// Pure: `file` only labels the diagnostics. Bytes are decoded as every pcw input is (UTF-8 or
+/// UTF-16, with or without BOM).
+pub fn analyze_declarations(file: &Path, source: &[u8]) -> DeclarationAnalysis {
+    let mut out = DeclarationAnalysis {
+        declared: Vec::new(),
+        diagnostics: Vec::new(),
+    };
+    let text = match pcw_io::text::decode(source) {
+        Ok((text, _)) => text,
+        Err(e) => {
+            out.diagnostics.push(problem::at_start(file, e.message()));
+            return out;
+        }
+    };
+    let parsed = match syn::parse_file(&text) {
+        Ok(f) => f,
+        Err(e) => {
+            out.diagnostics
+                .extend(problem::from_syn(e).into_iter().map(|p| p.diagnostic(file)));
+            return out;
+        }
+    };
+    let mut macros = Vec::new();
+    collect_macros(&parsed.items, &mut macros);
+    if macros.is_empty() {
+        out.diagnostics.push(problem::at_start(
+            file,
+            "the file has no `counters!` declaration".to_owned(),
+        ));
+        return out;
+    }
+    for tokens in macros {
+        let (declared, found) = derive_tokens(tokens);
+        out.diagnostics
+            .extend(found.into_iter().map(|p| p.diagnostic(file)));
+        out.declared.extend(declared);
+    }
+    out.diagnostics.sort_by_key(|d| d.pos);
+    out
+}
+
+/// Writes the declaration equivalent to a manifest (`pcw gen --to-rust`): every GUID, `uri`,
+/// symbol and resource numbering of the manifest kept, counters in the manifest's order, the
+/// module named after the file stem as [`crate::Config`] names it. Deriving a manifest from it
+/// gives the same resolved model ([`crate::Manifest`], positions aside).
+///
+/// # Errors
+///
+/// [`crate::Error::Manifest`] when the manifest has errors.
+pub fn to_rust(file: &Path, manifest: &[u8]) -> Result<String, crate::Error> {
+    let analysis = crate::analyze(file, manifest);
+    let Some(m) = analysis.manifest else {
+        return Err(crate::Error::Manifest {
+            diagnostics: analysis.diagnostics,
+        });
+    };
+    let stem = file.file_stem().map_or_else(
+        || "manifest".to_owned(),
+        |s| s.to_string_lossy().into_owned(),
+    );
+    Ok(to_rust::write(&m, &crate::names::snake(&stem)))
+}
+
+/// Parses one declaration and derives its manifest, checked: the problems of the declaration
+/// and of the derived manifest (warnings and fleet warnings included).
+pub(crate) fn derive_tokens(tokens: TokenStream) -> (Option<Declared>, Vec<problem::Problem>) {
+    let decl = match syntax::parse(tokens) {
+        Ok(d) => d,
+        Err(found) => return (None, found),
+    };
+    let derived = match xml::write(&decl) {
+        Ok(d) => d,
+        Err(found) => return (None, found),
+    };
+    let found = check::check(&decl, &derived);
+    let declared = Declared {
+        file_name: format!("{}.man", decl.module.value),
+        module: decl.module.value.clone(),
+        manifest: derived.text,
+        runtime: decl.runtime.as_ref().map(|r| r.value.clone()),
+        silo_neutral: decl.silo_neutral,
+    };
+    (Some(declared), found)
+}
+
+/// The tokens of every `counters!` invocation among `items`, inline modules searched too.
+fn collect_macros(items: &[syn::Item], out: &mut Vec<TokenStream>) {
+    for item in items {
+        match item {
+            syn::Item::Macro(m)
+                if m.mac
+                    .path
+                    .segments
+                    .last()
+                    .is_some_and(|s| s.ident == "counters") =>
+            {
+                out.push(m.mac.tokens.clone());
+            }
+            syn::Item::Mod(m) => {
+                if let Some((_, inner)) = &m.content {
+                    collect_macros(inner, out);
+                }
+            }
+            _ => {}
+        }
+    }
+}
