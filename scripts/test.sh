@@ -8,6 +8,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Every build here starts from scratch in CI: incremental compilation would only add its caches
+# (gigabytes) to the disk the stages share.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+
 step() { printf '\n== %s\n' "$*"; }
 
 need_rust_component() {

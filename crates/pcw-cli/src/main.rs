@@ -14,6 +14,7 @@
 //! To add a command: a module with an `Args` struct (clap `Args` derive) and
 //! `run(&Args) -> Result<(), E>` where `E: Failure`, a variant of [`Command`], and one arm in
 //! [`main`].
+#![forbid(unsafe_code)]
 
 mod dump;
 mod export;

@@ -101,6 +101,7 @@
 //! uses, an `aggregate` in a `single` counterset, two countersets with one GUID, a field whose
 //! type is not the counter type's size. Warnings of the analysis are errors here, so a derived
 //! manifest always lints clean.
+#![forbid(unsafe_code)]
 
 use proc_macro::TokenStream;
 

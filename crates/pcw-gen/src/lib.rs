@@ -271,6 +271,7 @@
 //! `\\`. lodctr reads the `.ini` through the profile API, which trims blanks around a value and
 //! drops one pair of enclosing quotes; a name or help text that starts or ends with a blank or
 //! a quote is therefore written between double quotes.
+#![forbid(unsafe_code)]
 
 mod config;
 pub mod declare;

@@ -20,6 +20,7 @@
 //!   is an error the caller returns, never a panic.
 //!
 //! Nothing here panics, whatever the file system does.
+#![forbid(unsafe_code)]
 
 pub mod console;
 pub mod input;

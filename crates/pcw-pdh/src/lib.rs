@@ -31,6 +31,7 @@
 //! assert_eq!(listing::set_paths(timers, None)[0], r"\Contoso Timers\% Busy Time");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+#![forbid(unsafe_code)]
 
 pub mod aggregate;
 pub mod catalog;

@@ -33,6 +33,7 @@
 //!   `RT_STRING` resources under their ids, as `lodctr /m:` reads them;
 //! * [`kernel`]: the driver's stack frames (1 KiB per frame from every entry point, no
 //!   recursion, no `__chkstk` or dynamic allocation) and no x87/MMX/AVX or floating-point math.
+#![forbid(unsafe_code)]
 
 pub mod code;
 pub mod constraints;

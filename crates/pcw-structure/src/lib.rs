@@ -15,6 +15,7 @@
 //!
 //! A circle is a strongly connected set of two or more files: each reaches every other through
 //! the arrows. [`circles`] lists them with the arrows that tie each.
+#![forbid(unsafe_code)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
