@@ -122,9 +122,18 @@ for driver in fresh_driver ported_driver; do
     --manifest "target/scaffold/${driver/_/-}/$driver.man"
 done
 
-step "the C example driver (examples/c-driver, built with mingw-w64 by scripts/c-driver.sh during the cross-build): target/windows/c_driver.sys and its CR8 variant, linked without relocations, in the loader (crates/pcw-loader/tests/c_driver.rs)"
+step "the C example driver (examples/c-driver, built with mingw-w64 by scripts/c-driver.sh during the cross-build): target/windows/c_driver.sys and its CR8 variant, linked without relocations, in the loader (crates/pcw-loader/tests/c_driver.rs), then sampled by the installed pcw"
 PCW_C_DRIVER_IMAGE=target/windows/c_driver.sys cargo test -p pcw-loader --test c_driver --locked -- --nocapture
 PCW_C_DRIVER_IMAGE=target/windows/c_driver_cr8.sys cargo test -p pcw-loader --test c_driver --locked -- --nocapture
+# The installed command samples the C driver's image with its manifest, as a C driver's author would:
+# the queue whose byte count starts at 2^32 must read exactly that.
+c_sample=$("$installed" typeperf --image target/windows/c_driver_cr8.sys \
+  --manifest examples/c-driver/c_driver.man "\C Driver Queues(*)\Bytes" "\C Driver Global\*" -sc 2 -si 0.1)
+printf '%s\n' "$c_sample"
+if ! grep -q '"4294967296.000000"' <<<"$c_sample"; then
+  echo "error: pcw typeperf on c_driver_cr8.sys did not read rx 0's bytes as 4294967296" >&2
+  exit 1
+fi
 
 step "no panic: nothing in the .sys, nor the DLL's Collect/Close, reaches Rust's panic machinery; a missing root fails (pcw-pecheck no-panic)"
 cargo run -q -p pcw-pecheck --bin pcw-pecheck --locked -- no-panic \

@@ -15,24 +15,9 @@ use crate::ffi::wdm::{
 };
 use crate::ffi::{self, NTSTATUS, STATUS_INSUFFICIENT_RESOURCES, STATUS_SUCCESS, UNICODE_STRING};
 
-/// An ASCII string as UTF-16, at compile time.
-#[allow(
-    clippy::indexing_slicing,
-    reason = "evaluated at compile time only; the loop condition bounds both indexes"
-)]
-const fn utf16<const N: usize>(s: &str) -> [u16; N] {
-    let bytes = s.as_bytes();
-    let mut out = [0u16; N];
-    let mut i = 0;
-    while i < N && i < bytes.len() {
-        out[i] = bytes[i] as u16;
-        i += 1;
-    }
-    out
-}
-
-static DEVICE_NAME: [u16; control::DEVICE_NAME.len()] = utf16(control::DEVICE_NAME);
-static SYMBOLIC_LINK: [u16; control::SYMBOLIC_LINK.len()] = utf16(control::SYMBOLIC_LINK);
+static DEVICE_NAME: [u16; control::DEVICE_NAME.len()] = ffi::ascii_units(control::DEVICE_NAME);
+static SYMBOLIC_LINK: [u16; control::SYMBOLIC_LINK.len()] =
+    ffi::ascii_units(control::SYMBOLIC_LINK);
 
 /// `FILE_DEVICE_UNKNOWN`.
 const FILE_DEVICE_UNKNOWN: u32 = 0x22;

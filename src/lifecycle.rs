@@ -37,7 +37,7 @@ pub fn load() -> Result<(), NTSTATUS> {
     }
     stats::STATS.reset(ffi::perf_counter().0);
     for (name, wave) in waves::WAVES {
-        let units: [u16; 16] = utf16_fixed(name);
+        let units: [u16; 16] = ffi::ascii_units(name);
         let len = name.len().min(units.len());
         if let Err(status) = waves::add(units.get(..len).unwrap_or_default(), wave) {
             discard_waves();
@@ -93,13 +93,4 @@ fn discard_waves() {
 /// Whether the countersets are registered.
 pub fn is_loaded() -> bool {
     STATE.read(Option::is_some)
-}
-
-/// An ASCII name as UTF-16 in a fixed array (no allocation).
-fn utf16_fixed<const N: usize>(s: &str) -> [u16; N] {
-    let mut out = [0u16; N];
-    for (slot, b) in out.iter_mut().zip(s.bytes()) {
-        *slot = u16::from(b);
-    }
-    out
 }

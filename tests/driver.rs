@@ -5,7 +5,6 @@
 //! concurrent collection while instances come and go.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use pcw_driver::{lifecycle, queues, waves};
@@ -76,7 +75,7 @@ type Descriptor = (u16, u16, u16);
 /// The manifest's layout as pcw-gen's `inspect` reports it: (set name, descriptors).
 fn inspected() -> Vec<(String, Vec<Descriptor>)> {
     let doc = pcw_gen::Config::new()
-        .inspect(Path::new("pcw_driver.man"), pcw_driver::MANIFEST.as_bytes())
+        .inspect(&pcw_gen::Input::new("pcw_driver.man", pcw_driver::MANIFEST))
         .unwrap();
     doc.countersets
         .iter()

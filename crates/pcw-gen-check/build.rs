@@ -44,8 +44,7 @@ fn run() -> Result<(), pcw_gen::Error> {
         (&Config::new(), &contoso, "contoso_v11"),
         (&bound, &fabrikam, "fabrikam_bound"),
     ] {
-        let bytes = pcw_io::input::read(manifest, pcw_io::input::MANIFEST)?;
-        let inspect = config.inspect(manifest, &bytes)?;
+        let inspect = config.inspect(&pcw_gen::Input::read(manifest)?)?;
         let mut outputs = pcw_io::Outputs::new();
         outputs.add(&out.join(format!("{name}.inspect.json")), inspect.to_json())?;
         outputs.commit()?;

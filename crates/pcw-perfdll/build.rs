@@ -31,14 +31,14 @@ fn main() -> Result<(), Error> {
     println!("cargo:rerun-if-changed=src/install.rs");
     let bytes = pcw_io::input::read(&manifest, pcw_io::input::MANIFEST)?;
     // Labelled with the bare file name, as `pcw gen` run in `manifest/` would.
-    let label = Path::new("pcw_driver.man");
+    let input = pcw_gen::Input::new("pcw_driver.man", &bytes);
     let mut config = pcw_gen::Config::new();
     config.driver_name(SERVICE);
-    let generated = config.generate(label, &bytes)?;
+    let generated = config.generate(&input)?;
     // All outputs or none, each rewritten only when it changed.
     let mut outputs = pcw_io::Outputs::new();
     outputs
-        .add(&out.join("tables.rs"), config.v1_tables(label, &bytes)?)?
+        .add(&out.join("tables.rs"), config.v1_tables(&input)?)?
         .add(&out.join("pcw_driver.ini"), generated.ini)?
         .add(&out.join("pcw_driver.h"), generated.symbols_h)?;
     let reg = install::RegFragment {

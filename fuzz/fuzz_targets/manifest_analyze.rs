@@ -6,7 +6,7 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let a = pcw_gen::analyze(std::path::Path::new("fuzz.man"), data);
+    let a = pcw_gen::analyze(&pcw_gen::Input::new("fuzz.man", data));
     assert_eq!(a.manifest.is_some(), !a.has_errors());
     for d in &a.diagnostics {
         assert!(d.pos.line >= 1 && d.pos.column >= 1);

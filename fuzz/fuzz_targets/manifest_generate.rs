@@ -6,8 +6,8 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let path = std::path::Path::new("fuzz.man");
-    if let Ok(generated) = pcw_gen::Config::new().generate(path, data) {
+    let input = pcw_gen::Input::new("fuzz.man", data);
+    if let Ok(generated) = pcw_gen::Config::new().generate(&input) {
         if let Err(e) = syn::parse_file(&generated.rust) {
             panic!("generated code does not parse: {e}\n{}", generated.rust);
         }

@@ -38,3 +38,21 @@ mod push_lock;
 /// The lock of the driver's instance registries: a kernel push lock.
 #[cfg(target_os = "windows")]
 pub type RegistryLock = push_lock::PushLock;
+
+/// An ASCII name as the UTF-16 units the kernel takes (`UNICODE_STRING` buffers), in a fixed
+/// array: usable in a `static` and at run time alike, with no allocation. Units past the name
+/// are 0; a name longer than `N` is cut at `N`.
+#[expect(
+    clippy::indexing_slicing,
+    reason = "the loop condition keeps `i` below both lengths; a `const fn` cannot use iterators"
+)]
+pub const fn ascii_units<const N: usize>(s: &str) -> [u16; N] {
+    let bytes = s.as_bytes();
+    let mut out = [0u16; N];
+    let mut i = 0;
+    while i < N && i < bytes.len() {
+        out[i] = bytes[i] as u16;
+        i += 1;
+    }
+    out
+}

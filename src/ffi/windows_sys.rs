@@ -13,19 +13,6 @@ pub fn perf_counter() -> (i64, i64) {
     (now, frequency)
 }
 
-/// Whether the consumer cancelled the query: `PCW_MASK_INFORMATION.CancelEvent`, when present,
-/// is signalled on cancel (one `KeReadStateEvent`, cheap enough to poll every few instances).
-///
-/// # Safety
-/// `event` is NULL or a valid `KEVENT` (as PCW passes it to the callback).
-pub unsafe fn cancelled(event: *mut super::KEVENT) -> bool {
-    if event.is_null() {
-        return false;
-    }
-    // SAFETY: non-NULL, so valid per this function's contract.
-    unsafe { ss::KeReadStateEvent(event) != 0 }
-}
-
 /// The system time in 100 ns units since 1601 (`KeQuerySystemTimePrecise`).
 pub fn system_time() -> i64 {
     let mut now = 0i64;

@@ -2,8 +2,8 @@
 //! Criterion benches of the manifest tools over large generated manifests
 //! (`pcw_bench::manifests`), to show that their time grows linearly with the counters:
 //!
-//! * `manifest/lint/N`: what `pcw lint` does with a file's bytes — `pcw_gen::analyze`, the
-//!   fleet-readiness pass `pcw_gen::fleet::check`, every diagnostic in file order;
+//! * `manifest/lint/N`: what `pcw lint` does with a file's bytes — `pcw_gen::lint`: the
+//!   analysis, the fleet-readiness pass, every diagnostic in file order;
 //! * `manifest/generate/N`: `Config::generate`, every output (Rust module, `.rc`, `.res`,
 //!   lodctr `.ini` and `.h`, the `inspect` document);
 //! * `manifest/inspect/N`: `Config::inspect` and its JSON, what `pcw inspect --json` prints;
@@ -19,14 +19,13 @@
 //! `cargo test --benches` runs it) every case runs once, over N / 200 counters.
 
 use std::hint::black_box;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 use criterion::Throughput;
 use criterion::measurement::{Measurement, ValueFormatter};
 use pcw_bench::manifests::{Spec, manifest};
-use pcw_gen::{Config, Diagnostic, analyze, fleet};
+use pcw_gen::{Config, Diagnostic, Input, lint};
 
 /// The CPU time of the calling thread, user and system (`CLOCK_THREAD_CPUTIME_ID`, in
 /// nanoseconds), where there is one, else the wall-clock time. On a shared machine whose other
@@ -135,18 +134,10 @@ impl ValueFormatter for Nanoseconds {
     }
 }
 
-/// What `pcw lint` computes for one file (`pcw_gen::lint_files` without the read).
-fn lint(file: &Path, bytes: &[u8]) -> Vec<Diagnostic> {
-    let mut diagnostics = analyze(file, bytes).diagnostics;
-    diagnostics.extend(fleet::check(file, bytes));
-    diagnostics.sort_by(|a, b| a.pos.cmp(&b.pos).then(b.severity.cmp(&a.severity)));
-    diagnostics
-}
-
 /// A manifest the tools accept: no error among its diagnostics.
 fn valid(spec: &Spec) -> Vec<u8> {
     let bytes = manifest(spec).into_bytes();
-    let errors: Vec<String> = lint(Path::new("bench.man"), &bytes)
+    let errors: Vec<String> = lint(&Input::new("bench.man", &bytes))
         .iter()
         .filter(|d| d.is_error())
         .take(5)
@@ -186,31 +177,37 @@ fn main() {
         .measurement_time(Duration::from_millis(1))
         .without_plots()
         .configure_from_args();
-    let file = Path::new("bench.man");
+    let file = "bench.man";
     let config = Config::new();
     for &n in &sizes {
         let bytes = valid(&Spec::kernel(n));
         c.bench_function(&format!("manifest/lint/{n}"), |b| {
-            b.iter(|| black_box(lint(file, black_box(&bytes))));
+            b.iter(|| black_box(lint(&Input::new(file, black_box(&bytes)))));
         });
         c.bench_function(&format!("manifest/generate/{n}"), |b| {
-            b.iter(|| black_box(config.generate(file, black_box(&bytes))));
+            b.iter(|| black_box(config.generate(&Input::new(file, black_box(&bytes)))));
         });
         c.bench_function(&format!("manifest/inspect/{n}"), |b| {
-            b.iter(|| black_box(config.inspect(file, black_box(&bytes)).map(|i| i.to_json())));
+            b.iter(|| {
+                black_box(
+                    config
+                        .inspect(&Input::new(file, black_box(&bytes)))
+                        .map(|i| i.to_json()),
+                )
+            });
         });
     }
     for &n in &pair {
         let user = valid(&Spec::user(n));
         c.bench_function(&format!("manifest/lint-user/{n}"), |b| {
-            b.iter(|| black_box(lint(file, black_box(&user))));
+            b.iter(|| black_box(lint(&Input::new(file, black_box(&user)))));
         });
         let one_line = valid(&Spec {
             one_line: true,
             ..Spec::kernel(n)
         });
         c.bench_function(&format!("manifest/lint-one-line/{n}"), |b| {
-            b.iter(|| black_box(lint(file, black_box(&one_line))));
+            b.iter(|| black_box(lint(&Input::new(file, black_box(&one_line)))));
         });
     }
     c.final_summary();

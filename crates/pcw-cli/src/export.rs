@@ -39,7 +39,7 @@ use pcw_core::counter_type::{CounterType, DisplaySuffix};
 use pcw_gen::fleet::{
     TOTAL_INSTANCE, otel_metric, otel_part, windows_exporter_metric, windows_exporter_sanitize,
 };
-use pcw_gen::{Counter, CounterAttribute, CounterSet, Instances, Manifest};
+use pcw_gen::model::{Counter, CounterAttribute, Counterset, Instances, Manifest};
 
 use crate::Failure;
 
@@ -177,7 +177,7 @@ fn quoted(text: &str) -> String {
 }
 
 /// The counters a consumer can ask for by name.
-fn displayed(set: &CounterSet) -> impl Iterator<Item = (&Counter, &str)> {
+fn displayed(set: &Counterset) -> impl Iterator<Item = (&Counter, &str)> {
     set.counters.iter().filter_map(|c| {
         let name = c.name.as_deref()?;
         let hidden =
@@ -191,7 +191,7 @@ fn displayed(set: &CounterSet) -> impl Iterator<Item = (&Counter, &str)> {
 pub const INSTANCE_LABEL: &str = "perf_instance";
 
 /// The counter path a metric reads, `(*)` standing for the instances.
-fn doc_path(set: &CounterSet, counter: &str) -> String {
+fn doc_path(set: &Counterset, counter: &str) -> String {
     if set.instances.has_instances() {
         format!("\\{}(*)\\{counter}", set.name)
     } else {
@@ -200,7 +200,7 @@ fn doc_path(set: &CounterSet, counter: &str) -> String {
 }
 
 /// The `instances` list for a set, as a YAML flow sequence; `None` for sets without instances.
-fn instances_yaml(set: &CounterSet) -> Option<String> {
+fn instances_yaml(set: &Counterset) -> Option<String> {
     match set.instances {
         Instances::Multiple => Some(r#"["*"]"#.to_owned()),
         Instances::MultipleAggregate => Some(format!(r#"["*", "{TOTAL_INSTANCE}"]"#)),
@@ -427,11 +427,11 @@ pub fn run(args: &Args) -> Result<(), ExportError> {
         }
         Some(_) => {}
     }
-    let bytes = pcw_io::input::read(&args.file, pcw_io::input::MANIFEST)
-        .map_err(|e| ExportError::Manifest(e.to_string()))?;
-    let analysis = pcw_gen::analyze(&args.file, &bytes);
+    let input =
+        pcw_gen::Input::read(&args.file).map_err(|e| ExportError::Manifest(e.to_string()))?;
+    let analysis = pcw_gen::analyze(&input);
     let Some(manifest) = analysis.manifest else {
-        pcw_io::console::err(&pcw_gen::render_all(&analysis.diagnostics))?;
+        pcw_io::console::err(&pcw_gen::Diagnostic::render_all(&analysis.diagnostics))?;
         let errors = analysis.diagnostics.iter().filter(|d| d.is_error()).count();
         return Err(ExportError::Manifest(format!(
             "{errors} error(s) in the manifest; nothing was written"

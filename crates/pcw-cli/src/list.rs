@@ -42,8 +42,8 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
+use pcw_gen::model::{Aggregate, DetailLevel, Inspect, InspectCounterset, Instances};
 use pcw_gen::text::visible;
-use pcw_gen::{Aggregate, Inspect, InspectCounterSet, Instances};
 use pcw_pdh::counter_path::wildcard_match;
 use pcw_pdh::listing::{instance_warnings, live_instances, set_paths};
 use pcw_pdh::{Catalog, MACHINE, SetInfo};
@@ -129,14 +129,14 @@ pub struct ListCounter {
     /// The help text (the counter's description).
     pub help: String,
     /// `standard` or `advanced`.
-    pub detail_level: String,
+    pub detail_level: DetailLevel,
     /// `defaultScale`.
     pub default_scale: i32,
     /// `aggregate`, when given.
     pub aggregate: Option<Aggregate>,
 }
 
-fn describe(set: &InspectCounterSet, info: &SetInfo, instances: Option<Vec<String>>) -> ListSet {
+fn describe(set: &InspectCounterset, info: &SetInfo, instances: Option<Vec<String>>) -> ListSet {
     let warnings = instances
         .as_deref()
         .map(|live| instance_warnings(info, live))
@@ -162,7 +162,7 @@ fn describe(set: &InspectCounterSet, info: &SetInfo, instances: Option<Vec<Strin
                     counter_type: c.counter_type_name.clone(),
                     manifest_type: c.type_name.clone(),
                     help: c.description.clone().unwrap_or_default(),
-                    detail_level: c.detail_level.clone(),
+                    detail_level: c.detail_level,
                     default_scale: c.default_scale,
                     aggregate: c.aggregate,
                 })

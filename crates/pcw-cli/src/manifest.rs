@@ -26,7 +26,8 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use pcw_gen::{Config, Diagnostic, Error as GenError, Inspect};
+use pcw_gen::model::{Inspect, Pos};
+use pcw_gen::{Config, Diagnostic, Error as GenError, Input};
 
 use crate::Failure;
 
@@ -143,7 +144,7 @@ fn refused(e: GenError, what: &'static str) -> ManifestError {
 /// count line), to stderr.
 fn print_diagnostics(diagnostics: &[Diagnostic]) -> Result<(), ManifestError> {
     if !diagnostics.is_empty() {
-        pcw_io::console::err(&pcw_gen::render_all(diagnostics))?;
+        pcw_io::console::err(&Diagnostic::render_all(diagnostics))?;
     }
     Ok(())
 }
@@ -153,7 +154,17 @@ fn print_diagnostics(diagnostics: &[Diagnostic]) -> Result<(), ManifestError> {
 /// # Errors
 /// [`ManifestError::Invalid`] when any file has an error.
 pub fn lint(args: &LintArgs) -> Result<(), ManifestError> {
-    let diagnostics = pcw_gen::lint_files(&args.files);
+    let mut diagnostics = Vec::new();
+    for file in &args.files {
+        match Input::read(file) {
+            Ok(input) => diagnostics.extend(pcw_gen::lint(&input)),
+            // A file that cannot be read is one error among the others, at its start.
+            Err(GenError::Read(e)) => {
+                diagnostics.push(Diagnostic::error(file, Pos::new(1, 1), e.describe()));
+            }
+            Err(e) => return Err(ManifestError::Gen(e)),
+        }
+    }
     print_diagnostics(&diagnostics)?;
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();
     if errors > 0 {
@@ -184,10 +195,9 @@ pub fn gen_files(args: &GenArgs) -> Result<(), ManifestError> {
     if let Some(m) = &args.module {
         config.module_name(m.clone());
     }
-    let bytes = pcw_io::input::read(&args.file, pcw_io::input::MANIFEST)
-        .map_err(|e| ManifestError::Gen(e.into()))?;
+    let input = Input::read(&args.file).map_err(ManifestError::Gen)?;
     let generated = config
-        .generate(&args.file, &bytes)
+        .generate(&input)
         .map_err(|e| refused(e, "nothing was written"))?;
     // Every output checked before anything is printed or written: none may be the manifest or
     // another output.
@@ -215,18 +225,16 @@ pub fn gen_files(args: &GenArgs) -> Result<(), ManifestError> {
 
 /// `pcw gen --to-rust`: the declaration of a manifest.
 fn to_rust(args: &GenArgs) -> Result<(), ManifestError> {
-    let bytes = pcw_io::input::read(&args.file, pcw_io::input::MANIFEST)
-        .map_err(|e| ManifestError::Gen(e.into()))?;
-    let declaration = pcw_gen::declare::to_rust(&args.file, &bytes)
-        .map_err(|e| refused(e, "nothing was written"))?;
+    let input = Input::read(&args.file).map_err(ManifestError::Gen)?;
+    let declaration =
+        pcw_gen::declare::to_rust(&input).map_err(|e| refused(e, "nothing was written"))?;
     write_or_print(args, args.out.as_deref(), declaration)
 }
 
 /// `pcw gen --from-rust`: the manifest (and its outputs) of a declaration.
 fn from_rust(args: &GenArgs) -> Result<(), ManifestError> {
-    let bytes = pcw_io::input::read(&args.file, pcw_io::input::MANIFEST)
-        .map_err(|e| ManifestError::Gen(e.into()))?;
-    let analysis = pcw_gen::declare::analyze_declarations(&args.file, &bytes);
+    let input = Input::read(&args.file).map_err(ManifestError::Gen)?;
+    let analysis = pcw_gen::declare::analyze_declarations(&input);
     if analysis.has_errors() {
         print_diagnostics(&analysis.diagnostics)?;
         return Err(ManifestError::Invalid {
@@ -237,8 +245,9 @@ fn from_rust(args: &GenArgs) -> Result<(), ManifestError> {
     let [declared] = analysis.declared.as_slice() else {
         return Err(ManifestError::Declarations(analysis.declared.len()));
     };
-    let generated = Config::for_declaration(declared)
-        .generate_declared(declared)
+    let generated = declared
+        .config()
+        .generate(&declared.input())
         .map_err(|e| refused(e, "nothing was written"))?;
     let mut outputs = pcw_io::Outputs::new();
     outputs.input(&args.file);
@@ -259,7 +268,7 @@ fn from_rust(args: &GenArgs) -> Result<(), ManifestError> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from(&declared.file_name));
-    print_diagnostics(&pcw_gen::fleet::check(&name, declared.manifest.as_bytes()))?;
+    print_diagnostics(&pcw_gen::lint(&Input::new(&name, &declared.manifest)))?;
     outputs.commit()?;
     if args.out.is_none() {
         pcw_io::console::out(&declared.manifest)?;
@@ -290,10 +299,9 @@ fn write_or_print(
 /// # Errors
 /// Diagnostics and I/O failures.
 pub fn inspect(args: &InspectArgs) -> Result<(), ManifestError> {
-    let bytes = pcw_io::input::read(&args.file, pcw_io::input::MANIFEST)
-        .map_err(|e| ManifestError::Gen(e.into()))?;
+    let input = Input::read(&args.file).map_err(ManifestError::Gen)?;
     let doc = Config::new()
-        .inspect(&args.file, &bytes)
+        .inspect(&input)
         .map_err(|e| refused(e, "there is no layout to show"))?;
     let text = if args.json {
         doc.to_json() + "\n"

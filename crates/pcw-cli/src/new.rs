@@ -27,7 +27,7 @@ use std::fmt::Write as _;
 use std::hash::{BuildHasher, Hasher};
 use std::path::{Path, PathBuf};
 
-use pcw_gen::{Inspect, Instances, ProviderType};
+use pcw_gen::model::{Inspect, InspectCounterset, Instances, ProviderType};
 
 use crate::Failure;
 
@@ -143,15 +143,9 @@ struct Names {
     display: String,
 }
 
-/// Rust's keywords, which a crate's library name cannot be.
-const KEYWORDS: &[&str] = &[
-    "as", "break", "const", "continue", "crate", "else", "enum", "extern", "false", "fn", "for",
-    "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return",
-    "self", "static", "struct", "super", "trait", "true", "type", "unsafe", "use", "where",
-    "while", "async", "await", "dyn", "abstract", "become", "box", "do", "final", "macro",
-    "override", "priv", "typeof", "unsized", "virtual", "yield", "try", "gen", "test", "core",
-    "std", "alloc",
-];
+/// The standard library's crates, which cargo refuses as package names. (Rust's keywords,
+/// which a library name cannot be either, are pcw-gen's: [`pcw_gen::Config::is_module_name`].)
+const STD_CRATES: &[&str] = &["std", "core", "alloc", "test"];
 
 impl Names {
     /// The names of a crate called `name`: lower-case ASCII words of letters and digits, the
@@ -165,7 +159,10 @@ impl Names {
         }) && name.starts_with(|c: char| c.is_ascii_lowercase())
             && name.len() <= 64;
         let snake = words.join("_");
-        if !valid || KEYWORDS.contains(&snake.as_str()) {
+        if !valid
+            || !pcw_gen::Config::is_module_name(&snake)
+            || STD_CRATES.contains(&snake.as_str())
+        {
             return Err(Error::Usage(format!(
                 "`{name}` cannot name a driver crate: use lower-case words of letters and digits \
                  joined by `-` or `_`, starting with a letter (for example `my-driver`), and not \
@@ -279,12 +276,7 @@ fn camel(module: &str) -> String {
 }
 
 /// The fresh manifest's publisher: the control device's request counts, one instance per kind.
-fn fresh_publisher(
-    out: &mut String,
-    set: &pcw_gen::InspectCounterSet,
-    module: &str,
-    publisher: &str,
-) {
+fn fresh_publisher(out: &mut String, set: &InspectCounterset, module: &str, publisher: &str) {
     let field = set
         .structs
         .first()
@@ -479,7 +471,7 @@ pub fn run(args: &Args) -> Result<(), Error> {
         .manifest
         .clone()
         .unwrap_or_else(|| PathBuf::from(&manifest_name));
-    let inspect = pcw_gen::Config::new().inspect(&shown, &manifest_bytes)?;
+    let inspect = pcw_gen::Config::new().inspect(&pcw_gen::Input::new(&shown, &manifest_bytes))?;
     if inspect.provider.provider_type != ProviderType::KernelMode {
         return Err(Error::Usage(format!(
             "`{}` declares a user-mode provider; pcw new makes kernel-mode drivers (a user-mode \
@@ -552,7 +544,9 @@ mod tests {
             ),
             ("my_driver2", "MY_DRIVER2", "MyDriver2", "My Driver2")
         );
-        for bad in ["My", "1x", "a--b", "a-", "_a", "fn", "a b", "é"] {
+        for bad in [
+            "My", "1x", "a--b", "a-", "_a", "fn", "gen", "std", "a b", "é",
+        ] {
             assert!(Names::new(bad).is_err(), "{bad}");
         }
     }
@@ -561,7 +555,7 @@ mod tests {
     fn fresh_guids_are_version_4_and_differ() {
         let (a, b) = (fresh_guid(), fresh_guid());
         assert_ne!(a, b);
-        assert!(pcw_gen::Guid::parse_braced(&a).is_some(), "{a}");
+        assert!(pcw_gen::model::Guid::parse_braced(&a).is_some(), "{a}");
         assert_eq!(&a[15..16], "4", "{a}");
         assert!(matches!(&a[20..21], "8" | "9" | "a" | "b"), "{a}");
     }

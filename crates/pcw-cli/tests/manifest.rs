@@ -298,10 +298,12 @@ fn gen_moves_a_manifest_to_rust_and_back() {
         String::from_utf8_lossy(&lint.stderr)
     );
     // The derived strings are the original's.
-    let original = pcw_gen::Config::new()
-        .generate_file(manifest("northwind_user.man"))
-        .unwrap();
-    let derived = pcw_gen::Config::new().generate_file(&man).unwrap();
+    let generate = |path: &Path| {
+        let input = pcw_gen::Input::read(path).unwrap();
+        pcw_gen::Config::new().generate(&input).unwrap()
+    };
+    let original = generate(&manifest("northwind_user.man"));
+    let derived = generate(&man);
     assert_eq!(original.rust, derived.rust);
     assert_eq!(std::fs::read(&ini).unwrap(), original.ini);
     assert_eq!(std::fs::read_to_string(&rc).unwrap(), derived.rc);
@@ -348,7 +350,8 @@ fn the_example_service_s_derived_manifest_lints_clean() {
     assert!(out.status.success(), "{stderr}");
     assert!(!stderr.contains(": error:"), "{stderr}");
     let bytes = pcw_tidal::MANIFEST.as_bytes();
-    assert!(pcw_gen::analyze(&man, bytes).diagnostics.is_empty());
-    let advice = pcw_gen::fleet::check(&man, bytes).len();
+    let input = pcw_gen::Input::new(&man, bytes);
+    assert!(pcw_gen::analyze(&input).diagnostics.is_empty());
+    let advice = pcw_gen::lint(&input).len();
     assert_eq!(stderr.matches(": warning:").count(), advice, "{stderr}");
 }

@@ -109,5 +109,5 @@ use proc_macro::TokenStream;
 /// manifest. See the crate documentation for the syntax.
 #[proc_macro]
 pub fn counters(input: TokenStream) -> TokenStream {
-    pcw_gen::expand_declaration(input.into()).into()
+    pcw_gen::declare::expand(input.into()).into()
 }

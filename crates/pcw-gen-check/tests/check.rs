@@ -5,7 +5,7 @@
 
 use std::sync::MutexGuard;
 
-use pcw_gen::{Inspect, InspectCounterSet};
+use pcw_gen::model::{Inspect, InspectCounterset};
 use pcw_gen_check::fake_pcw::{self, SERIAL};
 use pcw_gen_check::pcw_rt::{
     PCW_COUNTER_DESCRIPTOR, PCW_VERSION_1, PCW_VERSION_2, PcwRegistrationSiloNeutral,
@@ -32,7 +32,7 @@ fn tuples(d: &[PCW_COUNTER_DESCRIPTOR]) -> Vec<(u16, u16, u16, u16)> {
 }
 
 /// Descriptors of a set whose structs are generated: everything must equal `inspect`.
-fn assert_matches(descriptors: &[PCW_COUNTER_DESCRIPTOR], set: &InspectCounterSet) {
+fn assert_matches(descriptors: &[PCW_COUNTER_DESCRIPTOR], set: &InspectCounterset) {
     let expected: Vec<(u16, u16, u16, u16)> = set
         .counters
         .iter()
@@ -48,7 +48,7 @@ fn assert_matches(descriptors: &[PCW_COUNTER_DESCRIPTOR], set: &InspectCounterSe
     assert_eq!(tuples(descriptors), expected, "counterset `{}`", set.symbol);
 }
 
-fn set<'a>(doc: &'a Inspect, symbol: &str) -> &'a InspectCounterSet {
+fn set<'a>(doc: &'a Inspect, symbol: &str) -> &'a InspectCounterset {
     doc.countersets.iter().find(|s| s.symbol == symbol).unwrap()
 }
 

@@ -1,85 +1,35 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! The build API, prost-build style: a [`Config`] builder, a pure
-//! [`Config::generate`] separate from I/O, and [`Config::compile`] which writes into `OUT_DIR`
-//! only when content changed and speaks cargo's build-script protocol.
+//! The build API, prost-build style: a [`Config`] builder, pure operations on an [`Input`]
+//! ([`Config::generate`], [`Config::inspect`], [`Config::v1_tables`]) separate from I/O, and
+//! [`Config::compile`] which writes into `OUT_DIR` only when content changed and speaks cargo's
+//! build-script protocol.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use crate::analysis::analyze;
 use crate::declare::{self, Declared};
-use crate::diag::{Diagnostic, Pos, Severity, render_all};
-use crate::inspect::{self, Inspect};
-use crate::ir::{Manifest, ProviderType};
-use crate::rust::{self, Options};
-use crate::{analyze, names, resources, rust_um};
-
-/// Everything that can go wrong when generating.
-///
-/// `Debug` prints the same text as `Display`, so that `fn main() -> Result<(), pcw_gen::Error>`
-/// in a build script shows the rendered diagnostics rather than a struct dump.
-#[derive(thiserror::Error)]
-pub enum Error {
-    /// The manifest could not be read (missing, a directory, larger than
-    /// [`pcw_io::input::MANIFEST`] allows, an I/O error).
-    #[error(transparent)]
-    Read(#[from] pcw_io::InputError),
-    /// An output could not be written (or is also the manifest, or is named twice); no output
-    /// was changed.
-    #[error(transparent)]
-    Write(#[from] pcw_io::OutputError),
-    /// Standard output, where a build script's `cargo:` lines go, could not be written.
-    #[error(transparent)]
-    Stream(#[from] pcw_io::StreamError),
-    /// The manifest has errors (all of them are here, warnings included).
-    #[error("{}", render_all(diagnostics))]
-    Manifest {
-        /// Every diagnostic of the file.
-        diagnostics: Vec<Diagnostic>,
-    },
-    /// A `counters!` declaration has problems (every one, at `file:line:column` of the Rust
-    /// source; see [`crate::declare`]).
-    #[error("{}", render_all(diagnostics))]
-    Declaration {
-        /// Every problem of the file.
-        diagnostics: Vec<Diagnostic>,
-    },
-    /// Neither [`Config::out_dir`] nor `OUT_DIR` says where to write.
-    #[error(
-        "no output directory: `OUT_DIR` is not set (call `Config::out_dir` outside build scripts)"
-    )]
-    NoOutDir,
-    /// [`Config::module_name`] is not a plain Rust identifier.
-    #[error("module name `{0}` is not a rust identifier such as `counters`")]
-    ModuleName(String),
-    /// [`Config::runtime_path`] is not a Rust path.
-    #[error("runtime path `{0}` is not a rust path such as `crate::pcw_rt`")]
-    RuntimePath(String),
-    /// [`Config::bind_struct`] names a struct the manifest does not have.
-    #[error("`bind_struct(\"{key}\", …)` matches no struct of the manifest; known keys: {known}")]
-    UnknownBinding {
-        /// The key given.
-        key: String,
-        /// The keys that exist, backticked and comma-separated.
-        known: String,
-    },
-    /// [`Config::bind_struct`] was given something that is not a Rust type path.
-    #[error("`bind_struct(\"{key}\", \"{path}\")`: `{path}` is not a rust type path")]
-    BindingPath {
-        /// The struct key.
-        key: String,
-        /// The path given.
-        path: String,
-    },
-}
-
-impl std::fmt::Debug for Error {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Display::fmt(self, f)
-    }
-}
+use crate::diag::Diagnostic;
+use crate::error::Error;
+use crate::input::Input;
+use crate::kernel::{self, Options};
+use crate::model::{Inspect, Manifest, ProviderType};
+use crate::{inspect, names, resources, user_mode, v1_tables};
 
 /// Everything generated from one manifest.
+///
+/// # Examples
+///
+/// ```
+/// let input = pcw_gen::Input::new("contoso_v11.man", include_str!("../tests/manifests/contoso_v11.man"));
+/// let generated = pcw_gen::Config::new().generate(&input)?;
+/// assert!(generated.rust.contains("pub mod contoso_v11"));
+/// assert!(generated.rc.starts_with("// @generated"));
+/// assert_eq!(&generated.ini[..2], &[0xFF, 0xFE]); // UTF-16LE with a byte order mark
+/// # Ok::<(), pcw_gen::Error>(())
+/// ```
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Generated {
     /// The Rust module (`include!` it).
     pub rust: String,
@@ -98,8 +48,22 @@ pub struct Generated {
     pub warnings: Vec<Diagnostic>,
 }
 
-/// Paths written by [`Config::compile`].
+/// Paths written by [`Config::compile`] (and, per declaration, by
+/// [`Config::compile_declarations`]).
+///
+/// # Examples
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("pcw-gen-written-{}", std::process::id()));
+/// let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/manifests/contoso_v11.man");
+/// let written = pcw_gen::Config::new().out_dir(&dir).cargo_protocol(false).compile(manifest)?;
+/// assert_eq!(written.rust, dir.join("contoso_v11.rs"));
+/// assert!(written.symbols_h.exists());
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// # Ok::<(), pcw_gen::Error>(())
+/// ```
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Written {
     /// `<out>/<stem>.rs`.
     pub rust: PathBuf,
@@ -116,7 +80,22 @@ pub struct Written {
     pub warnings: Vec<Diagnostic>,
 }
 
-/// Generator configuration (prost-build style builder).
+/// Generator configuration (prost-build style builder): the switches below, then one
+/// operation — [`Config::compile`] in a build script, or the pure [`Config::generate`],
+/// [`Config::inspect`] and [`Config::v1_tables`] on an [`Input`].
+///
+/// # Examples
+///
+/// ```no_run
+/// // build.rs of a driver
+/// fn main() -> Result<(), pcw_gen::Error> {
+///     pcw_gen::Config::new()
+///         .silo_neutral(true)
+///         .bind_struct("FabQueue", "crate::stats::QueueStats")
+///         .compile("manifest/fabrikam.man")?;
+///     Ok(())
+/// }
+/// ```
 #[derive(Clone, Debug)]
 #[allow(
     clippy::struct_excessive_bools,
@@ -136,14 +115,24 @@ pub struct Config {
 }
 
 impl Default for Config {
+    /// [`Config::new`].
     fn default() -> Self {
         Self::new()
     }
 }
 
 impl Config {
-    /// The defaults: runtime at `::pcw_rt` (the pcw-rt crate), not silo-neutral, no bound structs, module
-    /// named after the manifest file, output to `OUT_DIR`.
+    /// The defaults: runtime at `::pcw_rt` (the pcw-rt crate), not silo-neutral, no bound
+    /// structs, module named after the manifest file, output to `OUT_DIR`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let input = pcw_gen::Input::new("fabrikam_v2.man", include_str!("../tests/manifests/fabrikam_v2.man"));
+    /// let rust = pcw_gen::Config::new().generate(&input)?.rust;
+    /// assert!(rust.contains("pub mod fabrikam_v2") && rust.contains("::pcw_rt::PcwRegister"));
+    /// # Ok::<(), pcw_gen::Error>(())
+    /// ```
     pub fn new() -> Self {
         Self {
             runtime_path: "::pcw_rt".to_owned(),
@@ -163,6 +152,15 @@ impl Config {
     /// contract in the crate docs. The default, `::pcw_rt`, is the pcw-rt crate; a driver with
     /// its own FFI facade re-exporting it (or implementing the contract itself) names that
     /// module instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let input = pcw_gen::Input::new("fabrikam_v2.man", include_str!("../tests/manifests/fabrikam_v2.man"));
+    /// let rust = pcw_gen::Config::new().runtime_path("crate::ffi").generate(&input)?.rust;
+    /// assert!(rust.contains("crate::ffi::PcwRegister"));
+    /// # Ok::<(), pcw_gen::Error>(())
+    /// ```
     pub fn runtime_path(&mut self, path: impl Into<String>) -> &mut Self {
         self.runtime_path = path.into();
         self
@@ -171,6 +169,16 @@ impl Config {
     /// The absolute path of the user-mode runtime that code for a `providerType="userMode"`
     /// manifest calls (default `::pcw_um`, the pcw-um crate; see the crate docs, "User-mode
     /// providers").
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let input = pcw_gen::Input::new("tidal_user.man", include_str!("../tests/manifests/tidal_user.man"));
+    /// let mut config = pcw_gen::Config::new();
+    /// let rust = config.user_mode_runtime_path("crate::perflib").generate(&input)?.rust;
+    /// assert!(rust.contains("crate::perflib::Provider"));
+    /// # Ok::<(), pcw_gen::Error>(())
+    /// ```
     pub fn user_mode_runtime_path(&mut self, path: impl Into<String>) -> &mut Self {
         self.user_runtime_path = path.into();
         self
@@ -182,12 +190,30 @@ impl Config {
     /// pcw-rt provides those three items; a runtime of its own that does not (it would have to
     /// re-export pcw-rt's with pcw-rt's types) turns this off and keeps `register(callback,
     /// context)`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let input = pcw_gen::Input::new("fabrikam_v2.man", include_str!("../tests/manifests/fabrikam_v2.man"));
+    /// let rust = pcw_gen::Config::new().publisher(false).generate(&input)?.rust;
+    /// assert!(!rust.contains("register_publisher") && rust.contains("pub unsafe fn register("));
+    /// # Ok::<(), pcw_gen::Error>(())
+    /// ```
     pub fn publisher(&mut self, yes: bool) -> &mut Self {
         self.publisher = yes;
         self
     }
 
     /// Register with `PcwRegistrationSiloNeutral` (V2 only; dropped on the V1 fallback).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let input = pcw_gen::Input::new("fabrikam_v2.man", include_str!("../tests/manifests/fabrikam_v2.man"));
+    /// let rust = pcw_gen::Config::new().silo_neutral(true).generate(&input)?.rust;
+    /// assert!(rust.contains("PcwRegistrationSiloNeutral"));
+    /// # Ok::<(), pcw_gen::Error>(())
+    /// ```
     pub fn silo_neutral(&mut self, yes: bool) -> &mut Self {
         self.silo_neutral = yes;
         self
@@ -198,6 +224,16 @@ impl Config {
     /// or declared) or `Symbol.StructName`. The generated code asserts at compile time that
     /// every manifest field exists in the type (as the `snake_case` of `field`) with the
     /// manifest's size; offsets come from the type via `offset_of!`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let input = pcw_gen::Input::new("fabrikam_v2.man", include_str!("../tests/manifests/fabrikam_v2.man"));
+    /// let mut config = pcw_gen::Config::new();
+    /// config.bind_struct("FabDriver", "crate::stats::DriverStats");
+    /// assert!(config.generate(&input)?.rust.contains("crate::stats::DriverStats"));
+    /// # Ok::<(), pcw_gen::Error>(())
+    /// ```
     pub fn bind_struct(
         &mut self,
         key: impl Into<String>,
@@ -209,18 +245,66 @@ impl Config {
 
     /// Name of the generated top-level module (default: the manifest file stem in
     /// `snake_case`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let input = pcw_gen::Input::new("fabrikam_v2.man", include_str!("../tests/manifests/fabrikam_v2.man"));
+    /// let rust = pcw_gen::Config::new().module_name("counters").generate(&input)?.rust;
+    /// assert!(rust.contains("pub mod counters {"));
+    /// # Ok::<(), pcw_gen::Error>(())
+    /// ```
     pub fn module_name(&mut self, name: impl Into<String>) -> &mut Self {
         self.module_name = Some(name.into());
         self
     }
 
+    /// Whether `name` can be given to [`Config::module_name`] as it is: a C-style identifier
+    /// that is no Rust keyword (strict, reserved, or edition 2024's `gen`) and not `_`. (A name
+    /// made from a manifest's symbols is escaped instead, `r#type`; a module name given is
+    /// used as written.)
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pcw_gen::Config;
+    ///
+    /// assert!(Config::is_module_name("my_driver"));
+    /// assert!(!Config::is_module_name("gen") && !Config::is_module_name("self"));
+    /// assert!(!Config::is_module_name("my-driver"));
+    /// ```
+    pub fn is_module_name(name: &str) -> bool {
+        names::is_rust_ident(name)
+    }
+
     /// Where [`Config::compile`] writes (default: `OUT_DIR`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join(format!("pcw-gen-out-dir-{}", std::process::id()));
+    /// let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/manifests/fabrikam_v2.man");
+    /// pcw_gen::Config::new().out_dir(&dir).cargo_protocol(false).compile(manifest)?;
+    /// assert!(dir.join("fabrikam_v2.rs").exists());
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), pcw_gen::Error>(())
+    /// ```
     pub fn out_dir(&mut self, dir: impl Into<PathBuf>) -> &mut Self {
         self.out_dir = Some(dir.into());
         self
     }
 
-    /// `drivername=` of the lodctr `.ini` (the service key name; default: the file stem).
+    /// `drivername=` of the lodctr `.ini` (the service key name; default: the file stem), and
+    /// `SERVICE` of the V1 tables.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let input = pcw_gen::Input::new("fabrikam_v2.man", include_str!("../tests/manifests/fabrikam_v2.man"));
+    /// let tables = pcw_gen::Config::new().driver_name("fabqueue").v1_tables(&input)?;
+    /// assert!(tables.contains(r#"pub const SERVICE: &str = "fabqueue";"#));
+    /// # Ok::<(), pcw_gen::Error>(())
+    /// ```
     pub fn driver_name(&mut self, name: impl Into<String>) -> &mut Self {
         self.driver_name = Some(name.into());
         self
@@ -228,6 +312,17 @@ impl Config {
 
     /// Whether [`Config::compile`] prints `cargo:rerun-if-changed` and `cargo:warning` lines
     /// (default: yes).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join(format!("pcw-gen-cargo-protocol-{}", std::process::id()));
+    /// let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/manifests/contoso_v11.man");
+    /// // Outside a build script: write the files, print nothing.
+    /// pcw_gen::Config::new().out_dir(&dir).cargo_protocol(false).compile(manifest)?;
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), pcw_gen::Error>(())
+    /// ```
     pub fn cargo_protocol(&mut self, yes: bool) -> &mut Self {
         self.cargo_protocol = yes;
         self
@@ -245,6 +340,18 @@ impl Config {
     /// to a COFF object with binutils' `windres` (`<arch>-w64-mingw32-windres`, else `windres`;
     /// a conversion, no resource script is compiled); without one, a `cargo:warning` says the
     /// strings were not linked and what to install.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// // build.rs of a driver whose own resource script includes the generated `.rc`
+    /// fn main() -> Result<(), pcw_gen::Error> {
+    ///     pcw_gen::Config::new()
+    ///         .link_resources(false)
+    ///         .compile("manifest/fabrikam.man")?;
+    ///     Ok(())
+    /// }
+    /// ```
     pub fn link_resources(&mut self, yes: bool) -> &mut Self {
         self.link_resources = yes;
         self
@@ -311,7 +418,7 @@ impl Config {
         let mut known = Vec::new();
         for set in &manifest.provider.countersets {
             for st in &set.structs {
-                known.extend(rust::struct_keys(set, st));
+                known.extend(kernel::struct_keys(set, st));
             }
         }
         let mut bindings = BTreeMap::new();
@@ -350,15 +457,10 @@ impl Config {
         })
     }
 
-    /// Validates a manifest for generation: the resolved model plus warnings, or every error.
-    /// This is [`analyze`], what `pcw lint` reports: no manifest is accepted by one and refused
-    /// by the other.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Manifest`] with every diagnostic when there is any error.
-    pub fn check(&self, file: &Path, bytes: &[u8]) -> Result<(Manifest, Vec<Diagnostic>), Error> {
-        let analysis = analyze(file, bytes);
+    /// The analysis's verdict for generation: the resolved model and its warnings, or every
+    /// diagnostic when there is an error.
+    fn resolved(input: &Input<'_>) -> Result<(Manifest, Vec<Diagnostic>), Error> {
+        let analysis = analyze(input);
         match analysis.manifest {
             Some(manifest) => Ok((manifest, analysis.diagnostics)),
             None => Err(Error::Manifest {
@@ -367,30 +469,43 @@ impl Config {
         }
     }
 
-    /// Generates every output from manifest bytes, without touching the file system.
+    /// Generates every output of a manifest, without touching the file system. The verdict is
+    /// [`crate::analyze`]'s, what `pcw lint` reports: no manifest is accepted by one and
+    /// refused by the other.
     ///
     /// # Errors
     ///
     /// [`Error::Manifest`] with every diagnostic when the manifest has errors, or a
     /// configuration error.
-    pub fn generate(&self, file: &Path, bytes: &[u8]) -> Result<Generated, Error> {
-        let (manifest, warnings) = self.check(file, bytes)?;
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let input = pcw_gen::Input::new("contoso_v11.man", include_str!("../tests/manifests/contoso_v11.man"));
+    /// let generated = pcw_gen::Config::new().generate(&input)?;
+    /// assert!(generated.rust.contains("pub unsafe fn register("));
+    /// assert!(generated.warnings.is_empty());
+    /// # Ok::<(), pcw_gen::Error>(())
+    /// ```
+    pub fn generate(&self, input: &Input<'_>) -> Result<Generated, Error> {
+        let file = input.path();
+        let (manifest, warnings) = Self::resolved(input)?;
         let opts = self.options(&manifest, file)?;
         let stem = Self::stem(file);
         let driver = self.driver_name.clone().unwrap_or_else(|| stem.clone());
         let rust = if manifest.provider.provider_type == ProviderType::UserMode {
             let runtime_path: syn::Path = syn::parse_str(&self.user_runtime_path)
                 .map_err(|_| Error::RuntimePath(self.user_runtime_path.clone()))?;
-            rust_um::generate(
+            user_mode::generate(
                 &manifest,
-                &rust_um::UmOptions {
+                &user_mode::UmOptions {
                     runtime_path: &runtime_path,
                     module_name: &opts.module_name,
                     source_name: &opts.source_name,
                 },
             )
         } else {
-            rust::generate(&manifest, &opts)
+            kernel::generate(&manifest, &opts)
         };
         Ok(Generated {
             rust,
@@ -416,10 +531,20 @@ impl Config {
     /// As [`Config::generate`], and [`Error::Manifest`] with an error per counter a V1 object
     /// cannot express: a base counter that cannot follow the counter naming it (a base shared
     /// by two counters), or counters naming different `perfTimeID`s or `perfFreqID`s.
-    pub fn v1_tables(&self, file: &Path, bytes: &[u8]) -> Result<String, Error> {
-        let (manifest, warnings) = self.check(file, bytes)?;
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let input = pcw_gen::Input::new("contoso_v11.man", include_str!("../tests/manifests/contoso_v11.man"));
+    /// let tables = pcw_gen::Config::new().v1_tables(&input)?;
+    /// assert!(tables.contains("pub static OBJECTS: [ObjectTable; 3]"));
+    /// # Ok::<(), pcw_gen::Error>(())
+    /// ```
+    pub fn v1_tables(&self, input: &Input<'_>) -> Result<String, Error> {
+        let file = input.path();
+        let (manifest, warnings) = Self::resolved(input)?;
         let opts = self.options(&manifest, file)?;
-        let errors = crate::v1::check(&manifest, file);
+        let errors = v1_tables::check(&manifest, file);
         if !errors.is_empty() {
             let mut diagnostics = warnings;
             diagnostics.extend(errors);
@@ -427,36 +552,27 @@ impl Config {
             return Err(Error::Manifest { diagnostics });
         }
         let service = self.driver_name.clone().unwrap_or_else(|| Self::stem(file));
-        Ok(crate::v1::generate(&manifest, &opts.source_name, &service))
+        Ok(v1_tables::generate(&manifest, &opts.source_name, &service))
     }
 
-    /// Reads `manifest` and runs [`Config::generate`] on it (for `pcw gen`).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Read`] and everything [`Config::generate`] reports.
-    pub fn generate_file(&self, manifest: impl AsRef<Path>) -> Result<Generated, Error> {
-        let path = manifest.as_ref();
-        self.generate(path, &read(path)?)
-    }
-
-    /// Reads `manifest` and runs [`Config::inspect`] on it (for `pcw inspect`).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Read`] and everything [`Config::inspect`] reports.
-    pub fn inspect_file(&self, manifest: impl AsRef<Path>) -> Result<Inspect, Error> {
-        let path = manifest.as_ref();
-        self.inspect(path, &read(path)?)
-    }
-
-    /// The `inspect` document for a manifest (no file system access).
+    /// The `inspect` document of a manifest (no file system access): what `pcw inspect --json`
+    /// prints, and the layout the generated code has with this configuration.
     ///
     /// # Errors
     ///
     /// As [`Config::generate`].
-    pub fn inspect(&self, file: &Path, bytes: &[u8]) -> Result<Inspect, Error> {
-        let (manifest, _) = self.check(file, bytes)?;
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let input = pcw_gen::Input::new("fabrikam_v2.man", include_str!("../tests/manifests/fabrikam_v2.man"));
+    /// let doc = pcw_gen::Config::new().inspect(&input)?;
+    /// assert_eq!(doc.countersets[0].rust_module, "fab_queue");
+    /// # Ok::<(), pcw_gen::Error>(())
+    /// ```
+    pub fn inspect(&self, input: &Input<'_>) -> Result<Inspect, Error> {
+        let file = input.path();
+        let (manifest, _) = Self::resolved(input)?;
         let opts = self.options(&manifest, file)?;
         Ok(inspect::build(
             &manifest,
@@ -474,13 +590,24 @@ impl Config {
     /// # Errors
     ///
     /// I/O failures and everything [`Config::generate`] reports.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// // build.rs
+    /// fn main() -> Result<(), pcw_gen::Error> {
+    ///     let written = pcw_gen::Config::new().compile("manifest/fabrikam.man")?;
+    ///     assert!(written.rust.ends_with("fabrikam.rs"));
+    ///     Ok(())
+    /// }
+    /// ```
     pub fn compile(&self, manifest: impl AsRef<Path>) -> Result<Written, Error> {
         let path = manifest.as_ref();
         if self.cargo_protocol {
             pcw_io::console::out(&format!("cargo:rerun-if-changed={}\n", path.display()))?;
         }
         let mut cargo = Vec::new();
-        let generated = self.generate(path, &read(path)?)?;
+        let generated = self.generate(&Input::read(path)?)?;
         if self.cargo_protocol {
             for w in &generated.warnings {
                 for line in w.render().lines() {
@@ -524,33 +651,45 @@ impl Config {
     }
 }
 
-/// Counters declared in Rust (`counters!`, see [`crate::declare`]).
-impl Config {
-    /// The configuration a declaration asks for: its module name, and its `runtime` and
-    /// `silo_neutral` when given, over the defaults.
-    pub fn for_declaration(declared: &Declared) -> Self {
-        let mut config = Self::new();
+impl Declared {
+    /// The configuration the declaration asks for: its module name, and its `runtime` and
+    /// `silo_neutral` when given, over [`Config::new`]'s defaults.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let source = br#"pcw_declare::counters! {
+    ///     #[provider(name = "Tide", application_identity = "tide.exe", user_mode, symbol = Tide)]
+    ///     pub mod tide {
+    ///         #[counterset(name = "Tide", description = "Tide levels.", instances = single)]
+    ///         struct Level {
+    ///             #[counter(id = 1, type = perf_counter_rawcount, name = "Height", description = "Water height.")]
+    ///             height: u32,
+    ///         }
+    ///     }
+    /// }"#;
+    /// let analysis = pcw_gen::declare::analyze_declarations(&pcw_gen::Input::new("tide.rs", source));
+    /// let declared = &analysis.declared[0];
+    /// let generated = declared.config().generate(&declared.input())?;
+    /// assert!(generated.rust.contains("pub mod tide"));
+    /// # Ok::<(), pcw_gen::Error>(())
+    /// ```
+    pub fn config(&self) -> Config {
+        let mut config = Config::new();
         config
-            .module_name(declared.module.clone())
-            .silo_neutral(declared.silo_neutral);
-        if let Some(rt) = &declared.runtime {
+            .module_name(self.module.clone())
+            .silo_neutral(self.silo_neutral);
+        if let Some(rt) = &self.runtime {
             config
                 .runtime_path(rt.clone())
                 .user_mode_runtime_path(rt.clone());
         }
         config
     }
+}
 
-    /// Generates every output of a declaration's derived manifest ([`Config::generate`] on
-    /// it, as the file `declared.file_name`).
-    ///
-    /// # Errors
-    ///
-    /// As [`Config::generate`].
-    pub fn generate_declared(&self, declared: &Declared) -> Result<Generated, Error> {
-        self.generate(Path::new(&declared.file_name), declared.manifest.as_bytes())
-    }
-
+/// Counters declared in Rust (`counters!`, see [`crate::declare`]).
+impl Config {
     /// The build-script call for counters declared in Rust: reads the Rust source file
     /// `source` (for example `src/counters.rs`), and for each `counters!` declaration in it
     /// writes into the output directory the derived manifest `<module>.man` and everything
@@ -565,12 +704,22 @@ impl Config {
     ///
     /// [`Error::Read`], [`Error::Declaration`] with every problem of every declaration (a
     /// warning of a derived manifest is an error of its declaration), and write failures.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// // build.rs of a service whose counters are declared in `src/counters.rs`
+    /// fn main() -> Result<(), pcw_gen::Error> {
+    ///     pcw_gen::Config::new().compile_declarations("src/counters.rs")?;
+    ///     Ok(())
+    /// }
+    /// ```
     pub fn compile_declarations(&self, source: impl AsRef<Path>) -> Result<Vec<Written>, Error> {
         let path = source.as_ref();
         if self.cargo_protocol {
             pcw_io::console::out(&format!("cargo:rerun-if-changed={}\n", path.display()))?;
         }
-        let analysis = declare::analyze_declarations(path, &read(path)?);
+        let analysis = declare::analyze_declarations(&Input::read(path)?);
         if analysis.has_errors() {
             return Err(Error::Declaration {
                 diagnostics: analysis.diagnostics,
@@ -586,10 +735,10 @@ impl Config {
         outputs.create_dirs(true).input(path);
         let mut all = Vec::new();
         for declared in &analysis.declared {
-            let mut config = Self::for_declaration(declared);
+            let mut config = declared.config();
             config.driver_name.clone_from(&self.driver_name);
             config.publisher = self.publisher;
-            let generated = config.generate_declared(declared)?;
+            let generated = config.generate(&declared.input())?;
             let stem = &declared.module;
             let written = Written {
                 rust: out.join(format!("{stem}.rs")),
@@ -624,43 +773,21 @@ impl Config {
     }
 }
 
-/// Reads a manifest, bounded by [`pcw_io::input::MANIFEST`].
-fn read(path: &Path) -> Result<Vec<u8>, Error> {
-    Ok(pcw_io::input::read(path, pcw_io::input::MANIFEST)?)
-}
-
 /// Compiles one manifest with the default [`Config`] (the build-script one-liner).
 ///
 /// # Errors
 ///
 /// As [`Config::compile`].
+///
+/// # Examples
+///
+/// ```no_run
+/// // build.rs of a driver
+/// fn main() -> Result<(), pcw_gen::Error> {
+///     pcw_gen::compile("manifest/my_driver.man")?;
+///     Ok(())
+/// }
+/// ```
 pub fn compile(manifest: impl AsRef<Path>) -> Result<Written, Error> {
     Config::new().compile(manifest)
-}
-
-/// Lints manifests: every diagnostic of every file, in order, the fleet-readiness warnings of
-/// [`crate::fleet::check`] included. A file that cannot be read gives one error diagnostic at
-/// 1:1.
-pub fn lint_files<P: AsRef<Path>>(paths: &[P]) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
-    for p in paths {
-        let p = p.as_ref();
-        match pcw_io::input::read(p, pcw_io::input::MANIFEST) {
-            Ok(bytes) => {
-                let mut diagnostics = analyze(p, &bytes).diagnostics;
-                // Fleet-readiness warnings (exporters, PDH paths) only `pcw lint` reports.
-                diagnostics.extend(crate::fleet::check(p, &bytes));
-                diagnostics.sort_by(|a, b| a.pos.cmp(&b.pos).then(b.severity.cmp(&a.severity)));
-                out.extend(diagnostics);
-            }
-            Err(e) => out.push(Diagnostic {
-                severity: Severity::Error,
-                file: p.to_path_buf(),
-                pos: Pos::new(1, 1),
-                message: e.describe(),
-                hint: None,
-            }),
-        }
-    }
-    out
 }

@@ -9,9 +9,21 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-/// How bad a diagnostic is.
+use crate::model::Pos;
+
+/// How bad a diagnostic is. Ordered: an error is worse than a warning.
+///
+/// # Examples
+///
+/// ```
+/// use pcw_gen::Severity;
+///
+/// assert!(Severity::Error > Severity::Warning);
+/// assert_eq!(Severity::Warning.to_string(), "warning");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Severity {
     /// The manifest is usable, but something is probably not what the author meant.
     Warning,
@@ -28,26 +40,18 @@ impl fmt::Display for Severity {
     }
 }
 
-/// A 1-based position in a manifest's text (columns count characters, not bytes).
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
-pub struct Pos {
-    /// 1-based line.
-    pub line: u32,
-    /// 1-based column, in characters.
-    pub column: u32,
-}
-
-impl Pos {
-    /// A position from a 1-based line and column.
-    pub const fn new(line: u32, column: u32) -> Self {
-        Self { line, column }
-    }
-}
-
-/// One problem found in a manifest.
+/// One problem found in a manifest (or in a `counters!` declaration), at `file:line:column`.
+///
+/// # Examples
+///
+/// ```
+/// let input = pcw_gen::Input::new("t.man", "<counters/>");
+/// let diagnostics = pcw_gen::analyze(&input).diagnostics;
+/// assert!(diagnostics[0].is_error());
+/// assert_eq!((diagnostics[0].pos.line, diagnostics[0].pos.column), (1, 1));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Diagnostic {
     /// Error or warning.
     pub severity: Severity,
@@ -62,13 +66,54 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
+    /// An error without a hint: how a tool reports, in the same form, a problem of a file that
+    /// is not the manifest's own (`pcw lint` for a file it cannot read).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pcw_gen::Diagnostic;
+    /// use pcw_gen::model::Pos;
+    ///
+    /// let d = Diagnostic::error("gone.man", Pos::new(1, 1), "cannot read the manifest");
+    /// assert_eq!(d.render(), "gone.man:1:1: error: cannot read the manifest");
+    /// ```
+    pub fn error(file: impl Into<PathBuf>, pos: Pos, message: impl Into<String>) -> Self {
+        Self {
+            severity: Severity::Error,
+            file: file.into(),
+            pos,
+            message: message.into(),
+            hint: None,
+        }
+    }
+
     /// Is this an error (as opposed to a warning)?
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pcw_gen::{Diagnostic, model::Pos};
+    ///
+    /// assert!(Diagnostic::error("x.man", Pos::new(1, 1), "broken").is_error());
+    /// ```
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
     }
 
     /// Renders the diagnostic like a compiler does:
     /// `file:line:col: error: message` and an indented `= hint:` line when there is a hint.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let input = pcw_gen::Input::new("t.man", "<a>\n <b></c></a>");
+    /// let diagnostics = pcw_gen::analyze(&input).diagnostics;
+    /// assert_eq!(
+    ///     diagnostics[0].render(),
+    ///     "t.man:2:5: error: invalid xml: expected `b` tag, not `c`"
+    /// );
+    /// ```
     pub fn render(&self) -> String {
         let mut out = format!(
             "{}:{}:{}: {}: {}",
@@ -92,24 +137,40 @@ impl fmt::Display for Diagnostic {
     }
 }
 
-/// Renders many diagnostics, one block per diagnostic, followed by a summary line.
-pub fn render_all(diagnostics: &[Diagnostic]) -> String {
-    let mut out = String::new();
-    for d in diagnostics {
-        out.push_str(&d.render());
-        out.push('\n');
+impl Diagnostic {
+    /// Renders many diagnostics, one block per diagnostic, followed by a summary line (nothing
+    /// for none): what `pcw lint` prints.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pcw_gen::{Diagnostic, model::Pos};
+    ///
+    /// let all = [Diagnostic::error("x.man", Pos::new(2, 3), "broken")];
+    /// assert_eq!(
+    ///     Diagnostic::render_all(&all),
+    ///     "x.man:2:3: error: broken\n1 error, 0 warnings\n"
+    /// );
+    /// assert_eq!(Diagnostic::render_all(&[]), "");
+    /// ```
+    pub fn render_all(diagnostics: &[Self]) -> String {
+        let mut out = String::new();
+        for d in diagnostics {
+            out.push_str(&d.render());
+            out.push('\n');
+        }
+        let errors = diagnostics.iter().filter(|d| d.is_error()).count();
+        let warnings = diagnostics.len() - errors;
+        if !diagnostics.is_empty() {
+            let _ = writeln!(
+                out,
+                "{errors} error{}, {warnings} warning{}",
+                if errors == 1 { "" } else { "s" },
+                if warnings == 1 { "" } else { "s" }
+            );
+        }
+        out
     }
-    let errors = diagnostics.iter().filter(|d| d.is_error()).count();
-    let warnings = diagnostics.len() - errors;
-    if !diagnostics.is_empty() {
-        let _ = writeln!(
-            out,
-            "{errors} error{}, {warnings} warning{}",
-            if errors == 1 { "" } else { "s" },
-            if warnings == 1 { "" } else { "s" }
-        );
-    }
-    out
 }
 
 /// Collects diagnostics for one file while it is parsed and validated.
@@ -203,6 +264,6 @@ mod tests {
             d.render(),
             "x.man:3:7: error: unknown counter type `perf_foo`\n  = hint: use one of ..."
         );
-        assert!(render_all(&[d]).ends_with("1 error, 0 warnings\n"));
+        assert!(Diagnostic::render_all(&[d]).ends_with("1 error, 0 warnings\n"));
     }
 }

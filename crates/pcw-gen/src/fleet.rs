@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! Fleet readiness: what PDH paths, the `windows_exporter` `performancecounter` collector and the
 //! OpenTelemetry collector's `windowsperfcounters` receiver make of a manifest's names and
-//! counters. [`check`] is the warning pass `pcw lint` adds after the manifest rules (it only
+//! counters. Its warnings are what [`crate::lint`] adds after the manifest rules (it only
 //! runs on a manifest without errors); the name manglers are shared with `pcw export`, so the
 //! lint and the generated configuration agree on every metric name.
 //!
@@ -38,16 +38,31 @@ use std::path::Path;
 
 use pcw_core::counter_type::CounterType;
 
-use crate::diag::{Diagnostic, Pos, Sink};
-use crate::ir::{CounterAttribute, Instances, Manifest};
+use crate::diag::{Diagnostic, Sink};
+use crate::model::{CounterAttribute, Instances, Manifest, Pos};
 use crate::parse::{Attrs, RawManifest, RawSet};
 
 /// The instance name PDH and the exporters treat as the aggregate of a multi-instance set.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(pcw_gen::fleet::TOTAL_INSTANCE, "_Total");
+/// ```
 pub const TOTAL_INSTANCE: &str = "_Total";
 
 /// Lowercases, spells `%` as `percent`, drops parentheses, turns every other character that is
 /// not an ASCII letter or digit into `_` and trims `_` from both ends: `windows_exporter`'s
 /// metric-name sanitising (consecutive `_` are kept, as it keeps them).
+///
+/// # Examples
+///
+/// ```
+/// use pcw_gen::fleet::windows_exporter_sanitize;
+///
+/// assert_eq!(windows_exporter_sanitize("% Time (Busy)"), "percent_time_busy");
+/// assert_eq!(windows_exporter_sanitize("Queue - Depth"), "queue___depth");
+/// ```
 pub fn windows_exporter_sanitize(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -63,18 +78,40 @@ pub fn windows_exporter_sanitize(text: &str) -> String {
 
 /// The metric `windows_exporter`'s `performancecounter` collector names a counter when the
 /// configuration gives no `metric`: `windows_performancecounter_<object>_<counter>`, sanitised.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(
+///     pcw_gen::fleet::windows_exporter_metric("Fabrikam Queue", "Bytes/sec"),
+///     "windows_performancecounter_fabrikam_queue_bytes_sec"
+/// );
+/// ```
 pub fn windows_exporter_metric(object: &str, counter: &str) -> String {
     windows_exporter_sanitize(&format!("windows_performancecounter_{object}_{counter}"))
 }
 
 /// The record field `windows_exporter` derives from a counter name within one object (two
 /// counters with the same field cannot be collected together).
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(pcw_gen::fleet::windows_exporter_field("Bytes/sec"), "BYTES_SEC");
+/// ```
 pub fn windows_exporter_field(counter: &str) -> String {
     windows_exporter_sanitize(counter).to_ascii_uppercase()
 }
 
 /// One part of an OpenTelemetry metric name as `pcw export` writes it: lowercase, `%` as
 /// `percent`, `/` as `per`, every run of other non-alphanumeric characters one `_`, trimmed.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(pcw_gen::fleet::otel_part("% Time Full"), "percent_time_full");
+/// assert_eq!(pcw_gen::fleet::otel_part("Bytes/sec"), "bytes_per_sec");
+/// ```
 pub fn otel_part(text: &str) -> String {
     let mut words: Vec<String> = Vec::new();
     let mut word = String::new();
@@ -103,12 +140,33 @@ pub fn otel_part(text: &str) -> String {
 
 /// The OpenTelemetry metric name `pcw export` gives a counter: `<object>.<counter>`, each part
 /// as [`otel_part`] makes it.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(
+///     pcw_gen::fleet::otel_metric("Fabrikam Queue", "Bytes/sec"),
+///     "fabrikam_queue.bytes_per_sec"
+/// );
+/// ```
 pub fn otel_metric(object: &str, counter: &str) -> String {
     format!("{}.{}", otel_part(object), otel_part(counter))
 }
 
 /// What is wrong with a run-time instance name for PDH paths and the exporters (empty when
 /// nothing): each entry is a lowercase sentence with the offending token in backticks.
+///
+/// # Examples
+///
+/// ```
+/// use pcw_gen::fleet::instance_name_issues;
+///
+/// assert!(instance_name_issues("queue 1").is_empty());
+/// assert_eq!(
+///     instance_name_issues("queue#1"),
+///     ["`#` in the name: PDH reads `#n` as a duplicate-instance index"]
+/// );
+/// ```
 pub fn instance_name_issues(name: &str) -> Vec<String> {
     let mut issues = Vec::new();
     if name.is_empty() {
@@ -143,6 +201,13 @@ pub fn instance_name_issues(name: &str) -> Vec<String> {
 
 /// Duplicate names among run-time instances (compared as PDH does, ignoring ASCII case): PDH
 /// numbers them `name#1`, `name#2`, and exporters merge or drop them.
+///
+/// # Examples
+///
+/// ```
+/// let names = ["Queue", "queue", "other"];
+/// assert_eq!(pcw_gen::fleet::duplicate_instances(names), ["queue"]);
+/// ```
 pub fn duplicate_instances<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     for n in names {
@@ -170,22 +235,11 @@ fn attr_pos(attrs: Option<&Attrs>, name: &str, fallback: Pos) -> Pos {
         .unwrap_or(fallback)
 }
 
-/// The fleet-readiness warnings of a valid manifest (none when it has errors: the manifest
-/// rules report those). Pure; `file` only labels the diagnostics.
-pub fn check(file: &Path, bytes: &[u8]) -> Vec<Diagnostic> {
-    let mut scratch = Sink::new(file);
-    let Some(text) = crate::source::decode(bytes, &mut scratch) else {
-        return Vec::new();
-    };
-    let Some(raw) = crate::parse::parse(&text, &mut scratch) else {
-        return Vec::new();
-    };
-    let manifest = crate::validate::validate(&raw, &mut scratch);
-    let (Some(manifest), false) = (manifest, scratch.has_errors()) else {
-        return Vec::new();
-    };
+/// The fleet-readiness warnings of a valid manifest (`manifest`, resolved from `raw`; what
+/// [`crate::lint`] adds to the analysis). `file` only labels the diagnostics.
+pub(crate) fn check(manifest: &Manifest, raw: &RawManifest, file: &Path) -> Vec<Diagnostic> {
     let mut sink = Sink::new(file);
-    rules(&manifest, &raw, &mut sink);
+    rules(manifest, raw, &mut sink);
     sink.into_sorted()
 }
 

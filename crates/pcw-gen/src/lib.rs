@@ -1,18 +1,47 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! pcw-gen: the counter manifest compiler (CTRPP equivalent). It turns a counter
-//! manifest (`.man`) into a Rust register/add layer for a kernel-mode PCW provider, the `.rc`
-//! string table the provider links, and the lodctr `.ini`/`.h` pair for the V1 shim.
+//! manifest (`.man`) into a Rust register/add layer for a kernel-mode PCW provider (or a typed
+//! user-mode provider), the `.rc` string table the provider links, and the lodctr `.ini`/`.h`
+//! pair for the V1 shim.
 //!
-//! The pipeline is: bytes ([`analyze`]: UTF-8 or UTF-16 with or without BOM) → XML
-//! (roxmltree, positions kept) → validation of every rule, all problems of a file reported in
-//! one run ([`Diagnostic`]) → the resolved model ([`Manifest`]) → pure generators
+//! # The API
+//!
+//! A build script calls [`compile`] (or a [`Config`] and its [`Config::compile`]). Everything
+//! else reads an [`Input`] — a file ([`Input::read`]) or bytes in hand ([`Input::new`]) — with
+//! one entry point per operation:
+//!
+//! | operation | entry point | result |
+//! |---|---|---|
+//! | analyse (the verdict) | [`analyze`] | [`Analysis`]: the [`model::Manifest`] and every [`Diagnostic`] |
+//! | lint (`pcw lint`) | [`lint`] | the analysis's diagnostics and the [`fleet`] advice |
+//! | generate (`pcw gen`) | [`Config::generate`] | [`Generated`]: Rust, `.rc`, `.res`, `.ini`, `.h`, the `inspect` document |
+//! | inspect (`pcw inspect`) | [`Config::inspect`] | [`model::Inspect`] |
+//! | V1 tables (the perf DLL) | [`Config::v1_tables`] | Rust |
+//! | write the outputs (`build.rs`) | [`compile`], [`Config::compile`] | [`Written`] |
+//! | counters declared in Rust | [`declare`] | the derived manifest, its outputs, the declaration of a manifest |
+//!
+//! [`model`] holds the data: the resolved manifest, the manifest's enumerated values (one table
+//! each) and the `inspect` document. [`text`] is the display-text policy, [`fleet`] the names
+//! consumers derive. Every failure is an [`Error`].
+//!
+//! ```
+//! let input = pcw_gen::Input::new("contoso_v11.man", include_str!("../tests/manifests/contoso_v11.man"));
+//! assert!(pcw_gen::lint(&input).iter().all(|d| !d.is_error()));
+//! let generated = pcw_gen::Config::new().generate(&input)?;
+//! assert!(generated.rust.contains("pub mod contoso_v11"));
+//! # Ok::<(), pcw_gen::Error>(())
+//! ```
+//!
+//! The pipeline is: bytes (UTF-8 or UTF-16 with or without BOM) → XML (roxmltree, positions
+//! kept) → validation of every rule, all problems of a file reported in one run
+//! ([`Diagnostic`]) → the resolved model ([`model::Manifest`]) → pure generators
 //! ([`Config::generate`]) → files written only when changed ([`Config::compile`]).
 //!
-//! [`analyze`] is the one analysis: `pcw lint`, [`Config::check`], [`Config::generate`] and
-//! [`Config::inspect`] all take their verdict from it, so a manifest lint accepts generates, and
-//! one it refuses fails generation with the same diagnostics (a test runs both over every
-//! manifest of the repository and the fuzz corpora). Only [`Config::v1_tables`] refuses more, and
-//! lint warns about each of those cases.
+//! [`analyze`] is the one analysis: `pcw lint`, [`Config::generate`] and [`Config::inspect`] all
+//! take their verdict from it, so a manifest lint accepts generates, and one it refuses fails
+//! generation with the same diagnostics (a test runs both over every manifest of the repository
+//! and the fuzz corpora). Only [`Config::v1_tables`] refuses more, and lint warns about each of
+//! those cases.
 //!
 //! # Display text
 //!
@@ -52,7 +81,7 @@
 //! # Counters declared in Rust
 //!
 //! A provider may declare its counters in Rust instead of writing a manifest: the pcw-declare
-//! crate's `counters!` macro calls [`expand_declaration`], and a build script calls
+//! crate's `counters!` macro calls [`declare::expand`], and a build script calls
 //! [`Config::compile_declarations`] on the same source file. [`declare`] reads the declaration
 //! into manifest text (defaults filled in: GUIDs by [`declare::name_guid`], resource ids,
 //! `uri`s), which [`analyze`] checks like any manifest, its diagnostics mapped back to the
@@ -175,59 +204,21 @@
 //! Value blocks do not exist in Perflib's user-mode API: `<structs>` in a `userMode` manifest is
 //! an error of the analysis (so of `pcw lint` too) at the `<structs>` element.
 //!
-//! # The `inspect` document (JSON schema, version 1)
+//! # The `inspect` document
 //!
-//! [`Config::inspect`] (and `pcw inspect FILE --json`) produce an [`Inspect`], serialised with
-//! serde. Types: `str`, `u16`/`u32`/`i32` numbers, `bool`, `T?` = the value or `null`, `[T]` =
-//! array. Fields are never omitted.
-//!
-//! ```text
-//! {
-//!   "format": "pcw-gen-inspect",          str, constant
-//!   "version": 1,                         u32, bumped on incompatible change
-//!   "file": str,                          the manifest path as given
-//!   "schema_version": "1.1" | "2.0",
-//!   "provider": {
-//!     "name": str, "guid": str (lowercase "{8-4-4-4-12}"),
-//!     "provider_type": "kernelMode" | "userMode", "application_identity": str,
-//!     "callback": "custom" | "default", "symbol": str?, "resource_base": u32?
-//!   },
-//!   "countersets": [{                     manifest order
-//!     "name": str, "symbol": str, "guid": str, "uri": str,
-//!     "instances": "single" | "multiple" | "globalAggregate" | "multipleAggregate"
-//!                  | "globalAggregateHistory",
-//!     "name_id": u32, "description": str, "description_id": u32,
-//!     "rust_module": str,                 module inside the generated top-level module
-//!     "v1_offset": u32,                   lodctr `.h` offset: name index = First Counter +
-//!                                         v1_offset, help index = First Help + v1_offset
-//!     "structs": [{                       StructIndex order
-//!       "index": u16, "name": str, "c_type": str?, "rust_type": str, "bound": bool,
-//!       "size": u32?,                     null when bound to a user type
-//!       "fields": [{ "name": str, "rust_name": str, "offset": u32? (null when bound), "size": u32 }]
-//!     }],
-//!     "counters": [{                      V1 order = descriptor order
-//!       "id": u16, "name": str?, "symbol": str?, "uri": str,
-//!       "type_name": str (manifest type), "counter_type": u32 (V1 CounterType value),
-//!       "counter_type_name": str (winperf.h name),
-//!       "size": u32, "struct_index": u16, "field": str, "offset": u32? (null when bound),
-//!       "detail_level": "standard" | "advanced", "detail_level_value": 100 | 200,
-//!       "default_scale": i32, "aggregate": str?,
-//!       "base_id": u16?, "perf_time_id": u16?, "perf_freq_id": u16?, "multi_counter_id": u16?,
-//!       "attributes": [str], "name_id": u32?, "description": str?, "description_id": u32?,
-//!       "v1_offset": u32?                 lodctr `.h` offset as for the set; null for base
-//!                                         counters (no title index in V1)
-//!     }]
-//!   }]
-//! }
-//! ```
+//! [`Config::inspect`] (and `pcw inspect FILE --json`) produce a [`model::Inspect`], serialised
+//! with serde: format `pcw-gen-inspect`, version 1 ([`model::INSPECT_VERSION`], bumped on an
+//! incompatible change). The types document it field by field; its JSON schema,
+//! `inspect.schema.json` at the crate's root, is checked against the document of every
+//! manifest of the repository.
 //!
 //! Offsets and sizes of generated structs assume natural alignment (`u64` on 8 bytes), true on
 //! every Windows target; the generated code asserts the struct sizes at compile time there.
 //!
 //! # Diagnostics and the CLI
 //!
-//! [`lint_files`] returns every diagnostic of every file, with the fleet-readiness warnings of
-//! [`fleet::check`] ([`render_all`] renders them with a summary line; exit 1 when any
+//! [`lint`] returns every diagnostic of a file, with the fleet-readiness warnings of [`fleet`]
+//! ([`Diagnostic::render_all`] renders them with a summary line; `pcw lint` exits 1 when any
 //! [`Diagnostic::is_error`]). [`Config::generate`] returns all
 //! outputs as values for `pcw gen`; [`Generated::ini`] is already UTF-16LE with a BOM.
 //! Comments in every output (the Rust, `.rc` and `.h` headers, doc comments) show a name's
@@ -238,7 +229,7 @@
 //! A V2 consumer pairs a fraction, average or multi-timer with its base by `baseID`
 //! (`multiCounterID`), so a manifest may declare the base anywhere in its counterset, before the
 //! counter naming it as Microsoft's user-mode samples do. A V1 consumer reads the base from the
-//! counter definition that directly follows. The resolved model ([`CounterSet::counters`]), and
+//! counter definition that directly follows. The resolved model ([`model::Counterset::counters`]), and
 //! with it every output (descriptors, the `inspect` document that the perf DLL's tables are
 //! built from), lists counters in *V1 order*: manifest order, with each base counter moved right
 //! after the first counter naming it. A base named by two counters can follow only one of them;
@@ -252,7 +243,7 @@
 //! `CounterTable`, `SERVICE` (the lodctr `drivername=`) and `OBJECTS`, one per counterset in
 //! manifest order, counters in V1 order. Each carries lodctr symbol offsets (the `.h` values;
 //! none for base counters), the V1 counter type, size, detail level and scale, whether the
-//! object has instances ([`Instances::has_instances`]), its detail level (the lowest of its
+//! object has instances ([`model::Instances::has_instances`]), its detail level (the lowest of its
 //! counters'), `DefaultCounter` (−1 when the first counter is a base) and the positions of the
 //! counters holding its `PerfTime`/`PerfFreq`. What V1 cannot express is an error here, not a
 //! misread later: a base counter shared by two counters (a warning for every other output),
@@ -273,67 +264,31 @@
 //! a quote is therefore written between double quotes.
 #![forbid(unsafe_code)]
 
+mod analysis;
 mod config;
 pub mod declare;
 mod diag;
-mod expand;
+mod error;
 pub mod fleet;
+mod input;
 mod inspect;
-mod ir;
+mod kernel;
+pub mod model;
 mod names;
 mod parse;
+mod render;
 mod resources;
-mod rust;
-mod rust_um;
 mod source;
 pub mod text;
-mod v1;
+mod user_mode;
+mod v1_tables;
 mod validate;
 
-pub use config::{Config, Error, Generated, Written, compile, lint_files};
-pub use diag::{Diagnostic, Pos, Severity, render_all};
-pub use expand::expand_declaration;
-pub use inspect::{
-    INSPECT_FORMAT, INSPECT_VERSION, Inspect, InspectCounter, InspectCounterSet, InspectField,
-    InspectProvider, InspectStruct,
-};
-pub use ir::{
-    Aggregate, Counter, CounterAttribute, CounterSet, Field, Guid, Instances, Manifest, Provider,
-    ProviderType, SchemaVersion, Struct,
-};
-
-use std::path::Path;
-
-/// The result of reading one manifest: the resolved model when there is no error, and every
-/// diagnostic (errors and warnings) in file order.
-#[derive(Clone, Debug)]
-pub struct Analysis {
-    /// The validated manifest; `None` when any error was reported.
-    pub manifest: Option<Manifest>,
-    /// All diagnostics, sorted by position.
-    pub diagnostics: Vec<Diagnostic>,
-}
-
-impl Analysis {
-    /// Whether any diagnostic is an error.
-    pub fn has_errors(&self) -> bool {
-        self.diagnostics.iter().any(Diagnostic::is_error)
-    }
-}
-
-/// Parses and validates manifest bytes (any supported encoding). Pure: `file` is only used to
-/// label diagnostics. Never panics, whatever the input (fuzzed and property-tested).
-pub fn analyze(file: &Path, bytes: &[u8]) -> Analysis {
-    let mut sink = diag::Sink::new(file);
-    let manifest = source::decode(bytes, &mut sink)
-        .and_then(|text| parse::parse(&text, &mut sink))
-        .and_then(|raw| validate::validate(&raw, &mut sink));
-    let manifest = if sink.has_errors() { None } else { manifest };
-    Analysis {
-        manifest,
-        diagnostics: sink.into_sorted(),
-    }
-}
+pub use analysis::{Analysis, analyze, lint};
+pub use config::{Config, Generated, Written, compile};
+pub use diag::{Diagnostic, Severity};
+pub use error::Error;
+pub use input::Input;
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

@@ -216,7 +216,7 @@ impl Scope {
 
 /// The module of each counterset (the `snake_case` of its symbol, `_2`, `_3` … on a clash), in
 /// manifest order: the same in both generators and in `inspect`.
-pub(crate) fn set_modules(manifest: &crate::ir::Manifest) -> Vec<String> {
+pub(crate) fn set_modules(manifest: &crate::model::Manifest) -> Vec<String> {
     let mut scope = Scope::default();
     manifest
         .provider

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 
 use roxmltree::{Document, Node, ParsingOptions};
 
-use crate::diag::{Pos, Sink};
+use crate::diag::Sink;
+use crate::model::Pos;
 
 /// The counters schema namespace.
 pub(crate) const COUNTERS_NS: &str = "http://schemas.microsoft.com/win/2005/12/counters";

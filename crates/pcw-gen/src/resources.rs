@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use crate::ir::Manifest;
+use crate::model::Manifest;
 use crate::names;
 use crate::text::{escape_where, refused, visible};
 

@@ -5,7 +5,8 @@
 
 use pcw_io::text::{self, Problem};
 
-use crate::diag::{Pos, Sink};
+use crate::diag::Sink;
+use crate::model::Pos;
 
 /// Decodes a manifest file into text ([`pcw_io::text::decode`], the decoding every pcw command
 /// uses). Returns `None` (after reporting at the first invalid character) when the bytes are

@@ -31,7 +31,16 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 
 /// Why a character cannot be in a manifest's display text.
+///
+/// # Examples
+///
+/// ```
+/// use pcw_gen::text::{Refused, refused};
+///
+/// assert_eq!(refused('\u{2028}'), Some(Refused::LineSeparator));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Refused {
     /// A C0 or C1 control character or DEL (TAB, LF and CR included).
     Control,
@@ -45,6 +54,14 @@ pub enum Refused {
 
 impl Refused {
     /// Why the character is refused: a lowercase clause for a diagnostic.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pcw_gen::text::Refused;
+    ///
+    /// assert!(Refused::Noncharacter.why().starts_with("noncharacters are reserved"));
+    /// ```
     pub fn why(self) -> &'static str {
         match self {
             Self::Control => {
@@ -64,6 +81,15 @@ impl Refused {
 }
 
 /// Whether `c` is refused in display text, and why (the policy table in the module docs).
+///
+/// # Examples
+///
+/// ```
+/// use pcw_gen::text::{Refused, refused};
+///
+/// assert_eq!(refused('\t'), Some(Refused::Control));
+/// assert_eq!(refused('é'), None);
+/// ```
 pub fn refused(c: char) -> Option<Refused> {
     let u = u32::from(c);
     if c.is_control() {
@@ -80,6 +106,13 @@ pub fn refused(c: char) -> Option<Refused> {
 }
 
 /// `U+000D` and, for the characters people meet, its name: `U+000D (carriage return)`.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(pcw_gen::text::describe('\r'), "U+000D (carriage return)");
+/// assert_eq!(pcw_gen::text::describe('é'), "U+00E9");
+/// ```
 pub fn describe(c: char) -> String {
     let name = match c {
         '\0' => Some("null"),
@@ -103,6 +136,15 @@ pub fn describe(c: char) -> String {
 
 /// The first refused character of `text`: its 1-based position in characters, the character
 /// and why.
+///
+/// # Examples
+///
+/// ```
+/// use pcw_gen::text::{Refused, first_refused};
+///
+/// assert_eq!(first_refused("a\tb"), Some((2, '\t', Refused::Control)));
+/// assert_eq!(first_refused("fine"), None);
+/// ```
 pub fn first_refused(text: &str) -> Option<(usize, char, Refused)> {
     text.chars()
         .enumerate()
@@ -116,6 +158,13 @@ fn is_bidi_control(c: char) -> bool {
 }
 
 /// Whether [`visible`] writes `c` as an escape.
+///
+/// # Examples
+///
+/// ```
+/// assert!(pcw_gen::text::is_invisible('\u{feff}'));
+/// assert!(!pcw_gen::text::is_invisible(' '));
+/// ```
 pub fn is_invisible(c: char) -> bool {
     refused(c).is_some() || is_bidi_control(c) || c == '\u{feff}'
 }
@@ -123,6 +172,13 @@ pub fn is_invisible(c: char) -> bool {
 /// `text` for a comment or a message: every refused character, bidi control and `U+FEFF`
 /// written as `\u{…}`, so the result is one line and shows what it holds. Text without them is
 /// returned as it is.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(pcw_gen::text::visible("a\u{2028}b"), "a\\u{2028}b");
+/// assert_eq!(pcw_gen::text::visible("plain"), "plain");
+/// ```
 pub fn visible(text: &str) -> Cow<'_, str> {
     escape_where(text, is_invisible)
 }

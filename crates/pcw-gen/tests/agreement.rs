@@ -1,38 +1,17 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! Lint and gen share one analysis: over every manifest in the repository (`git ls-files
 //! '*.man'`: the project's, the golden and the CLI fixtures) and both fuzz corpora of manifests,
-//! `pcw lint` ([`pcw_gen::lint_files`]) reports an error exactly when [`Config::generate`]
+//! `pcw lint` ([`pcw_gen::lint`]) reports an error exactly when [`Config::generate`]
 //! refuses the manifest, and then with the same diagnostics; what it accepts generates Rust that
 //! parses and is no `compile_error!`. What only the V1 tables refuse ([`Config::v1_tables`]), lint
 //! warns about.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
-use pcw_gen::{Config, Diagnostic, Error};
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Every tracked `.man` file.
-fn tracked_manifests() -> Vec<PathBuf> {
-    let out = std::process::Command::new("git")
-        .args(["ls-files", "-z", "*.man"])
-        .current_dir(root())
-        .output()
-        .expect("git runs (the test reads the tracked manifests from a checkout)");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .split('\0')
-        .filter(|p| !p.is_empty())
-        .map(|p| root().join(p))
-        .collect()
-}
+use common::{root, tracked_manifests};
+use pcw_gen::{Config, Diagnostic, Error, Input};
 
 /// Every file of a fuzz corpus.
 fn corpus(name: &str) -> Vec<PathBuf> {
@@ -61,14 +40,14 @@ fn counter_of(message: &str) -> &str {
 /// The verdicts agree for one file; returns whether it was accepted.
 fn agree(path: &Path) -> bool {
     let bytes = std::fs::read(path).unwrap();
-    let lint = pcw_gen::lint_files(&[path]);
+    let lint = pcw_gen::lint(&Input::new(path, &bytes));
     let shown = path.display();
-    match Config::new().generate(path, &bytes) {
+    match Config::new().generate(&Input::new(path, &bytes)) {
         Ok(generated) => {
             assert!(
                 errors(&lint).is_empty(),
                 "{shown}: generated, but lint reports\n{}",
-                pcw_gen::render_all(&lint)
+                Diagnostic::render_all(&lint)
             );
             assert!(
                 !generated.rust.contains("compile_error!"),
@@ -76,7 +55,7 @@ fn agree(path: &Path) -> bool {
                 generated.rust
             );
             syn::parse_file(&generated.rust).unwrap_or_else(|e| panic!("{shown}: {e}"));
-            match Config::new().v1_tables(path, &bytes) {
+            match Config::new().v1_tables(&Input::new(path, &bytes)) {
                 Ok(_) => {}
                 Err(Error::Manifest { diagnostics }) => {
                     for d in errors(&diagnostics) {
@@ -87,7 +66,7 @@ fn agree(path: &Path) -> bool {
                                 && w.message.contains("v1")),
                             "{shown}: lint does not warn about what the v1 tables refuse: {}\n{}",
                             d.render(),
-                            pcw_gen::render_all(&lint)
+                            Diagnostic::render_all(&lint)
                         );
                     }
                 }
@@ -161,7 +140,9 @@ fn former_divergences() {
     let path = dir.join("two_times.man");
     std::fs::write(&path, &two_times).unwrap();
     assert!(agree(&path));
-    let Err(Error::Manifest { .. }) = Config::new().v1_tables(&path, two_times.as_bytes()) else {
+    let Err(Error::Manifest { .. }) =
+        Config::new().v1_tables(&Input::new(&path, two_times.as_bytes()))
+    else {
         panic!("the v1 tables accepted two time counters");
     };
 
@@ -175,12 +156,12 @@ fn former_divergences() {
     std::fs::write(&path, &ignored).unwrap();
     assert!(agree(&path));
     assert!(
-        pcw_gen::lint_files(&[&path])
+        pcw_gen::lint(&Input::new(&path, &ignored))
             .iter()
             .any(|w| w.message.starts_with("`baseID` is ignored"))
     );
     Config::new()
-        .v1_tables(&path, ignored.as_bytes())
+        .v1_tables(&Input::new(&path, ignored.as_bytes()))
         .unwrap_or_else(|e| panic!("{e}"));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -9,8 +9,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use pcw_gen::declare::{analyze_declarations, to_rust};
-use pcw_gen::{Config, Manifest, Pos, analyze, expand_declaration};
+use pcw_gen::declare::{analyze_declarations, expand, to_rust};
+use pcw_gen::model::{Manifest, Pos};
+use pcw_gen::{Config, Input, analyze};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -78,18 +79,18 @@ fn without_positions(mut m: Manifest) -> Manifest {
 /// layouts) and the same generated outputs. Returns the declaration.
 fn round_trip(path: &Path) -> String {
     let bytes = filled(std::fs::read(path).unwrap());
-    let original = analyze(path, &bytes);
+    let original = analyze(&Input::new(path, &bytes));
     let Some(manifest) = original.manifest else {
         panic!("{}: {:?}", path.display(), original.diagnostics);
     };
-    let declaration = to_rust(path, &bytes).unwrap();
+    let declaration = to_rust(&Input::new(path, &bytes)).unwrap();
     let decl_file = path.with_extension("rs");
-    let analysis = analyze_declarations(&decl_file, declaration.as_bytes());
+    let analysis = analyze_declarations(&Input::new(&decl_file, declaration.as_bytes()));
     assert_eq!(analysis.declared.len(), 1, "{}", path.display());
     let declared = &analysis.declared[0];
     // Errors of the declaration itself would leave no model; a warning (an error for a
     // declaration) still leaves the derived manifest, which must be the original's equal.
-    let derived = analyze(Path::new(&declared.file_name), declared.manifest.as_bytes());
+    let derived = analyze(&declared.input());
     let Some(again) = derived.manifest else {
         panic!(
             "{}: the derived manifest has errors: {:#?}\n{}\n{declaration}",
@@ -115,9 +116,9 @@ fn round_trip(path: &Path) -> String {
     );
     // The same outputs, the file name aside.
     let name = Path::new(path.file_name().unwrap());
-    let a = Config::new().generate(name, &bytes).unwrap();
+    let a = Config::new().generate(&Input::new(name, &bytes)).unwrap();
     let b = Config::new()
-        .generate(name, declared.manifest.as_bytes())
+        .generate(&Input::new(name, declared.manifest.as_bytes()))
         .unwrap();
     assert_eq!(a.rust, b.rust, "{}", path.display());
     assert_eq!(a.rc, b.rc, "{}", path.display());
@@ -176,19 +177,19 @@ fn the_declaration_expands_to_the_manifest_generated_code() {
     let mut compared = Vec::new();
     for path in repository_manifests() {
         let bytes = filled(std::fs::read(&path).unwrap());
-        let clean = analyze(&path, &bytes).diagnostics.is_empty();
+        let clean = analyze(&Input::new(&path, &bytes)).diagnostics.is_empty();
         if !clean {
             continue;
         }
-        let declaration = to_rust(&path, &bytes).unwrap();
+        let declaration = to_rust(&Input::new(&path, &bytes)).unwrap();
         let file: syn::File = syn::parse_str(&declaration).unwrap();
         let syn::Item::Macro(m) = &file.items[0] else {
             panic!("{declaration}")
         };
-        let expanded = expand_declaration(m.mac.tokens.clone());
+        let expanded = expand(m.mac.tokens.clone());
         let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
         let from_manifest = Config::new()
-            .generate(Path::new(&format!("{stem}.man")), &bytes)
+            .generate(&Input::new(Path::new(&format!("{stem}.man")), &bytes))
             .unwrap()
             .rust;
         let from_manifest: proc_macro2::TokenStream = from_manifest.parse().unwrap();

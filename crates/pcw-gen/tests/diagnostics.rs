@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use pcw_gen::{Severity, analyze};
+use pcw_gen::{Diagnostic, Input, Severity, analyze};
 
 /// A valid kernel-mode schema 2.0 manifest, one thing per line so positions are easy to read.
 const BASE: &str = r#"<instrumentationManifest xmlns="http://schemas.microsoft.com/win/2004/08/events">
@@ -160,7 +160,7 @@ fn table() {
     let all = cases();
     assert!(all.len() >= 25);
     for c in &all {
-        let a = analyze(Path::new("t.man"), c.text.as_bytes());
+        let a = analyze(&Input::new("t.man", c.text.as_bytes()));
         if print {
             println!("== {}", c.name);
             for d in &a.diagnostics {
@@ -188,7 +188,7 @@ fn table() {
 
 #[test]
 fn base_is_valid() {
-    let a = analyze(Path::new("t.man"), BASE.as_bytes());
+    let a = analyze(&Input::new("t.man", BASE.as_bytes()));
     assert!(a.diagnostics.is_empty(), "{:#?}", a.diagnostics);
     assert!(a.manifest.is_some());
 }
@@ -204,7 +204,7 @@ fn every_problem_is_reported_in_one_run() {
             r#"type="perf_counter_rawcnt""#,
         )
         .replace(r#"detailLevel="advanced""#, r#"detailLevel="expert""#);
-    let a = analyze(Path::new("t.man"), text.as_bytes());
+    let a = analyze(&Input::new("t.man", text.as_bytes()));
     let errors: Vec<String> = a
         .diagnostics
         .iter()
@@ -232,9 +232,9 @@ fn every_problem_is_reported_in_one_run() {
 #[test]
 fn rendered_diagnostics_name_file_line_and_column() {
     let text = with(r#"instances="multiple""#, r#"instances="Multiple""#);
-    let a = analyze(Path::new("dir/t.man"), text.as_bytes());
+    let a = analyze(&Input::new("dir/t.man", text.as_bytes()));
     assert_eq!(
-        pcw_gen::render_all(&a.diagnostics),
+        Diagnostic::render_all(&a.diagnostics),
         "dir/t.man:7:86: error: invalid `instances` value `Multiple`\n  \
          = hint: values are case-sensitive: write `multiple`\n1 error, 0 warnings\n"
     );
@@ -249,7 +249,7 @@ mod never_panics {
 
         #[test]
         fn on_arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
-            let _ = analyze(Path::new("f.man"), &bytes);
+            let _ = analyze(&Input::new("f.man", &bytes));
         }
 
         #[test]
@@ -259,7 +259,7 @@ mod never_panics {
             let end = (start + len).min(text.len());
             let end = (end..=text.len()).find(|i| text.is_char_boundary(*i)).unwrap_or(text.len());
             text.replace_range(start..end, &insert);
-            let a = analyze(Path::new("f.man"), text.as_bytes());
+            let a = analyze(&Input::new("f.man", text.as_bytes()));
             // Either a manifest or at least one error, never both.
             prop_assert_eq!(a.manifest.is_some(), !a.has_errors());
         }
@@ -267,29 +267,27 @@ mod never_panics {
 }
 
 #[test]
-fn lint_files_reports_every_file() {
+fn lint_reports_the_fleet_advice_and_a_missing_file_cannot_be_read() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/manifests");
-    let missing = dir.join("does-not-exist.man");
-    let diagnostics = pcw_gen::lint_files(&[
-        dir.join("fabrikam_v2.man"),
-        dir.join("northwind_user.man"),
-        missing.clone(),
-    ]);
+    let lint = |name: &str| pcw_gen::lint(&Input::read(dir.join(name)).unwrap());
     // fabrikam's displayed `perf_raw_base` draws the one fleet-readiness warning `pcw lint`
     // adds; northwind is clean.
-    assert_eq!(diagnostics.len(), 2, "{diagnostics:#?}");
+    let diagnostics = lint("fabrikam_v2.man");
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:#?}");
     assert!(!diagnostics[0].is_error());
     assert!(
         diagnostics[0]
             .message
             .contains("has no `noDisplay` attribute")
     );
-    assert_eq!(diagnostics[1].file, missing);
-    assert!(diagnostics[1].is_error());
+    assert_eq!(lint("northwind_user.man"), []);
+    let missing = dir.join("does-not-exist.man");
+    let Err(pcw_gen::Error::Read(e)) = Input::read(&missing) else {
+        panic!("a missing manifest reads");
+    };
     assert!(
-        diagnostics[1]
-            .message
-            .starts_with("cannot read the manifest: ")
+        e.describe().starts_with("cannot read the manifest: "),
+        "{e}"
     );
 }
 
@@ -302,7 +300,7 @@ fn a_broken_counter_neither_hides_nor_fakes_other_problems() {
         r#"<counter id="2" uri="T.B" field="B" type="perf_average_base" detailLevel="expert"/>"#,
     )
     .replacen(r#"<counter id="3""#, r#"<counter id="2""#, 1);
-    let a = analyze(Path::new("t.man"), text.as_bytes());
+    let a = analyze(&Input::new("t.man", text.as_bytes()));
     let messages: Vec<&str> = a.diagnostics.iter().map(|d| d.message.as_str()).collect();
     assert_eq!(
         messages,
@@ -322,7 +320,7 @@ fn base_before_its_fraction_is_valid_and_v1_order_moves_it() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/manifests");
     for name in ["tidal_user.man", "estuary_user.man"] {
         let bytes = std::fs::read(dir.join(name)).unwrap();
-        let a = analyze(Path::new(name), &bytes);
+        let a = analyze(&Input::new(name, &bytes));
         assert!(a.diagnostics.is_empty(), "{name}: {:#?}", a.diagnostics);
         let m = a.manifest.unwrap();
         let set = m.provider.countersets.last().unwrap();
@@ -340,7 +338,7 @@ fn base_before_its_fraction_is_valid_and_v1_order_moves_it() {
         1,
     );
     assert_ne!(swapped, BASE);
-    let a = analyze(Path::new("t.man"), swapped.as_bytes());
+    let a = analyze(&Input::new("t.man", swapped.as_bytes()));
     assert!(a.diagnostics.is_empty(), "{:#?}", a.diagnostics);
     let set = &a.manifest.unwrap().provider.countersets[0];
     let order: Vec<u16> = set.counters.iter().map(|c| c.id).collect();
@@ -356,16 +354,16 @@ fn base_before_its_fraction_is_valid_and_v1_order_moves_it() {
 
 /// The errors of the perf DLL's V1 tables (`Config::v1_tables`): what a V1 object cannot
 /// express, at the counter, while the other outputs only warn.
-fn v1_errors(text: &str) -> Vec<pcw_gen::Diagnostic> {
+fn v1_errors(text: &str) -> Vec<Diagnostic> {
     let err = pcw_gen::Config::new()
-        .v1_tables(Path::new("t.man"), text.as_bytes())
+        .v1_tables(&Input::new("t.man", text.as_bytes()))
         .unwrap_err();
     let pcw_gen::Error::Manifest { diagnostics } = err else {
         panic!("expected manifest diagnostics, got {err}");
     };
     diagnostics
         .into_iter()
-        .filter(pcw_gen::Diagnostic::is_error)
+        .filter(Diagnostic::is_error)
         .collect()
 }
 
@@ -375,7 +373,7 @@ fn v1_tables_refuse_a_shared_base() {
     let shared = c3(r#"field="C" type="perf_average_timer" baseID="2" detailLevel="advanced""#);
     assert!(
         pcw_gen::Config::new()
-            .generate(Path::new("t.man"), shared.as_bytes())
+            .generate(&Input::new("t.man", shared.as_bytes()))
             .is_ok()
     );
     let errors = v1_errors(&shared);
@@ -392,7 +390,7 @@ fn v1_tables_refuse_a_shared_base() {
     );
     // The base-less manifest generates tables whose base follows its fraction.
     let tables = pcw_gen::Config::new()
-        .v1_tables(Path::new("t.man"), BASE.as_bytes())
+        .v1_tables(&Input::new("t.man", BASE.as_bytes()))
         .unwrap();
     let ids: Vec<&str> = tables
         .lines()

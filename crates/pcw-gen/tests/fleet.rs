@@ -3,9 +3,7 @@
 //! OpenTelemetry receiver or PDH paths trip on, and the warning `pcw lint` pins for it
 //! (line, column, message). A clean manifest gets none of them.
 
-use std::path::Path;
-
-use pcw_gen::{Diagnostic, Severity, fleet};
+use pcw_gen::{Diagnostic, Input, Severity};
 
 /// A fleet-ready kernel-mode manifest, one thing per line so positions are easy to read.
 const CLEAN: &str = r#"<instrumentationManifest xmlns="http://schemas.microsoft.com/win/2004/08/events">
@@ -35,10 +33,14 @@ fn with(from: &str, to: &str) -> String {
 }
 
 fn warnings(text: &str) -> Vec<Diagnostic> {
-    let file = Path::new("t.man");
-    let analysis = pcw_gen::analyze(file, text.as_bytes());
+    let input = Input::new("t.man", text);
+    let analysis = pcw_gen::analyze(&input);
     assert!(!analysis.has_errors(), "{:#?}", analysis.diagnostics);
-    let found = fleet::check(file, text.as_bytes());
+    // What lint adds to the analysis.
+    let found: Vec<Diagnostic> = pcw_gen::lint(&input)
+        .into_iter()
+        .filter(|d| !analysis.diagnostics.contains(d))
+        .collect();
     assert!(found.iter().all(|d| d.severity == Severity::Warning));
     assert!(
         found.iter().all(|d| d.hint.is_some()),
@@ -79,7 +81,8 @@ fn a_manifest_with_errors_gets_no_fleet_pass() {
         r#"type="perf_counter_large_rawcount""#,
         r#"type="perf_nope""#,
     );
-    assert!(fleet::check(Path::new("t.man"), broken.as_bytes()).is_empty());
+    let input = Input::new("t.man", &broken);
+    assert_eq!(pcw_gen::lint(&input), pcw_gen::analyze(&input).diagnostics);
 }
 
 #[test]
@@ -271,7 +274,7 @@ fn global_aggregate_hides_instance_names() {
 }
 
 #[test]
-fn lint_files_reports_fleet_warnings_with_the_manifest_rules() {
+fn lint_reports_fleet_warnings_with_the_manifest_rules() {
     let dir = std::env::temp_dir().join(format!("pcw-fleet-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("scaled.man");
@@ -283,9 +286,9 @@ fn lint_files_reports_fleet_warnings_with_the_manifest_rules() {
         ),
     )
     .unwrap();
-    let all = pcw_gen::lint_files(&[&path]);
+    let all = pcw_gen::lint(&Input::read(&path).unwrap());
     std::fs::remove_dir_all(&dir).unwrap();
-    let rendered = pcw_gen::render_all(&all);
+    let rendered = Diagnostic::render_all(&all);
     assert!(
         rendered.contains("scaled.man:14:87: warning: `defaultScale` 2 on raw count `C Count`"),
         "{rendered}"

@@ -6,7 +6,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use pcw_gen::Config;
+use pcw_gen::{Config, Input};
 
 mod common;
 use common::{rc_strings, res_strings, utf16le};
@@ -55,7 +55,7 @@ fn generate(config: &Config, manifest: &str, golden_stem: &str) {
     let path = dir("manifests").join(manifest);
     let bytes = fs::read(&path).unwrap();
     // Label with the bare file name so golden files do not depend on the checkout path.
-    let generated = match config.generate(Path::new(manifest), &bytes) {
+    let generated = match config.generate(&Input::new(manifest, &bytes)) {
         Ok(g) => g,
         Err(e) => panic!("{e}"),
     };
@@ -72,7 +72,7 @@ fn generate(config: &Config, manifest: &str, golden_stem: &str) {
         &format!("{golden_stem}.inspect.json"),
         &generated.inspect.to_json(),
     );
-    let v1 = match config.v1_tables(Path::new(manifest), &bytes) {
+    let v1 = match config.v1_tables(&Input::new(manifest, &bytes)) {
         Ok(t) => t,
         Err(e) => panic!("{e}"),
     };
@@ -141,7 +141,7 @@ fn user_mode_struct_layout_is_refused_naming_struct() {
             1,
         );
     // Lint (`analyze`), generation and inspect refuse it alike, with one error at `<structs>`.
-    let analysis = pcw_gen::analyze(&path, text.as_bytes());
+    let analysis = pcw_gen::analyze(&Input::new(&path, text.as_bytes()));
     let errors: Vec<_> = analysis
         .diagnostics
         .iter()
@@ -158,11 +158,11 @@ fn user_mode_struct_layout_is_refused_naming_struct() {
     );
     for err in [
         Config::new()
-            .generate(&path, text.as_bytes())
+            .generate(&Input::new(&path, text.as_bytes()))
             .map(|_| ())
             .unwrap_err(),
         Config::new()
-            .inspect(&path, text.as_bytes())
+            .inspect(&Input::new(&path, text.as_bytes()))
             .map(|_| ())
             .unwrap_err(),
     ] {
@@ -178,7 +178,7 @@ fn utf16_and_bomless_variants_generate_the_same_code() {
     let path = dir("manifests").join("fabrikam_v2.man");
     let text = fs::read_to_string(&path).unwrap();
     let reference = Config::new()
-        .generate(Path::new("fabrikam_v2.man"), text.as_bytes())
+        .generate(&Input::new("fabrikam_v2.man", text.as_bytes()))
         .unwrap()
         .rust;
     let utf16le: Vec<u8> = [0xFF, 0xFE]
@@ -197,7 +197,7 @@ fn utf16_and_bomless_variants_generate_the_same_code() {
     let crlf = text.replace('\n', "\r\n");
     for bytes in [utf16le, utf16be, bom8, crlf.into_bytes()] {
         let g = Config::new()
-            .generate(Path::new("fabrikam_v2.man"), &bytes)
+            .generate(&Input::new("fabrikam_v2.man", &bytes))
             .unwrap();
         assert_eq!(g.rust, reference);
     }
@@ -227,7 +227,7 @@ fn unknown_binding_is_a_config_error() {
     let bytes = fs::read(&path).unwrap();
     let err = Config::new()
         .bind_struct("FabQueue.Nope", "crate::X")
-        .generate(&path, &bytes)
+        .generate(&Input::new(&path, &bytes))
         .unwrap_err();
     assert!(err.to_string().contains("`FabQueue.QueueData`"), "{err}");
 }
@@ -237,7 +237,7 @@ fn golden_manifests_cover_every_fixed_size_counter_type() {
     let mut seen = std::collections::BTreeSet::new();
     for m in ["fabrikam_v2.man", "contoso_v11.man"] {
         let bytes = fs::read(dir("manifests").join(m)).unwrap();
-        let inspect = Config::new().inspect(Path::new(m), &bytes).unwrap();
+        let inspect = Config::new().inspect(&Input::new(m, &bytes)).unwrap();
         for set in &inspect.countersets {
             seen.extend(set.counters.iter().map(|c| c.type_name.clone()));
         }
@@ -256,12 +256,12 @@ fn golden_manifests_cover_every_instance_kind() {
     let mut seen = std::collections::BTreeSet::new();
     for m in ["fabrikam_v2.man", "contoso_v11.man"] {
         let bytes = fs::read(dir("manifests").join(m)).unwrap();
-        let inspect = Config::new().inspect(Path::new(m), &bytes).unwrap();
+        let inspect = Config::new().inspect(&Input::new(m, &bytes)).unwrap();
         seen.extend(inspect.countersets.iter().map(|s| s.instances));
     }
     assert_eq!(
         seen.into_iter().collect::<Vec<_>>(),
-        pcw_gen::Instances::ALL
+        pcw_gen::model::Instances::ALL
     );
 }
 
@@ -296,7 +296,7 @@ mod arbitrary_text {
                     "name=\"Fabrikam Queue\"",
                     &format!("name=\"{} Set\"", xml_escape(&name)),
                 );
-            match Config::new().generate(Path::new("p.man"), text.as_bytes()) {
+            match Config::new().generate(&Input::new("p.man", text.as_bytes())) {
                 Ok(g) => {
                     prop_assert!(syn::parse_file(&g.rust).is_ok(), "{}", g.rust);
                 }
@@ -314,7 +314,7 @@ mod arbitrary_text {
 #[test]
 fn errors_debug_print_like_display_for_build_scripts() {
     let err = Config::new()
-        .generate(Path::new("bad.man"), b"<instrumentationManifest/>")
+        .generate(&Input::new("bad.man", b"<instrumentationManifest/>"))
         .unwrap_err();
     assert_eq!(format!("{err:?}"), err.to_string());
     assert!(
@@ -330,7 +330,9 @@ fn errors_debug_print_like_display_for_build_scripts() {
 fn inspect_v1_offsets_match_the_symbol_file() {
     for manifest in ["contoso_v11.man", "fabrikam_v2.man"] {
         let bytes = fs::read(dir("manifests").join(manifest)).unwrap();
-        let generated = Config::new().generate(Path::new(manifest), &bytes).unwrap();
+        let generated = Config::new()
+            .generate(&Input::new(manifest, &bytes))
+            .unwrap();
         let from_h: Vec<u32> = generated
             .symbols_h
             .lines()

@@ -15,7 +15,7 @@ mod common;
 use std::path::Path;
 
 use common::{h_symbols, ini_profile, rc_strings, res_strings, utf16le};
-use pcw_gen::{Config, Diagnostic, Generated};
+use pcw_gen::{Config, Diagnostic, Generated, Input};
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -375,8 +375,8 @@ fn check(pieces: &[Piece]) {
     for user_mode in [false, true] {
         let (text, places) = manifest(user_mode, &xml);
         let path = Path::new("names.man");
-        let analysis = pcw_gen::analyze(path, text.as_bytes());
-        let generated = Config::new().generate(path, text.as_bytes());
+        let analysis = pcw_gen::analyze(&Input::new(path, text.as_bytes()));
+        let generated = Config::new().generate(&Input::new(path, text.as_bytes()));
         if let Some(c) = refused {
             let code = format!("U+{:04X}", u32::from(c));
             for place in &places {
@@ -384,7 +384,7 @@ fn check(pieces: &[Piece]) {
                 assert!(
                     here.iter().any(|d| d.message.contains(&code)),
                     "no error naming {code} at {place:?} for {name:?}:\n{}",
-                    pcw_gen::render_all(&analysis.diagnostics)
+                    Diagnostic::render_all(&analysis.diagnostics)
                 );
             }
             let Err(pcw_gen::Error::Manifest { diagnostics }) = generated else {
@@ -405,11 +405,11 @@ fn check(pieces: &[Piece]) {
         assert!(
             !analysis.has_errors(),
             "{name:?} refused:\n{}",
-            pcw_gen::render_all(&analysis.diagnostics)
+            Diagnostic::render_all(&analysis.diagnostics)
         );
         let generated = generated.unwrap_or_else(|e| panic!("{e}"));
         let v1 = Config::new()
-            .v1_tables(path, text.as_bytes())
+            .v1_tables(&Input::new(path, text.as_bytes()))
             .unwrap_or_else(|e| panic!("{e}"));
         check_outputs(user_mode, &name, &generated, &v1);
     }

@@ -112,10 +112,8 @@ impl<'k> Counters<'k> {
     /// # Errors
     /// [`QueryError::Manifest`] when it cannot be read or does not compile.
     pub fn from_manifest(kernel: &'k Kernel, path: impl AsRef<Path>) -> Result<Self, QueryError> {
-        let path = path.as_ref();
-        let bytes = pcw_io::input::read(path, pcw_io::input::MANIFEST)
-            .map_err(|e| QueryError::Manifest(pcw_gen::Error::from(e)))?;
-        let inspect = pcw_gen::Config::new().inspect(path, &bytes)?;
+        let input = pcw_gen::Input::read(path)?;
+        let inspect = pcw_gen::Config::new().inspect(&input)?;
         Ok(Self::from_catalog(kernel, Catalog::from_inspect(inspect)))
     }
 

@@ -148,7 +148,7 @@ impl MappedImage {
     ///
     /// # Errors
     /// [`LoadError`], naming the first problem found (or every unsupported import at once).
-    #[allow(
+    #[expect(
         clippy::too_many_lines,
         reason = "one pass of checks in the order a loader makes them, then the mapping"
     )]

@@ -43,7 +43,7 @@ fn manifest_ids(set: &str) -> Vec<u16> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../examples/c-driver/c_driver.man");
     let bytes = std::fs::read(&path).unwrap();
-    let analysis = pcw_gen::analyze(&path, &bytes);
+    let analysis = pcw_gen::analyze(&pcw_gen::Input::new(&path, &bytes));
     let manifest = analysis.manifest.expect("the C driver's manifest is valid");
     manifest
         .provider

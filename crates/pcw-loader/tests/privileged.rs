@@ -4,6 +4,10 @@
 //! of a field the loader does not model, or an ordinary fault — stops the scenario with a
 //! message naming the instruction, never a signal. Each scenario runs in a child process.
 
+#[expect(
+    dead_code,
+    reason = "these scenarios run import-free code, so the import and RIP-relative helpers go unused"
+)]
 mod crafted;
 
 use iced_x86::code_asm::{

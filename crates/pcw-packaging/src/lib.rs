@@ -3,7 +3,10 @@
 //! `inf/pcw_driver.inx`, `Makefile.toml`, `scripts/vm/*.ps1` and the README's "On Windows"
 //! section. The crate holds the small INF reader they need ([`inf`]); the checks
 //! are its integration tests (`tests/`), which read the repository's files.
-#![forbid(unsafe_code)]
+#![forbid(
+    unsafe_code,
+    reason = "it reads repository files and parses INF text; nothing here touches raw memory"
+)]
 
 pub mod inf;
 

@@ -7,7 +7,7 @@
 //! cooked, so a summed rate is the rate of the sum. Time and frequency counters named by
 //! `perfTimeID`/`perfFreqID` are combined with `max`.
 
-use pcw_gen::{Aggregate, Instances};
+use pcw_gen::model::{Aggregate, Instances};
 
 use pcw_sim::kernel_pcw::Instance;
 

@@ -8,11 +8,9 @@
 //! catalog (cooking reads them) but have no [`CounterInfo::name`], so no path names them and no
 //! listing shows them.
 
-use std::path::Path;
-
 use pcw_core::counter_type::CounterType;
 
-use pcw_gen::{Aggregate, Instances};
+use pcw_gen::model::{Aggregate, CounterAttribute, Instances};
 
 use crate::Error;
 
@@ -89,17 +87,17 @@ impl Catalog {
     /// # Errors
     /// [`Error::Manifest`] when the manifest does not compile.
     pub fn from_manifest(file: &str, text: &str) -> Result<Self, Error> {
-        let inspect = pcw_gen::Config::new().inspect(Path::new(file), text.as_bytes())?;
+        let inspect = pcw_gen::Config::new().inspect(&pcw_gen::Input::new(file, text))?;
         Ok(Self::from_inspect(inspect))
     }
 
     /// The countersets of a manifest already read with pcw-gen's `inspect`.
-    pub fn from_inspect(inspect: pcw_gen::Inspect) -> Self {
+    pub fn from_inspect(inspect: pcw_gen::model::Inspect) -> Self {
         let sets = inspect
             .countersets
             .into_iter()
             .map(|set| SetInfo {
-                guid: pcw_gen::Guid::parse_braced(&set.guid).map_or(0, |g| g.0),
+                guid: pcw_gen::model::Guid::parse_braced(&set.guid).map_or(0, |g| g.0),
                 instances: set.instances,
                 name: set.name,
                 counters: set
@@ -111,7 +109,7 @@ impl Catalog {
                         // the manifest names them (as Microsoft's user-mode samples do).
                         name: c.name.filter(|_| {
                             !CounterType::from_raw(c.counter_type).is_base()
-                                && !c.attributes.iter().any(|a| a == "noDisplay")
+                                && !c.attributes.contains(&CounterAttribute::NoDisplay)
                         }),
                         counter_type: CounterType::from_raw(c.counter_type),
                         scale: c.default_scale,

@@ -497,7 +497,7 @@ fn frequency(f: i64) -> Result<f64, CookError> {
 }
 
 /// Converts an exact difference to `f64`, rounding beyond 2^53 as PDH's `double` does.
-#[allow(
+#[expect(
     clippy::cast_precision_loss,
     reason = "PDH computes in double; counters beyond 2^53 lose precision there too"
 )]

@@ -7,7 +7,7 @@
 
 use pcw_sim::kernel_pcw::{Kernel, Request};
 
-use pcw_gen::Instances;
+use pcw_gen::model::Instances;
 
 use crate::catalog::{Catalog, SetInfo};
 use crate::counter_path::CounterPath;

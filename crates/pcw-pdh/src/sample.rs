@@ -19,7 +19,7 @@ use pcw_sim::kernel_pcw::{
     BOOT_SYSTEM_TIME, Collection, Instance, Kernel, PERF_FREQUENCY, Request,
 };
 
-use pcw_gen::Instances;
+use pcw_gen::model::Instances;
 
 use crate::catalog::{CounterInfo, SetInfo};
 use crate::csv::FORMAT_FLAGS;

@@ -2,7 +2,6 @@
 //! The Perflib V1 host (the `CollectPerformanceData` contract): every `HostViolation` is produced
 //! by a deliberately broken collect function, the reference provider (pcw-core's `collect`) passes
 //! every query kind, and assembled `PERF_DATA_BLOCK`s decode with pcw-core's validator.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use core::ffi::c_void;
 

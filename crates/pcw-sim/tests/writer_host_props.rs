@@ -4,7 +4,6 @@
 //! is `ERROR_MORE_DATA` with the buffer untouched; from `needed` on it is a success that passes
 //! every level-1 check and decodes back to exactly the description. Buffers are poisoned with
 //! 0xA5 and 0xCC so any byte the writer forgets shows up as a difference.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use pcw_core::counter_type::{CounterType, DetailLevel};
 use pcw_core::v1::collect::{ERROR_MORE_DATA, ERROR_SUCCESS};

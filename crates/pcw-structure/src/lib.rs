@@ -15,7 +15,10 @@
 //!
 //! A circle is a strongly connected set of two or more files: each reaches every other through
 //! the arrows. [`circles`] lists them with the arrows that tie each.
-#![forbid(unsafe_code)]
+#![forbid(
+    unsafe_code,
+    reason = "a source-text analysis; parsing and graph walks need no raw memory access"
+)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;

@@ -313,7 +313,7 @@ pub struct Report {
 
 impl Report {
     /// Records `what` as a deviation unless `expected == got`.
-    #[allow(
+    #[expect(
         clippy::needless_pass_by_value,
         reason = "callers compare temporaries; taking them by value keeps every call site short"
     )]

@@ -605,7 +605,7 @@ struct Direct {
 }
 
 /// Runs every step; the exit code says whether anything deviated.
-pub fn run() -> ExitCode {
+pub(crate) fn run() -> ExitCode {
     let mut report = Report::default();
     let library = reg_units(
         "Performance",

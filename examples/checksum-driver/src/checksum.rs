@@ -5,7 +5,7 @@
 /// The CRC-32 lookup table for the reflected polynomial `0xEDB88320`, built at compile time.
 static CRC32_TABLE: [u32; 256] = crc32_table();
 
-#[allow(
+#[expect(
     clippy::indexing_slicing,
     clippy::cast_possible_truncation,
     reason = "evaluated at compile time only; `i` < 256 bounds the index and fits a `u32`"

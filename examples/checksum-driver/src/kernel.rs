@@ -170,7 +170,7 @@ mod sys {
     ///
     /// # Safety
     /// `driver` is the object `DriverEntry` received.
-    pub unsafe fn create_device(
+    pub(crate) unsafe fn create_device(
         driver: &mut DriverObject,
         name: &[u16],
         device: &mut *mut DeviceObject,
@@ -194,7 +194,7 @@ mod sys {
     ///
     /// # Safety
     /// A device this driver created, deleted once.
-    pub unsafe fn delete_device(device: *mut DeviceObject) {
+    pub(crate) unsafe fn delete_device(device: *mut DeviceObject) {
         // SAFETY: per this function's contract.
         unsafe { ss::IoDeleteDevice(device.cast()) };
     }
@@ -203,7 +203,7 @@ mod sys {
     ///
     /// # Safety
     /// IRQL `PASSIVE_LEVEL`.
-    pub unsafe fn create_symbolic_link(link: &[u16], target: &[u16]) -> NtStatus {
+    pub(crate) unsafe fn create_symbolic_link(link: &[u16], target: &[u16]) -> NtStatus {
         let (link, target) = (unicode(link), unicode(target));
         // SAFETY: two valid strings (locals), per this function's contract otherwise.
         unsafe { ss::IoCreateSymbolicLink(&raw const link, &raw const target) }
@@ -213,7 +213,7 @@ mod sys {
     ///
     /// # Safety
     /// IRQL `PASSIVE_LEVEL`.
-    pub unsafe fn delete_symbolic_link(link: &[u16]) {
+    pub(crate) unsafe fn delete_symbolic_link(link: &[u16]) {
         let link = unicode(link);
         // SAFETY: a valid string (a local), per this function's contract otherwise.
         let _ = unsafe { ss::IoDeleteSymbolicLink(&raw const link) };
@@ -223,7 +223,7 @@ mod sys {
     ///
     /// # Safety
     /// An IRP this driver owns, completed once.
-    pub unsafe fn complete_request(irp: &mut Irp) {
+    pub(crate) unsafe fn complete_request(irp: &mut Irp) {
         // SAFETY: per this function's contract.
         unsafe { ss::IofCompleteRequest(core::ptr::from_mut(irp).cast(), 0) };
     }
@@ -271,7 +271,7 @@ mod sys {
     ///
     /// # Safety
     /// `driver` is the object `DriverEntry` received.
-    pub unsafe fn create_device(
+    pub(crate) unsafe fn create_device(
         driver: &mut DriverObject,
         name: &[u16],
         device: &mut *mut DeviceObject,
@@ -295,7 +295,7 @@ mod sys {
     ///
     /// # Safety
     /// A device this driver created, deleted once.
-    pub unsafe fn delete_device(device: *mut DeviceObject) {
+    pub(crate) unsafe fn delete_device(device: *mut DeviceObject) {
         // SAFETY: per this function's contract.
         unsafe { nt::IoDeleteDevice(device.cast()) };
     }
@@ -304,7 +304,7 @@ mod sys {
     ///
     /// # Safety
     /// IRQL `PASSIVE_LEVEL`.
-    pub unsafe fn create_symbolic_link(link: &[u16], target: &[u16]) -> NtStatus {
+    pub(crate) unsafe fn create_symbolic_link(link: &[u16], target: &[u16]) -> NtStatus {
         let (mut link, mut target) = (unicode(link), unicode(target));
         // SAFETY: two valid strings (locals), per this function's contract otherwise.
         unsafe { nt::IoCreateSymbolicLink(&raw mut link, &raw mut target) }
@@ -314,7 +314,7 @@ mod sys {
     ///
     /// # Safety
     /// IRQL `PASSIVE_LEVEL`.
-    pub unsafe fn delete_symbolic_link(link: &[u16]) {
+    pub(crate) unsafe fn delete_symbolic_link(link: &[u16]) {
         let mut link = unicode(link);
         // SAFETY: a valid string (a local), per this function's contract otherwise.
         let _ = unsafe { nt::IoDeleteSymbolicLink(&raw mut link) };
@@ -324,7 +324,7 @@ mod sys {
     ///
     /// # Safety
     /// An IRP this driver owns, completed once.
-    pub unsafe fn complete_request(irp: &mut Irp) {
+    pub(crate) unsafe fn complete_request(irp: &mut Irp) {
         // SAFETY: per this function's contract.
         unsafe { nt::IofCompleteRequest(core::ptr::from_mut(irp).cast(), 0) };
     }

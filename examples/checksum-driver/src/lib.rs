@@ -20,7 +20,8 @@
         clippy::unwrap_used,
         clippy::expect_used,
         clippy::panic,
-        clippy::indexing_slicing
+        clippy::indexing_slicing,
+        reason = "a kernel path must not panic: a driver cannot unwind, its panic handler only parks the thread"
     )
 )]
 
@@ -39,7 +40,7 @@ use pcw_harness as _;
 pub mod wdm;
 
 /// An ASCII string as UTF-16, at compile time.
-#[allow(
+#[expect(
     clippy::indexing_slicing,
     reason = "evaluated at compile time only; `i` < N bounds both indexes"
 )]

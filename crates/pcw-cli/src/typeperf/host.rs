@@ -43,10 +43,10 @@ pub fn driver_catalog() -> Result<Catalog, Error> {
 ///
 /// # Errors
 /// As [`driver_catalog`].
-pub fn driver_inspect() -> Result<pcw_gen::Inspect, Error> {
+pub fn driver_inspect() -> Result<pcw_gen::model::Inspect, Error> {
     #[cfg(feature = "reference-driver")]
     return Ok(pcw_gen::Config::new()
-        .inspect(Path::new("pcw_driver.man"), pcw_driver::MANIFEST.as_bytes())?);
+        .inspect(&pcw_gen::Input::new("pcw_driver.man", pcw_driver::MANIFEST))?);
     #[cfg(not(feature = "reference-driver"))]
     Err(not_bundled(
         "the reference driver",
@@ -60,9 +60,9 @@ pub fn driver_inspect() -> Result<pcw_gen::Inspect, Error> {
 ///
 /// # Errors
 /// [`Error::Input`] when it cannot be read, [`Error::Manifest`] when it does not compile.
-pub fn manifest_catalog(path: &Path) -> Result<(pcw_gen::Inspect, Catalog), Error> {
+pub fn manifest_catalog(path: &Path) -> Result<(pcw_gen::model::Inspect, Catalog), Error> {
     let bytes = pcw_io::input::read(path, pcw_io::input::MANIFEST)?;
-    let inspect = pcw_gen::Config::new().inspect(path, &bytes)?;
+    let inspect = pcw_gen::Config::new().inspect(&pcw_gen::Input::new(path, &bytes))?;
     let catalog = Catalog::from_inspect(inspect.clone());
     Ok((inspect, catalog))
 }

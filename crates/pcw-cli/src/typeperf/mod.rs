@@ -355,7 +355,7 @@ fn run_service(
 mod tests {
     use std::time::Duration;
 
-    use pcw_gen::Instances;
+    use pcw_gen::model::Instances;
     use pcw_pdh::TOTAL_INSTANCE;
     use pcw_pdh::csv::CsvTimestamp;
     use pcw_pdh::listing::{live_instances, set_paths};

@@ -2,20 +2,17 @@
 //! The checks of a declaration that need its derived manifest: the manifest rules' diagnostics
 //! at the declaration's tokens, in its words, and the sizes of its fields.
 
-use std::path::Path;
-
 use super::model::Declaration;
 use super::problem::Problem;
 use super::xml::Derived;
 use crate::diag::{Diagnostic, Severity};
+use crate::input::Input;
 
 /// The derived manifest's diagnostics (every warning of the manifest rules an error; the
 /// fleet-readiness advice of `pcw lint` is not checked here) and the declaration's own
 /// checks that need the resolved model: a field's type must be the counter type's size.
 pub(crate) fn check(decl: &Declaration, derived: &Derived) -> Vec<Problem> {
-    let path = Path::new("derived.man");
-    let bytes = derived.text.as_bytes();
-    let analysis = crate::analyze(path, bytes);
+    let analysis = crate::analyze(&Input::new("derived.man", &derived.text));
     let mut found: Vec<Problem> = analysis
         .diagnostics
         .iter()

@@ -2,7 +2,7 @@
 //! GUIDs derived from names, by the algorithm `EventSource` and `TraceLogging` use for provider
 //! ids (the "ETW name hash"), so that a declaration needs no GUID it did not choose.
 
-use crate::ir::Guid;
+use crate::model::Guid;
 
 /// The namespace the name is hashed under: `{482c2db2-c390-47c8-87f8-1a15bfc130fb}`, as bytes.
 const NAMESPACE: [u8; 16] = [
@@ -20,6 +20,16 @@ const NAMESPACE: [u8; 16] = [
 ///
 /// `MyCompany.MyComponent`, the provider of the `TraceLogging` documentation, gives
 /// `{ce5fa4ea-ab00-5402-8b76-9f76ac858fb5}`; names differing only in case give the same GUID.
+///
+/// # Examples
+///
+/// ```
+/// use pcw_gen::declare::name_guid;
+///
+/// let guid = name_guid("MyCompany.MyComponent");
+/// assert_eq!(guid.to_string(), "{ce5fa4ea-ab00-5402-8b76-9f76ac858fb5}");
+/// assert_eq!(name_guid("MYCOMPANY.MYCOMPONENT"), guid);
+/// ```
 pub fn name_guid(name: &str) -> Guid {
     let mut hasher = sha1_smol::Sha1::new();
     hasher.update(&NAMESPACE);

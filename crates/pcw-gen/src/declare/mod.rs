@@ -5,8 +5,7 @@
 //! A declaration says in Rust what a manifest says in XML — provider, countersets, counters —
 //! and leaves out what a machine can choose: GUIDs ([`name_guid`]), resource ids, `uri`s and the
 //! `detailLevel` of an ordinary counter. It is not compiled by a second generator. Its one
-//! parser ([`analyze_declarations`] for a source file, [`crate::expand_declaration`] for the
-//! macro's tokens) turns
+//! parser ([`analyze_declarations`] for a source file, [`expand`] for the macro's tokens) turns
 //! it into manifest text, which goes through the same analysis as a hand-written `.man`
 //! ([`crate::analyze`]) and the same generators; the diagnostics of that analysis come back at
 //! the declaration's tokens (the derived manifest puts each attribute on a line of its own, and
@@ -21,8 +20,29 @@
 //!
 //! The syntax, the defaults and the GUID algorithm are documented in the pcw-declare crate and
 //! `docs/declaring-counters-in-rust.md`.
+//!
+//! # Examples
+//!
+//! ```
+//! let source = br#"pcw_declare::counters! {
+//!     #[provider(name = "Tide", application_identity = "tide.exe", user_mode, symbol = Tide)]
+//!     pub mod tide {
+//!         #[counterset(name = "Tide", description = "Tide levels.", instances = single)]
+//!         struct Level {
+//!             #[counter(id = 1, type = perf_counter_rawcount, name = "Height", description = "Water height.")]
+//!             height: u32,
+//!         }
+//!     }
+//! }"#;
+//! let analysis = pcw_gen::declare::analyze_declarations(&pcw_gen::Input::new("tide.rs", source));
+//! assert!(!analysis.has_errors(), "{:?}", analysis.diagnostics);
+//! let declared = &analysis.declared[0];
+//! assert_eq!(declared.file_name, "tide.man");
+//! assert!(declared.manifest.contains(r#"providerName="Tide""#));
+//! ```
 
 mod check;
+mod expand;
 mod guid;
 mod model;
 pub(crate) mod problem;
@@ -30,16 +50,35 @@ mod syntax;
 mod to_rust;
 mod xml;
 
-use std::path::Path;
-
 use proc_macro2::TokenStream;
 
 use crate::diag::Diagnostic;
+use crate::input::Input;
 
+pub use expand::expand;
 pub use guid::name_guid;
 
 /// One declaration of a source file, as a manifest.
+///
+/// # Examples
+///
+/// ```
+/// let source = br#"pcw_declare::counters! {
+///     #[provider(name = "Tide", application_identity = "tide.exe", user_mode, symbol = Tide)]
+///     pub mod tide {
+///         #[counterset(name = "Tide", description = "Tide levels.", instances = single)]
+///         struct Level {
+///             #[counter(id = 1, type = perf_counter_rawcount, name = "Height", description = "Water height.")]
+///             height: u32,
+///         }
+///     }
+/// }"#;
+/// let analysis = pcw_gen::declare::analyze_declarations(&pcw_gen::Input::new("tide.rs", source));
+/// let declared = &analysis.declared[0];
+/// assert_eq!((declared.module.as_str(), declared.runtime.as_deref()), ("tide", None));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Declared {
     /// The generated module's name (`pub mod NAME` in the declaration); outputs are named after
     /// it (`NAME.man`, `NAME.rc` …).
@@ -54,8 +93,44 @@ pub struct Declared {
     pub silo_neutral: bool,
 }
 
+impl Declared {
+    /// The derived manifest as an [`Input`], labelled with [`Declared::file_name`]: what every
+    /// operation on a manifest takes ([`Declared::config`] gives the configuration).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let source = br#"pcw_declare::counters! {
+    ///     #[provider(name = "Tide", application_identity = "tide.exe", user_mode, symbol = Tide)]
+    ///     pub mod tide {
+    ///         #[counterset(name = "Tide", description = "Tide levels.", instances = single)]
+    ///         struct Level {
+    ///             #[counter(id = 1, type = perf_counter_rawcount, name = "Height", description = "Water height.")]
+    ///             height: u32,
+    ///         }
+    ///     }
+    /// }"#;
+    /// let analysis = pcw_gen::declare::analyze_declarations(&pcw_gen::Input::new("tide.rs", source));
+    /// let input = analysis.declared[0].input();
+    /// assert_eq!(input.path(), std::path::Path::new("tide.man"));
+    /// assert!(pcw_gen::lint(&input).iter().all(|d| !d.is_error()));
+    /// ```
+    pub fn input(&self) -> Input<'_> {
+        Input::new(&self.file_name, &self.manifest)
+    }
+}
+
 /// The result of reading the declarations of one Rust source file.
+///
+/// # Examples
+///
+/// ```
+/// let input = pcw_gen::Input::new("empty.rs", "fn main() {}");
+/// let analysis = pcw_gen::declare::analyze_declarations(&input);
+/// assert!(analysis.has_errors() && analysis.declared.is_empty());
+/// ```
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct DeclarationAnalysis {
     /// Every `counters!` invocation of the file, in file order, with its derived manifest
     /// (present whenever the declaration could be read, even when the manifest has problems).
@@ -67,6 +142,13 @@ pub struct DeclarationAnalysis {
 
 impl DeclarationAnalysis {
     /// Whether any declaration has a problem.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let input = pcw_gen::Input::new("bad.rs", "pcw_declare::counters! { pub mod m {} }");
+    /// assert!(pcw_gen::declare::analyze_declarations(&input).has_errors());
+    /// ```
     pub fn has_errors(&self) -> bool {
         !self.diagnostics.is_empty()
     }
@@ -74,14 +156,33 @@ impl DeclarationAnalysis {
 
 /// Reads every `counters!` invocation of a Rust source file (at any depth of inline modules;
 /// the macro may be named through any path ending in `counters`) and derives its manifest.
-/// Pure: `file` only labels the diagnostics. Bytes are decoded as every pcw input is (UTF-8 or
-/// UTF-16, with or without BOM).
-pub fn analyze_declarations(file: &Path, source: &[u8]) -> DeclarationAnalysis {
+/// Pure: the input's path only labels the diagnostics. Bytes are decoded as every pcw input is
+/// (UTF-8 or UTF-16, with or without BOM).
+///
+/// # Examples
+///
+/// ```
+/// let source = br#"pcw_declare::counters! {
+///     #[provider(name = "Tide", application_identity = "tide.exe", user_mode, symbol = Tide)]
+///     pub mod tide {
+///         #[counterset(name = "Tide", description = "Tide levels.", instances = single)]
+///         struct Level {
+///             #[counter(id = 1, type = perf_counter_rawcount, name = "Height", description = "Water height.")]
+///             height: u32,
+///         }
+///     }
+/// }"#;
+/// let analysis = pcw_gen::declare::analyze_declarations(&pcw_gen::Input::new("tide.rs", source));
+/// assert_eq!(analysis.declared.len(), 1);
+/// assert!(analysis.declared[0].manifest.contains(r#"schemaVersion="1.1""#));
+/// ```
+pub fn analyze_declarations(input: &Input<'_>) -> DeclarationAnalysis {
+    let file = input.path();
     let mut out = DeclarationAnalysis {
         declared: Vec::new(),
         diagnostics: Vec::new(),
     };
-    let text = match pcw_io::text::decode(source) {
+    let text = match pcw_io::text::decode(input.bytes()) {
         Ok((text, _)) => text,
         Err(e) => {
             out.diagnostics.push(problem::at_start(file, e.message()));
@@ -118,13 +219,24 @@ pub fn analyze_declarations(file: &Path, source: &[u8]) -> DeclarationAnalysis {
 /// Writes the declaration equivalent to a manifest (`pcw gen --to-rust`): every GUID, `uri`,
 /// symbol and resource numbering of the manifest kept, counters in the manifest's order, the
 /// module named after the file stem as [`crate::Config`] names it. Deriving a manifest from it
-/// gives the same resolved model ([`crate::Manifest`], positions aside).
+/// gives the same resolved model ([`crate::model::Manifest`], positions aside).
 ///
 /// # Errors
 ///
 /// [`crate::Error::Manifest`] when the manifest has errors.
-pub fn to_rust(file: &Path, manifest: &[u8]) -> Result<String, crate::Error> {
-    let analysis = crate::analyze(file, manifest);
+///
+/// # Examples
+///
+/// ```
+/// let input = pcw_gen::Input::new("contoso_v11.man", include_str!("../../tests/manifests/contoso_v11.man"));
+/// let declaration = pcw_gen::declare::to_rust(&input)?;
+/// assert!(declaration.contains("pcw_declare::counters! {"));
+/// assert!(declaration.contains("pub mod contoso_v11 {"));
+/// # Ok::<(), pcw_gen::Error>(())
+/// ```
+pub fn to_rust(input: &Input<'_>) -> Result<String, crate::Error> {
+    let file = input.path();
+    let analysis = crate::analyze(input);
     let Some(m) = analysis.manifest else {
         return Err(crate::Error::Manifest {
             diagnostics: analysis.diagnostics,

@@ -6,7 +6,8 @@ use std::path::Path;
 
 use proc_macro2::{Span, TokenStream};
 
-use crate::diag::{Diagnostic, Pos, Severity};
+use crate::diag::{Diagnostic, Severity};
+use crate::model::Pos;
 
 /// One problem of a declaration.
 #[derive(Clone, Debug)]

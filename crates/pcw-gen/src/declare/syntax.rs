@@ -26,6 +26,7 @@ use syn::{Attribute, Ident, LitInt, LitStr, Token, braced};
 
 use super::model::{Attr, Counter, Declaration, Element, Set, Spanned};
 use super::problem::{Problem, from_syn};
+use crate::model::{CounterAttribute, ProviderType};
 
 /// What a key's value is.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -85,23 +86,33 @@ const COUNTER_KEYS: &[(&str, &str, Kind)] = &[
     ("struct", "struct", Kind::Symbol),
 ];
 
-/// The counter attribute flags of `#[counter]`, and their manifest names.
-pub(crate) const COUNTER_FLAGS: &[(&str, &str)] = &[
-    ("reference", "reference"),
-    ("no_display", "noDisplay"),
-    ("no_digit_grouping", "noDigitGrouping"),
-    ("display_as_hex", "displayAsHex"),
-    ("display_as_real", "displayAsReal"),
-];
+/// The counter attribute a `#[counter]` flag stands for: each attribute's manifest name in
+/// `snake_case` (`no_display`).
+fn counter_flag(key: &str) -> Option<CounterAttribute> {
+    CounterAttribute::ALL
+        .into_iter()
+        .find(|a| snake(a.as_str()) == key)
+}
+
+/// The provider type a `#[provider]` flag stands for (`kernel_mode`, `user_mode`).
+fn provider_type_flag(key: &str) -> Option<ProviderType> {
+    ProviderType::ALL
+        .into_iter()
+        .find(|t| snake(t.as_str()) == key)
+}
 
 /// Every declaration key and the manifest attribute it stands for (for messages).
-pub(crate) fn manifest_names() -> impl Iterator<Item = (&'static str, &'static str)> {
+pub(crate) fn manifest_names() -> impl Iterator<Item = (String, &'static str)> {
     PROVIDER_KEYS
         .iter()
         .chain(SET_KEYS)
         .chain(COUNTER_KEYS)
-        .map(|(k, m, _)| (*k, *m))
-        .chain(COUNTER_FLAGS.iter().copied())
+        .map(|(k, m, _)| ((*k).to_owned(), *m))
+        .chain(
+            CounterAttribute::ALL
+                .into_iter()
+                .map(|a| (snake(a.as_str()), a.as_str())),
+        )
 }
 
 /// Parses the tokens of one `counters!` invocation.
@@ -197,27 +208,20 @@ fn provider_attr(
     let mut mode: Option<Span> = None;
     let result = attr.parse_nested_meta(|meta| {
         let key = key(&meta)?;
-        match key.value.as_str() {
-            "kernel_mode" | "user_mode" => {
-                flag(&meta)?;
-                if mode.is_some() {
-                    return Err(
-                        meta.error("the provider is `kernel_mode` or `user_mode`, not both")
-                    );
-                }
-                mode = Some(key.span);
-                elem.attrs.push(Attr {
-                    name: "providerType",
-                    value: if key.value == "kernel_mode" {
-                        "kernelMode"
-                    } else {
-                        "userMode"
-                    }
-                    .to_owned(),
-                    span: key.span,
-                });
-                Ok(())
+        if let Some(provider_type) = provider_type_flag(&key.value) {
+            flag(&meta)?;
+            if mode.is_some() {
+                return Err(meta.error("the provider is `kernel_mode` or `user_mode`, not both"));
             }
+            mode = Some(key.span);
+            elem.attrs.push(Attr {
+                name: ProviderType::ATTRIBUTE,
+                value: provider_type.as_str().to_owned(),
+                span: key.span,
+            });
+            return Ok(());
+        }
+        match key.value.as_str() {
             "silo_neutral" => {
                 flag(&meta)?;
                 silo_neutral = true;
@@ -343,13 +347,14 @@ fn counter(input: ParseStream<'_>, problems: &mut Vec<Problem>) -> syn::Result<C
             seen = true;
             let result = attr.parse_nested_meta(|meta| {
                 let key = key(&meta)?;
-                if let Some((_, name)) = COUNTER_FLAGS.iter().find(|(k, _)| *k == key.value) {
+                if let Some(attribute) = counter_flag(&key.value) {
                     flag(&meta)?;
-                    if attributes.iter().any(|a| a.value == *name) {
+                    let name = attribute.as_str();
+                    if attributes.iter().any(|a| a.value == name) {
                         return Err(meta.error(format!("`{}` is given twice", key.value)));
                     }
                     attributes.push(Spanned {
-                        value: (*name).to_owned(),
+                        value: name.to_owned(),
                         span: key.span,
                     });
                     return Ok(());
@@ -533,7 +538,7 @@ mod tests {
 
     #[test]
     fn case_conversions_round_trip() {
-        for v in crate::ir::Instances::ALL {
+        for v in crate::model::Instances::ALL {
             assert_eq!(camel(&snake(v.as_str())), v.as_str());
         }
         assert_eq!(snake("globalAggregateHistory"), "global_aggregate_history");

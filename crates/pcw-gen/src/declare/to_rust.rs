@@ -6,10 +6,8 @@
 
 use std::fmt::Write as _;
 
-use pcw_core::counter_type::DetailLevel;
-
-use super::syntax::{COUNTER_FLAGS, snake};
-use crate::ir::{Counter, CounterSet, Manifest, ProviderType, SchemaVersion};
+use super::syntax::snake;
+use crate::model::{Callback, Counter, Counterset, DetailLevel, Manifest, SchemaVersion};
 
 /// A symbol as a declaration token: keywords that can be raw get `r#`; the rest are written as
 /// they are (the declaration reads any identifier token, `self` and `_` included).
@@ -43,21 +41,18 @@ pub(crate) fn write(m: &Manifest, module: &str) -> String {
     };
     item(&mut out, 2, format!("name = {}", lit(&p.name)));
     item(&mut out, 2, format!("guid = \"{}\"", p.guid));
-    item(
-        &mut out,
-        2,
-        match p.provider_type {
-            ProviderType::KernelMode => "kernel_mode".to_owned(),
-            ProviderType::UserMode => "user_mode".to_owned(),
-        },
-    );
+    item(&mut out, 2, snake(p.provider_type.as_str()));
     item(
         &mut out,
         2,
         format!("application_identity = {}", lit(&p.application_identity)),
     );
-    if p.custom_callback {
-        item(&mut out, 2, "callback = custom".to_owned());
+    if p.callback != Callback::Default {
+        item(
+            &mut out,
+            2,
+            format!("callback = {}", snake(p.callback.as_str())),
+        );
     }
     if let Some(s) = &p.symbol {
         item(&mut out, 2, format!("symbol = {}", ident(s)));
@@ -76,7 +71,7 @@ pub(crate) fn write(m: &Manifest, module: &str) -> String {
     out
 }
 
-fn write_set(out: &mut String, set: &CounterSet, v2: bool) {
+fn write_set(out: &mut String, set: &Counterset, v2: bool) {
     let line = |out: &mut String, text: String| {
         let _ = writeln!(out, "            {text},");
     };
@@ -116,7 +111,7 @@ fn write_set(out: &mut String, set: &CounterSet, v2: bool) {
     out.push_str("        }\n");
 }
 
-fn write_counter(out: &mut String, set: &CounterSet, c: &Counter, v2: bool) {
+fn write_counter(out: &mut String, set: &Counterset, c: &Counter, v2: bool) {
     let mut keys = vec![format!("id = {}", c.id), format!("type = {}", c.type_name)];
     if let Some(n) = &c.name {
         keys.push(format!("name = {}", lit(n)));
@@ -136,8 +131,8 @@ fn write_counter(out: &mut String, set: &CounterSet, c: &Counter, v2: bool) {
             keys.push(format!("description_id = {i}"));
         }
     }
-    if c.detail_level == DetailLevel::Advanced {
-        keys.push("detail_level = advanced".to_owned());
+    if c.detail_level != DetailLevel::Standard {
+        keys.push(format!("detail_level = {}", snake(c.detail_level.as_str())));
     }
     if c.default_scale != 0 {
         keys.push(format!("default_scale = {}", c.default_scale));
@@ -163,9 +158,7 @@ fn write_counter(out: &mut String, set: &CounterSet, c: &Counter, v2: bool) {
         keys.push(format!("struct = {}", ident(&st.name)));
     }
     for a in &c.attributes {
-        if let Some((flag, _)) = COUNTER_FLAGS.iter().find(|(_, m)| *m == a.as_str()) {
-            keys.push((*flag).to_owned());
-        }
+        keys.push(snake(a.as_str()));
     }
     out.push_str("            #[counter(\n");
     for k in keys {

@@ -7,6 +7,7 @@
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 /// The `(id, text)` pairs of a generated `.rc` `STRINGTABLE` (`    id, "text"` lines, `""` for a
 /// quote, `\\`, `\n` and `\t` escapes), sorted by id.
@@ -158,4 +159,29 @@ pub fn h_symbols(text: &str) -> BTreeMap<String, u32> {
         );
     }
     out
+}
+
+/// The repository's root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Every tracked `.man` file.
+pub fn tracked_manifests() -> Vec<PathBuf> {
+    let out = std::process::Command::new("git")
+        .args(["ls-files", "-z", "*.man"])
+        .current_dir(root())
+        .output()
+        .expect("git runs (the test reads the tracked manifests from a checkout)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .split('\0')
+        .filter(|p| !p.is_empty())
+        .map(|p| root().join(p))
+        .collect()
 }

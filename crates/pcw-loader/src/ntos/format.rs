@@ -168,7 +168,7 @@ unsafe fn counted(p: u64, wide: bool, limit: Option<usize>) -> String {
 
 /// One conversion's flags, width and precision.
 #[derive(Clone, Copy, Debug, Default)]
-#[allow(
+#[expect(
     clippy::struct_excessive_bools,
     reason = "printf's five flags, as the standard names them"
 )]
@@ -302,7 +302,7 @@ fn float(spec: &Spec, conversion: char, value: f64) -> String {
 /// # Safety
 /// `format` is a NUL-terminated string of `chars`; `slots` holds the arguments it asks for, and
 /// every pointer among them is what its conversion expects.
-#[allow(
+#[expect(
     clippy::too_many_lines,
     reason = "one pass over the format string, one arm per conversion"
 )]
@@ -562,7 +562,7 @@ unsafe fn vsnprintf(
     match chars {
         Chars::Wide => {
             let units: Vec<u16> = f.text.encode_utf16().collect();
-            #[allow(clippy::cast_ptr_alignment, reason = "`emit` writes unaligned")]
+            #[expect(clippy::cast_ptr_alignment, reason = "`emit` writes unaligned")]
             let wide = buffer.cast::<u16>();
             // SAFETY: `count` writable wide characters.
             unsafe { emit(wide, count, &units, 0) }

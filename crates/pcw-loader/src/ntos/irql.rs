@@ -26,7 +26,7 @@ std::thread_local! {
 }
 
 /// Spin locks this thread holds.
-pub fn spin_locks_held() -> u32 {
+pub(crate) fn spin_locks_held() -> u32 {
     SPIN_LOCKS.with(Cell::get)
 }
 
@@ -42,17 +42,17 @@ pub(crate) fn count_spin_lock(acquired: bool) {
 }
 
 /// This thread's IRQL.
-pub fn current() -> u8 {
+pub(crate) fn current() -> u8 {
     IRQL.with(Cell::get)
 }
 
 /// Sets this thread's IRQL (the caller checks the transition).
-pub fn set(irql: u8) {
+pub(crate) fn set(irql: u8) {
     IRQL.with(|c| c.set(irql));
 }
 
 /// The usual name of an IRQL, for messages.
-pub fn name(irql: u8) -> String {
+pub(crate) fn name(irql: u8) -> String {
     match irql {
         PASSIVE_LEVEL => "PASSIVE_LEVEL".into(),
         APC_LEVEL => "APC_LEVEL".into(),

@@ -5,11 +5,9 @@
 //! relocations-stripped flag. Code is assembled at its RVA with RIP-relative references, so it
 //! runs wherever the image is mapped.
 
-#![allow(
-    dead_code,
+#![expect(
     clippy::cast_possible_truncation,
-    clippy::struct_field_names,
-    reason = "shared by several test files; offsets are small by construction; `image_base` is the PE field's name"
+    reason = "a crafted image is a few KiB, so its offsets and lengths fit the PE format's `u32`s"
 )]
 
 use iced_x86::code_asm::CodeAssembler;
@@ -18,15 +16,19 @@ use object::pe;
 use object::write::pe::{NtHeaders, Writer};
 
 /// Where `.text` starts.
-pub const TEXT: u32 = 0x1000;
+pub(crate) const TEXT: u32 = 0x1000;
 /// Where `.data` starts.
-pub const DATA: u32 = 0x2000;
+pub(crate) const DATA: u32 = 0x2000;
 /// Where `.idata` starts.
-pub const IDATA: u32 = 0x3000;
+pub(crate) const IDATA: u32 = 0x3000;
 
 /// What to put in a crafted image.
 #[derive(Clone, Debug)]
-pub struct Image {
+#[expect(
+    clippy::struct_field_names,
+    reason = "`image_base` is the optional header's `ImageBase`, named as the PE format names it"
+)]
+pub(crate) struct Image {
     /// `.text`: the entry point is its first byte.
     pub code: Vec<u8>,
     /// `.data` (read-write), at least one byte.
@@ -104,7 +106,7 @@ fn import_section(imports: &[(String, String)]) -> (Vec<u8>, Vec<u32>) {
 }
 
 /// The RVA of the address-table slot of each of `imports`, as [`Image::build`] lays them out.
-pub fn slots(imports: &[(&str, &str)]) -> Vec<u32> {
+pub(crate) fn slots(imports: &[(&str, &str)]) -> Vec<u32> {
     let owned: Vec<(String, String)> = imports
         .iter()
         .map(|(d, n)| ((*d).to_owned(), (*n).to_owned()))
@@ -114,7 +116,7 @@ pub fn slots(imports: &[(&str, &str)]) -> Vec<u32> {
 
 impl Image {
     /// The PE file.
-    pub fn build(&self) -> Vec<u8> {
+    pub(crate) fn build(&self) -> Vec<u8> {
         let (idata, _) = import_section(&self.imports);
         let mut data = self.data.clone();
         if let Some((at, cookie)) = self.load_config {
@@ -209,12 +211,12 @@ impl Image {
 }
 
 /// `code`, assembled at `.text`'s RVA.
-pub fn assemble(mut code: CodeAssembler) -> Vec<u8> {
+pub(crate) fn assemble(mut code: CodeAssembler) -> Vec<u8> {
     code.assemble(u64::from(TEXT)).unwrap()
 }
 
 /// `call qword ptr [rip + slot]`: calls the import whose address-table slot is at RVA `slot`.
-pub fn call_import(a: &mut CodeAssembler, slot: u32) {
+pub(crate) fn call_import(a: &mut CodeAssembler, slot: u32) {
     a.add_instruction(
         Instruction::with1(
             Code::Call_rm64,
@@ -226,7 +228,7 @@ pub fn call_import(a: &mut CodeAssembler, slot: u32) {
 }
 
 /// `lea reg, [rip + rva]`: the address of `rva` in the mapped image.
-pub fn lea_rip(a: &mut CodeAssembler, reg: Register, rva: u32) {
+pub(crate) fn lea_rip(a: &mut CodeAssembler, reg: Register, rva: u32) {
     a.add_instruction(
         Instruction::with2(
             Code::Lea_r64_m,

@@ -2,63 +2,66 @@
 //! What the packaging tests share: the repository's files, the manifest as pcw-gen resolves it,
 //! the root package's build facts, and the constants the driver's sources define.
 
-#![allow(dead_code, reason = "each test file uses a different part")]
+#![expect(
+    dead_code,
+    reason = "each test file checks one part of the flow and uses only the readers it needs"
+)]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use pcw_packaging::inf::Inf;
 
 /// A path inside the repository.
-pub fn path(relative: &str) -> PathBuf {
+pub(crate) fn path(relative: &str) -> PathBuf {
     pcw_packaging::repo_root().join(relative)
 }
 
 /// A repository file as text, line ends normalised to `\n` (a Windows checkout has CRLF).
-pub fn read(relative: &str) -> String {
+pub(crate) fn read(relative: &str) -> String {
     std::fs::read_to_string(path(relative))
         .unwrap_or_else(|e| panic!("{relative}: {e}"))
         .replace("\r\n", "\n")
 }
 
 /// Whether a repository path exists; `\` separators (Windows, as scripts write them) accepted.
-pub fn exists(relative: &str) -> bool {
+pub(crate) fn exists(relative: &str) -> bool {
     path(&relative.replace('\\', "/")).exists()
 }
 
 /// The driver's counter manifest, resolved by pcw-gen.
-pub fn manifest() -> pcw_gen::Manifest {
-    let file = Path::new("manifest/pcw_driver.man");
-    let analysis = pcw_gen::analyze(file, read("manifest/pcw_driver.man").as_bytes());
+pub(crate) fn manifest() -> pcw_gen::model::Manifest {
+    let text = read("manifest/pcw_driver.man");
+    let analysis = pcw_gen::analyze(&pcw_gen::Input::new("manifest/pcw_driver.man", &text));
     analysis
         .manifest
         .expect("the driver manifest has no errors")
 }
 
 /// The lodctr `.h` pcw-gen generates for the manifest (what pcw-perfdll's build writes).
-pub fn symbols_h() -> String {
+pub(crate) fn symbols_h() -> String {
     pcw_gen::Config::new()
-        .generate(
-            Path::new("pcw_driver.man"),
-            read("manifest/pcw_driver.man").as_bytes(),
-        )
+        .generate(&pcw_gen::Input::new(
+            "pcw_driver.man",
+            &read("manifest/pcw_driver.man"),
+        ))
         .expect("the manifest generates")
         .symbols_h
 }
 
 /// The driver INF template.
-pub fn inf() -> Inf {
+pub(crate) fn inf() -> Inf {
     Inf::parse(&read("inf/pcw_driver.inx")).unwrap_or_else(|e| panic!("inf/pcw_driver.inx: {e}"))
 }
 
 /// The root `Cargo.toml`.
-pub fn root_cargo() -> toml::Table {
+pub(crate) fn root_cargo() -> toml::Table {
     toml::from_str(&read("Cargo.toml")).expect("Cargo.toml parses")
 }
 
 /// The name cargo gives the driver's library (package name with `-` → `_`), which is
 /// `CARGO_MAKE_CRATE_FS_NAME`: wdk-build names the `.sys`, `.inf`, `.cat` and the package
 /// directory after it.
-pub fn driver_fs_name() -> String {
+pub(crate) fn driver_fs_name() -> String {
     let cargo = root_cargo();
     let package = cargo["package"].as_table().expect("[package]");
     let name = package["name"].as_str().expect("package.name");
@@ -70,7 +73,7 @@ pub fn driver_fs_name() -> String {
 }
 
 /// A `pub const NAME: &str = "…";` (raw or plain string) of a Rust source file.
-pub fn rust_str_const(relative: &str, name: &str) -> String {
+pub(crate) fn rust_str_const(relative: &str, name: &str) -> String {
     let source = read(relative);
     let marker = format!("const {name}: &str = ");
     let start = source
@@ -88,7 +91,7 @@ pub fn rust_str_const(relative: &str, name: &str) -> String {
 }
 
 /// The `(name, lowest, highest)` value of every wave the driver publishes (`src/waves.rs`).
-pub fn waves() -> Vec<(String, u32, u32)> {
+pub(crate) fn waves() -> Vec<(String, u32, u32)> {
     pcw_driver::waves::WAVES
         .iter()
         .map(|(name, w)| ((*name).to_owned(), w.minimum, w.minimum + w.amplitude))
@@ -96,7 +99,7 @@ pub fn waves() -> Vec<(String, u32, u32)> {
 }
 
 /// The PowerShell scripts of `scripts/vm`, sorted, as `(file name, text)`.
-pub fn scripts() -> Vec<(String, String)> {
+pub(crate) fn scripts() -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = std::fs::read_dir(path("scripts/vm"))
         .expect("scripts/vm")
         .map(|e| e.expect("entry").path())
@@ -114,7 +117,7 @@ pub fn scripts() -> Vec<(String, String)> {
 }
 
 /// The value of `$Name = '…'` in a PowerShell script (single-quoted literal).
-pub fn ps_string(script: &str, name: &str) -> String {
+pub(crate) fn ps_string(script: &str, name: &str) -> String {
     let marker = format!("${name} ");
     let line = script
         .lines()
@@ -127,7 +130,7 @@ pub fn ps_string(script: &str, name: &str) -> String {
 }
 
 /// The `'key' = value` lines of an `[ordered]@{ … }` table `$Name` in a PowerShell script.
-pub fn ps_table(script: &str, name: &str) -> Vec<(String, String)> {
+pub(crate) fn ps_table(script: &str, name: &str) -> Vec<(String, String)> {
     let start = script
         .find(&format!("${name} = [ordered]@{{"))
         .unwrap_or_else(|| panic!("no `${name} = [ordered]@{{`"));
@@ -148,7 +151,7 @@ pub fn ps_table(script: &str, name: &str) -> Vec<(String, String)> {
 }
 
 /// The single-quoted items of `$Name = @('a', 'b')` in a PowerShell script.
-pub fn ps_list(script: &str, name: &str) -> Vec<String> {
+pub(crate) fn ps_list(script: &str, name: &str) -> Vec<String> {
     let marker = format!("${name} ");
     let line = script
         .lines()

@@ -7,7 +7,7 @@
 //! known only at run time, so the tables hold offsets.
 //!
 //! The output is self-contained Rust (`ObjectTable`, `CounterTable`, `SERVICE`, `OBJECTS`),
-//! formatted by the same render step as the register/add layer. [`check`] refuses what a V1
+//! formatted as every generated file is (`render`). [`check`] refuses what a V1
 //! object cannot express, with a diagnostic at the counter: a base counter that does not follow
 //! the counter naming it (a base shared by two counters) and counters that name different
 //! object time or frequency counters (a V1 object has one `PerfTime` and one `PerfFreq`).
@@ -19,10 +19,11 @@ use pcw_core::counter_type::CounterType;
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::quote;
 
-use crate::diag::{Diagnostic, Pos, Severity};
-use crate::ir::{CounterSet, Manifest};
+use crate::diag::{Diagnostic, Severity};
+use crate::model::Pos;
+use crate::model::{Counterset, Manifest};
+use crate::render;
 use crate::resources;
-use crate::rust::render;
 
 /// What a V1 object cannot express: one error per offending counter, at its `<counter>`
 /// ([`check_bases`] and [`check_time_bases`]).
@@ -47,8 +48,8 @@ fn error(file: &Path, pos: Pos, message: String, hint: &str) -> Diagnostic {
 pub(crate) fn check_bases(manifest: &Manifest, file: &Path) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for set in &manifest.provider.countersets {
-        // Id → the first counter with it (what `CounterSet::counter` finds), built once.
-        let mut by_id: HashMap<u16, &crate::ir::Counter> = HashMap::new();
+        // Id → the first counter with it (what `Counterset::counter` finds), built once.
+        let mut by_id: HashMap<u16, &crate::model::Counter> = HashMap::new();
         for c in &set.counters {
             by_id.entry(c.id).or_insert(c);
         }
@@ -99,7 +100,7 @@ pub(crate) fn check_time_bases(manifest: &Manifest, file: &Path) -> Vec<Diagnost
         for (attr, id_of) in [
             (
                 "perfTimeID",
-                (|c| c.perf_time_id) as fn(&crate::ir::Counter) -> Option<u16>,
+                (|c| c.perf_time_id) as fn(&crate::model::Counter) -> Option<u16>,
             ),
             ("perfFreqID", |c| c.perf_freq_id),
         ] {
@@ -154,7 +155,7 @@ fn option<T: TryInto<i64>>(value: Option<T>) -> TokenStream {
 }
 
 /// The position of the counter with `id` in the set's V1 order.
-fn position(set: &CounterSet, id: Option<u16>) -> Option<usize> {
+fn position(set: &Counterset, id: Option<u16>) -> Option<usize> {
     id.and_then(|id| set.counters.iter().position(|c| c.id == id))
 }
 
@@ -170,7 +171,7 @@ pub(crate) fn generate(manifest: &Manifest, source_name: &str, service: &str) ->
             let detail = set
                 .counters
                 .iter()
-                .map(|c| c.detail_level.raw())
+                .map(|c| c.detail_level.level().raw())
                 .min()
                 .unwrap_or(100);
             // The first counter is the default unless it is a base (which has no title).
@@ -197,7 +198,7 @@ pub(crate) fn generate(manifest: &Manifest, source_name: &str, service: &str) ->
                     &format!("0x{:04x}_{:04x}", raw >> 16, raw & 0xFFFF),
                     Span::call_site(),
                 );
-                let detail = int(c.detail_level.raw());
+                let detail = int(c.detail_level.level().raw());
                 quote! {
                     CounterTable {
                         id: #id,
@@ -277,5 +278,5 @@ pub(crate) fn generate(manifest: &Manifest, source_name: &str, service: &str) ->
         /// The objects, in manifest order.
         pub static OBJECTS: [ObjectTable; #count] = [#(#objects),*];
     };
-    render(file, source_name)
+    render::file(file, source_name)
 }

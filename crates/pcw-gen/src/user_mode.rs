@@ -6,9 +6,9 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::ir::{Counter, CounterAttribute, CounterSet, Instances, Manifest};
+use crate::model::{Callback, Counter, CounterAttribute, Counterset, Instances, Manifest};
 use crate::names::{self, Scope, ident};
-use crate::rust::doc;
+use crate::render::{self, doc};
 
 /// What the user-mode generator needs besides the manifest.
 pub(crate) struct UmOptions<'a> {
@@ -68,7 +68,7 @@ fn accessor_methods(acc: &str, by_ref: bool) -> Vec<String> {
 /// `counter_<id>`, in `snake_case` (unescaped: the getter escapes it; `counter_` before a
 /// leading digit), with `_<id>` when one of its methods would clash with an earlier counter's or
 /// `Instance`'s own.
-fn accessor_names(set: &CounterSet) -> Vec<String> {
+fn accessor_names(set: &Counterset) -> Vec<String> {
     let mut methods = Scope::new(INSTANCE_METHODS);
     set.counters
         .iter()
@@ -111,7 +111,7 @@ fn accessor_names(set: &CounterSet) -> Vec<String> {
 /// each value in a slot of its own (8 bytes for a reference counter, which Perflib reads through
 /// a pointer; else the value's size), aligned to the slot. The generated template and `inspect`
 /// both take the layout from here.
-pub(crate) fn counter_offsets(set: &CounterSet) -> Vec<u32> {
+pub(crate) fn counter_offsets(set: &Counterset) -> Vec<u32> {
     let mut offset: u32 = 0;
     set.counters
         .iter()
@@ -130,7 +130,7 @@ pub(crate) fn counter_offsets(set: &CounterSet) -> Vec<u32> {
 }
 
 #[allow(clippy::too_many_lines, reason = "one quote! of the set's module")]
-fn gen_set(set: &CounterSet, module: &syn::Ident, rt: &syn::Path) -> TokenStream {
+fn gen_set(set: &Counterset, module: &syn::Ident, rt: &syn::Path) -> TokenStream {
     let guid = hex(set.guid.0);
     let name = &set.name;
     let uri = &set.uri;
@@ -154,7 +154,7 @@ fn gen_set(set: &CounterSet, module: &syn::Ident, rt: &syn::Path) -> TokenStream
         let (ty, size, detail, scale, attrib) = (
             c.counter_type.raw(),
             c.size,
-            c.detail_level.raw(),
+            c.detail_level.level().raw(),
             c.default_scale,
             attrib(c),
         );
@@ -359,7 +359,7 @@ pub(crate) fn generate(manifest: &Manifest, opts: &UmOptions<'_>) -> String {
         opts.source_name,
         quote!(#rt).to_string().replace(' ', ""),
     ));
-    let start_with = if provider.custom_callback {
+    let start_with = if provider.callback == Callback::Custom {
         quote! {
             /// Starts the provider as [`start`] does and routes Perflib's notifications for its
             /// countersets (`callback="custom"`: `PERF_ADD_COUNTER`, `PERF_REMOVE_COUNTER`,
@@ -429,5 +429,5 @@ pub(crate) fn generate(manifest: &Manifest, opts: &UmOptions<'_>) -> String {
             #(#sets)*
         }
     };
-    crate::rust::render(file, opts.source_name)
+    render::file(file, opts.source_name)
 }

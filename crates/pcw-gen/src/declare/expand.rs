@@ -1,17 +1,37 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! The `counters!` macro's expansion: a declaration's tokens in, the generated module out —
-//! [`Config::generate_declared`] on its derived manifest, so exactly the code the equivalent
+//! [`crate::Config::generate`] on its derived manifest, so exactly the code the equivalent
 //! manifest generates.
 
 use proc_macro2::{Span, TokenStream};
 
-use crate::config::Config;
-use crate::declare::{derive_tokens, problem::Problem};
+use super::derive_tokens;
+use super::problem::Problem;
 
 /// Expands one `counters!` declaration (what the pcw-declare crate's macro calls): the
 /// generated module, or a `compile_error!` at the declaration token of each problem (a warning
 /// of the derived manifest included).
-pub fn expand_declaration(input: TokenStream) -> TokenStream {
+///
+/// # Examples
+///
+/// ```
+/// let tokens: proc_macro2::TokenStream = r#"
+///     #[provider(name = "Tide", application_identity = "tide.exe", user_mode, symbol = Tide)]
+///     pub mod tide {
+///         #[counterset(name = "Tide", description = "Tide levels.", instances = single)]
+///         struct Level {
+///             #[counter(id = 1, type = perf_counter_rawcount, name = "Height", description = "Water height.")]
+///             height: u32,
+///         }
+///     }
+/// "#
+/// .parse()?;
+/// let module = pcw_gen::declare::expand(tokens).to_string();
+/// assert!(module.contains("pub mod tide"));
+/// assert!(!module.contains("compile_error"));
+/// # Ok::<(), proc_macro2::LexError>(())
+/// ```
+pub fn expand(input: TokenStream) -> TokenStream {
     let (declared, found) = derive_tokens(input);
     if !found.is_empty() {
         return found.iter().map(Problem::compile_error).collect();
@@ -19,8 +39,7 @@ pub fn expand_declaration(input: TokenStream) -> TokenStream {
     let Some(declared) = declared else {
         return TokenStream::new();
     };
-    let generated = Config::for_declaration(&declared).generate_declared(&declared);
-    match generated {
+    match declared.config().generate(&declared.input()) {
         Ok(g) => g.rust.parse().unwrap_or_else(|e: proc_macro2::LexError| {
             Problem::new(
                 Span::call_site(),

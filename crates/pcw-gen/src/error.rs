@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! pcw-gen's one error type.
+
+use crate::diag::Diagnostic;
+
+/// Everything that can go wrong when reading, generating or writing.
+///
+/// `Debug` prints the same text as `Display`, so that `fn main() -> Result<(), pcw_gen::Error>`
+/// in a build script shows the rendered diagnostics rather than a struct dump.
+///
+/// # Examples
+///
+/// ```
+/// let input = pcw_gen::Input::new("broken.man", "<counters/>");
+/// let Err(pcw_gen::Error::Manifest { diagnostics }) = pcw_gen::Config::new().generate(&input)
+/// else {
+///     panic!("a manifest without a provider generates nothing");
+/// };
+/// assert!(diagnostics.iter().any(pcw_gen::Diagnostic::is_error));
+/// ```
+#[derive(thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The manifest could not be read (missing, a directory, larger than
+    /// [`pcw_io::input::MANIFEST`] allows, an I/O error).
+    #[error(transparent)]
+    Read(#[from] pcw_io::InputError),
+    /// An output could not be written (or is also the manifest, or is named twice); no output
+    /// was changed.
+    #[error(transparent)]
+    Write(#[from] pcw_io::OutputError),
+    /// Standard output, where a build script's `cargo:` lines go, could not be written.
+    #[error(transparent)]
+    Stream(#[from] pcw_io::StreamError),
+    /// The manifest has errors (all of them are here, warnings included).
+    #[error("{}", Diagnostic::render_all(diagnostics))]
+    Manifest {
+        /// Every diagnostic of the file.
+        diagnostics: Vec<Diagnostic>,
+    },
+    /// A `counters!` declaration has problems (every one, at `file:line:column` of the Rust
+    /// source; see [`crate::declare`]).
+    #[error("{}", Diagnostic::render_all(diagnostics))]
+    Declaration {
+        /// Every problem of the file.
+        diagnostics: Vec<Diagnostic>,
+    },
+    /// Neither [`crate::Config::out_dir`] nor `OUT_DIR` says where to write.
+    #[error(
+        "no output directory: `OUT_DIR` is not set (call `Config::out_dir` outside build scripts)"
+    )]
+    NoOutDir,
+    /// [`crate::Config::module_name`] is not a plain Rust identifier.
+    #[error("module name `{0}` is not a rust identifier such as `counters`")]
+    ModuleName(String),
+    /// [`crate::Config::runtime_path`] is not a Rust path.
+    #[error("runtime path `{0}` is not a rust path such as `crate::pcw_rt`")]
+    RuntimePath(String),
+    /// [`crate::Config::bind_struct`] names a struct the manifest does not have.
+    #[error("`bind_struct(\"{key}\", …)` matches no struct of the manifest; known keys: {known}")]
+    UnknownBinding {
+        /// The key given.
+        key: String,
+        /// The keys that exist, backticked and comma-separated.
+        known: String,
+    },
+    /// [`crate::Config::bind_struct`] was given something that is not a Rust type path.
+    #[error("`bind_struct(\"{key}\", \"{path}\")`: `{path}` is not a rust type path")]
+    BindingPath {
+        /// The struct key.
+        key: String,
+        /// The path given.
+        path: String,
+    },
+}
+
+impl std::fmt::Debug for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
