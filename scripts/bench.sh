@@ -36,6 +36,9 @@ rm -rf "$out"
 mkdir -p "$out"
 
 step() { printf '\n== %s\n' "$*" >&2; }
+# The machine's load, recorded in the report: criterion's times are only as steady as the
+# machine is quiet (the instruction counts do not depend on it).
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # The manifest tools' scaling: benches/manifest.rs (criterion), then `pcw lint` three times on a
 # generated manifest; report_manifest.py reads manifest-cli.tsv and the last run's output.
@@ -73,7 +76,10 @@ env "${bench_env[@]}" cargo bench -q -p pcw-bench --bench sim >"$out/criterion-s
 
 step "callgrind (instruction counts)"
 cargo build -q --release -p pcw-bench --bin pcw-bench-cg
-valgrind --tool=callgrind --callgrind-out-file="$out/cg.out" \
+# --skip-plt=no: with callgrind's default, cases whose code calls through the PLT (the C
+# baselines' calls into libc) were charged over a thousand instructions too many in some dumps
+# (the C V1 collect at N = 1 read 2 548 instead of 346; the C device path 1 692 instead of 591).
+valgrind --tool=callgrind --skip-plt=no --callgrind-out-file="$out/cg.out" \
   "$target/release/pcw-bench-cg" "${quick[@]}" >"$out/rows.tsv" 2>"$out/valgrind.log" \
   || { tail -20 "$out/valgrind.log" >&2; exit 1; }
 
@@ -81,7 +87,7 @@ step "callgrind: the shipped image's callback (crates/pcw-loader's pcw-image-cg)
 image=target/windows/pcw_driver.sys
 if [ -f "$image" ]; then
   cargo build -q --release -p pcw-loader --bin pcw-image-cg
-  valgrind --tool=callgrind --toggle-collect=pcw_image_cg_measure \
+  valgrind --tool=callgrind --skip-plt=no --toggle-collect=pcw_image_cg_measure \
     --callgrind-out-file="$out/cg.image.out" "$target/release/pcw-image-cg" "$image" \
     >>"$out/rows.tsv" 2>"$out/valgrind-image.log" \
     || { tail -20 "$out/valgrind-image.log" >&2; exit 1; }
@@ -97,6 +103,7 @@ fi
   echo "rustc: $(rustc --version)"
   echo "cc: $(cc --version | head -1) (C baselines at -O2)"
   echo "valgrind: $(valgrind --version)"
+  echo "load average (1, 5, 15 min): $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 } >"$out/machine.txt"
 
 manifest_tools

@@ -4,7 +4,8 @@
 # rust-web-src, lld, the mingw-w64 gcc; see README.md), into target/windows/ with fixed names:
 #
 #   pcw_driver.sys          the driver (root package), x86_64-pc-windows-msvc, no_std,
-#                           build-std core+alloc, linked by lld-link as a native-subsystem driver
+#                           build-std core+alloc, linked by lld-link as a native-subsystem driver,
+#                           LTO and one codegen unit (a release driver; see driver_build below)
 #   checksum_driver.sys     the example driver that gained counters (examples/checksum-driver),
 #                           built and linked the same way
 #   fresh_driver.sys,       the two driver crates `pcw new` writes under target/scaffold (from a
@@ -48,22 +49,32 @@ debian_cargo() {
     PATH="/usr/bin:$PATH" RUSTC_BOOTSTRAP=1 /usr/bin/cargo "$@"
 }
 
-echo "== cross-build: pcw_driver.sys, checksum_driver.sys (x86_64-pc-windows-msvc, lld-link /DRIVER)"
+echo "== cross-build: pcw_driver.sys, checksum_driver.sys (x86_64-pc-windows-msvc, lld-link /DRIVER, LTO, one codegen unit)"
 echo "   $(/usr/bin/rustc --version) / $(/usr/bin/cargo --version)"
 # RUSTFLAGS replaces the [target.'cfg(windows)'] rustflags of .cargo/config.toml, so
 # -C panic=abort is repeated here.
-RUSTFLAGS="-C linker=lld-link -C panic=abort -C link-arg=/DRIVER -C link-arg=/SUBSYSTEM:NATIVE -C link-arg=/ENTRY:DriverEntry -C link-arg=/NODEFAULTLIB -C link-arg=/INTEGRITYCHECK" \
-  CARGO_TARGET_DIR="$root/target/xwin-msvc" \
-  debian_cargo build --locked -p pcw-driver --lib --release \
-  --target x86_64-pc-windows-msvc \
-  -Zbuild-std=core,alloc,compiler_builtins -Zbuild-std-features=compiler-builtins-mem
+driver_rustflags="-C linker=lld-link -C panic=abort -C link-arg=/DRIVER -C link-arg=/SUBSYSTEM:NATIVE -C link-arg=/ENTRY:DriverEntry -C link-arg=/NODEFAULTLIB -C link-arg=/INTEGRITYCHECK"
+# The images are built as release drivers: the release profile's LTO over the whole image, in one
+# codegen unit, with line tables (the PDB then names every function the image keeps out of line,
+# which is what pcw-pecheck's analyses root and report on: LTO leaves few public symbols). Both
+# packages are `cdylib` and `rlib` (the rlib is for the host tests and tools), and rustc does no
+# LTO for a build that also emits an rlib, so the image is built with `cargo rustc --crate-type
+# cdylib`: the .sys alone. The profile settings come from the environment, for these invocations
+# (and the fresh crates' below, which share the target directory) only.
+driver_build() {
+  RUSTFLAGS="$driver_rustflags" \
+    CARGO_PROFILE_RELEASE_LTO=true \
+    CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
+    CARGO_PROFILE_RELEASE_DEBUG=line-tables-only \
+    CARGO_TARGET_DIR="$root/target/xwin-msvc" \
+    debian_cargo "$@" \
+    --target x86_64-pc-windows-msvc \
+    -Zbuild-std=core,alloc,compiler_builtins -Zbuild-std-features=compiler-builtins-mem
+}
+driver_build rustc --locked -p pcw-driver --lib --release --crate-type cdylib
 # The example in a cargo invocation of its own: in one with the driver, cargo would unify
 # pcw-core's features and give the example (which has no allocator) pcw-core's `alloc`.
-RUSTFLAGS="-C linker=lld-link -C panic=abort -C link-arg=/DRIVER -C link-arg=/SUBSYSTEM:NATIVE -C link-arg=/ENTRY:DriverEntry -C link-arg=/NODEFAULTLIB -C link-arg=/INTEGRITYCHECK" \
-  CARGO_TARGET_DIR="$root/target/xwin-msvc" \
-  debian_cargo build --locked -p checksum-driver --lib --release \
-  --target x86_64-pc-windows-msvc \
-  -Zbuild-std=core,alloc,compiler_builtins -Zbuild-std-features=compiler-builtins-mem
+driver_build rustc --locked -p checksum-driver --lib --release --crate-type cdylib
 for driver in pcw_driver checksum_driver; do
   cp "$root/target/xwin-msvc/x86_64-pc-windows-msvc/release/$driver.dll" "$out/$driver.sys"
 done
@@ -147,14 +158,10 @@ cat >"$fresh/declared-kernel/src/lib.rs" <<'RS'
 
 include!("counters.rs");
 RS
-# The drivers' flags and target directory (the fresh workspace has its own release profile, so
-# its crates and the standard library are compiled once for it: about 2 min of CPU from cold,
-# seconds when warm).
-RUSTFLAGS="-C linker=lld-link -C panic=abort -C link-arg=/DRIVER -C link-arg=/SUBSYSTEM:NATIVE -C link-arg=/ENTRY:DriverEntry -C link-arg=/NODEFAULTLIB -C link-arg=/INTEGRITYCHECK" \
-  CARGO_TARGET_DIR="$root/target/xwin-msvc" \
-  debian_cargo build --offline --release --manifest-path "$fresh/Cargo.toml" --workspace --lib \
-  --target x86_64-pc-windows-msvc \
-  -Zbuild-std=core,alloc,compiler_builtins -Zbuild-std-features=compiler-builtins-mem
+# The drivers' flags, profile settings and target directory (the fresh workspace has its own
+# release profile, so its crates and the standard library are compiled once for it: about 2 min
+# of CPU from cold, seconds when warm).
+driver_build build --offline --release --manifest-path "$fresh/Cargo.toml" --workspace --lib
 
 # `pcw new` twice, outside this workspace: a driver crate from a fresh manifest and one from an
 # existing manifest (xdp_like.man, a C driver's counters being ported), each depending on this
@@ -174,11 +181,7 @@ cp Cargo.lock "$scaffold/Cargo.lock"
 cargo run -q --locked -p pcw-cli --bin pcw -- new "$scaffold/fresh-driver" --pcw-rs "$root"
 cargo run -q --locked -p pcw-cli --bin pcw -- new "$scaffold/ported-driver" --pcw-rs "$root" \
   --manifest crates/pcw-cli/tests/fixtures/xdp_like.man
-RUSTFLAGS="-C linker=lld-link -C panic=abort -C link-arg=/DRIVER -C link-arg=/SUBSYSTEM:NATIVE -C link-arg=/ENTRY:DriverEntry -C link-arg=/NODEFAULTLIB -C link-arg=/INTEGRITYCHECK" \
-  CARGO_TARGET_DIR="$root/target/xwin-msvc" \
-  debian_cargo build --offline --release --manifest-path "$scaffold/Cargo.toml" --workspace --lib \
-  --target x86_64-pc-windows-msvc \
-  -Zbuild-std=core,alloc,compiler_builtins -Zbuild-std-features=compiler-builtins-mem
+driver_build build --offline --release --manifest-path "$scaffold/Cargo.toml" --workspace --lib
 for driver in fresh_driver ported_driver; do
   cp "$root/target/xwin-msvc/x86_64-pc-windows-msvc/release/$driver.dll" "$out/$driver.sys"
 done

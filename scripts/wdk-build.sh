@@ -266,14 +266,21 @@ fi
 # arguments are those of cross-windows.sh (wdk-build's WDM set, less /KERNEL and /IGNORE, which
 # are MSVC link.exe's), plus the import libraries' directory; +crt-static is what wdk-build checks
 # for a kernel driver.
+# Release drivers as in cross-windows.sh: the release profile's LTO in one codegen unit, with line
+# tables for pcw-pecheck, the image alone (`cargo rustc --crate-type cdylib`: rustc does no LTO
+# for a build that also emits the packages' rlib).
 wdk_cargo_build() {
   RUSTFLAGS="-C target-feature=+crt-static -C linker=lld-link -C panic=abort -L native=$lib -C link-arg=/DRIVER -C link-arg=/SUBSYSTEM:NATIVE -C link-arg=/ENTRY:DriverEntry -C link-arg=/NODEFAULTLIB -C link-arg=/INTEGRITYCHECK" \
     WDKContentRoot="$wdk" \
     LIBCLANG_PATH="$libclang_dir" \
     BINDGEN_EXTRA_CLANG_ARGS_x86_64_pc_windows_msvc="-D__GNUC__=4 -D__GNUC_MINOR__=9 -isystem $resource_dir/include" \
     PCW_WDK_CROSS_STAGE=1 \
+    CARGO_PROFILE_RELEASE_LTO=true \
+    CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
+    CARGO_PROFILE_RELEASE_DEBUG=line-tables-only \
     CARGO_TARGET_DIR="$target_dir" \
-    debian_cargo build --locked "${patch_args[@]}" --lib --release --features wdk \
+    debian_cargo rustc --locked "${patch_args[@]}" --lib --release --features wdk \
+    --crate-type cdylib \
     --target x86_64-pc-windows-msvc \
     -Zbuild-std=core,alloc,compiler_builtins -Zbuild-std-features=compiler-builtins-mem "$@"
 }

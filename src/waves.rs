@@ -10,7 +10,7 @@ use core::ops::ControlFlow;
 
 use crate::countersets::pcw_driver::geometric_waves as set;
 use crate::ffi::{
-    self, NTSTATUS, PCW_CALLBACK_INFORMATION, PCW_CALLBACK_TYPE, Publish,
+    self, CounterMask, NTSTATUS, PCW_CALLBACK_INFORMATION, PCW_CALLBACK_TYPE, Publish,
     STATUS_INSUFFICIENT_RESOURCES, STATUS_OBJECT_NAME_COLLISION, Visitor,
 };
 use crate::stats::timed;
@@ -92,25 +92,40 @@ pub fn clear() {
 
 /// The wave's values at `time` (100 ns units), computing only the counters `counter_mask`
 /// asks for (the others stay 0, as the `CounterMask` contract allows).
+#[inline]
 pub fn values(wave: Wave, time: i64, counter_mask: u64) -> set::GeometricWaveValues {
     values_at(wave, phase(time), counter_mask)
 }
 
 /// The position in the period at `time`, 0..10 (whole seconds): the triangle falls then rises,
 /// the square is high for the first half.
+#[inline]
 fn phase(time: i64) -> u32 {
-    // System time is never negative (100 ns units since 1601); unsigned division by constants
-    // is a multiply each, about half the instructions of the signed `rem_euclid`.
-    u32::try_from(time.unsigned_abs() / 10_000_000 % PERIOD_SECONDS.unsigned_abs()).unwrap_or(0)
+    // System time is never negative (100 ns units since 1601), so it is divided as unsigned:
+    // a multiply per constant, about half the instructions of the signed `rem_euclid` (a
+    // negative time, which no clock returns, still gives a phase in 0..10).
+    let seconds = time.cast_unsigned() / 10_000_000;
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "a remainder of the division by the period, below 10"
+    )]
+    let phase = (seconds % PERIOD_SECONDS.unsigned_abs()) as u32;
+    phase
 }
 
-/// [`values`] at a [`phase`].
+/// A phase [`phase`] never returns: not read yet.
+const NO_PHASE: u32 = u32::MAX;
+
+/// [`values`] at a [`phase`]. With every counter asked for (the usual query) both values are
+/// computed without a test of the mask; otherwise the ones not asked for are left 0.
+#[inline]
 fn values_at(wave: Wave, index: u32, counter_mask: u64) -> set::GeometricWaveValues {
     let mut v = set::GeometricWaveValues::default();
-    if counter_wanted(counter_mask, set::ids::WAVE_TRIANGLE) {
+    let all = counter_mask == u64::MAX;
+    if all || counter_wanted(counter_mask, set::ids::WAVE_TRIANGLE) {
         v.triangle = wave.minimum + wave.amplitude * 5u32.abs_diff(index) / 5;
     }
-    if counter_wanted(counter_mask, set::ids::WAVE_SQUARE) {
+    if all || counter_wanted(counter_mask, set::ids::WAVE_SQUARE) {
         v.square = wave.minimum + if index < 5 { wave.amplitude } else { 0 };
     }
     v
@@ -125,11 +140,19 @@ pub struct Waves<'r>(pub &'r Registry<ffi::RegistryLock, Wave>);
 pub static PUBLISHER: Waves<'static> = Waves(&REGISTRY);
 
 /// Offers one wave (the `InstanceId` lookup), its values computed now if the query selects it.
+#[allow(
+    clippy::inline_always,
+    reason = "inlined into the callback with the visitor, whose state then stays in registers"
+)]
+#[inline(always)]
 fn offer(visitor: &mut Visitor<'_, set::Set>, entry: &Entry<Wave>) -> ControlFlow<()> {
     let wave = *entry.value();
-    visitor.instance(entry.name(), entry.id(), |counters| {
-        values(wave, ffi::system_time(), counters.bits())
-    })
+    visitor.instance(
+        entry.name(),
+        entry.id(),
+        #[inline(always)]
+        |counters| values(wave, ffi::system_time(), counters.bits()),
+    )
 }
 
 impl Publish<set::Set> for Waves<'_> {
@@ -140,36 +163,84 @@ impl Publish<set::Set> for Waves<'_> {
     )]
     #[inline(always)]
     fn visit(&self, visitor: &mut Visitor<'_, set::Set>) -> ControlFlow<()> {
-        timed(visitor, |visitor| {
-            // The phase the values are computed at: the clock read once per collection, when
-            // the first instance is selected (a query that selects none, or an enumeration,
-            // needs no clock).
-            let mut at = None;
-            // `instances`, not `instance` in a loop: the visitor's state stays in registers
-            // (measured with callgrind: a loop of `instance` calls behind the registry's closure
-            // cost 37 instructions per instance against 16).
-            self.0.read(|view| {
-                visitor.instances(
-                    view.iter(),
-                    |e| (e.name(), e.id()),
-                    |e, counters| {
-                        let index = *at.get_or_insert_with(|| phase(ffi::system_time()));
-                        values_at(*e.value(), index, counters.bits())
+        timed(
+            visitor,
+            #[inline(always)]
+            |visitor| {
+                // `instances`, not `instance` in a loop: the visitor's state stays in registers
+                // (measured with callgrind: a loop of `instance` calls behind the registry's closure
+                // cost 37 instructions per instance against 16).
+                self.0.read(
+                    #[inline(always)]
+                    |view| {
+                        // The phase the values are computed at: the clock read once per collection, and
+                        // only when an instance is selected (a query that selects none, or an
+                        // enumeration, needs no clock). When every instance will be, with every counter
+                        // (the usual query), before the loop, whose values then need no test of the
+                        // mask or of the phase; otherwise when the first instance is (`NO_PHASE` until
+                        // then: one register in the loop, where an `Option` takes two).
+                        if visitor.collecting() && visitor.selects_all() {
+                            if view.is_empty() {
+                                return ControlFlow::Continue(());
+                            }
+                            let at = phase(ffi::system_time());
+                            // Every counter asked for (the usual query): no test of the mask either.
+                            if visitor.counters() == CounterMask::ALL {
+                                return visitor.instances(
+                                    view.iter(),
+                                    #[inline(always)]
+                                    |e| (e.name(), e.id()),
+                                    #[inline(always)]
+                                    |e, _| values_at(*e.value(), at, u64::MAX),
+                                );
+                            }
+                            return visitor.instances(
+                                view.iter(),
+                                #[inline(always)]
+                                |e| (e.name(), e.id()),
+                                #[inline(always)]
+                                |e, counters| values_at(*e.value(), at, counters.bits()),
+                            );
+                        }
+                        let mut at = NO_PHASE;
+                        visitor.instances(
+                            view.iter(),
+                            #[inline(always)]
+                            |e| (e.name(), e.id()),
+                            #[inline(always)]
+                            |e, counters| {
+                                if at == NO_PHASE {
+                                    at = phase(ffi::system_time());
+                                }
+                                values_at(*e.value(), at, counters.bits())
+                            },
+                        )
                     },
                 )
-            })
-        })
+            },
+        )
     }
 
     #[allow(clippy::inline_always, reason = "as for `visit`")]
     #[inline(always)]
     fn visit_id(&self, id: u32, visitor: &mut Visitor<'_, set::Set>) -> ControlFlow<()> {
-        timed(visitor, |visitor| {
-            self.0.read(|view| {
-                view.get(id)
-                    .map_or(ControlFlow::Continue(()), |e| offer(visitor, e))
-            })
-        })
+        timed(
+            visitor,
+            #[inline(always)]
+            |visitor| {
+                self.0.read(
+                    #[inline(always)]
+                    |view| {
+                        // A `match`, not `map_or`: a closure left out of line would take the visitor's
+                        // address and keep its state in memory for the whole callback.
+                        match view.get(id) {
+                            Some(e) => offer(visitor, e),
+                            None => ControlFlow::Continue(()),
+                        }
+                    },
+                )
+            },
+        )
     }
 }
 

@@ -348,6 +348,16 @@ fn the_first_failed_add_ends_the_collection_and_is_its_status() {
         before + 3 + 2,
         "no add after the failure"
     );
+    // The statistics count the failed add as considered, not returned: 2 of the 3 waves
+    // considered (the loop stopped at the failure), 1 returned.
+    let v = &k.collect(STATS, &Request::default()).unwrap().instances[0].values;
+    assert_eq!(v[&0], 1, "collections");
+    assert_eq!(v[&1], 1, "instances returned");
+    assert_eq!(
+        (v[&4], v[&5]),
+        (1, 2),
+        "filtered (not returned) out of considered"
+    );
     assert!(shutdown(k).is_clean());
 }
 

@@ -1,13 +1,21 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Compiles the C baselines (c/kcs.c, c/perfgen.c) at -O2 and the callgrind client-request shim.
+//! Compiles the C baselines (c/kcs.c, c/perfgen.c, c/um.c) at -O2 and the callgrind client-request
+//! shim.
 
 fn main() {
-    for f in ["c/pcw.h", "c/kcs.c", "c/perfgen.c", "c/cg.c"] {
+    for f in [
+        "c/pcw.h",
+        "c/perflib.h",
+        "c/kcs.c",
+        "c/perfgen.c",
+        "c/um.c",
+        "c/cg.c",
+    ] {
         println!("cargo:rerun-if-changed={f}");
     }
     let mut build = cc::Build::new();
     build
-        .files(["c/kcs.c", "c/perfgen.c", "c/cg.c"])
+        .files(["c/kcs.c", "c/perfgen.c", "c/um.c", "c/cg.c"])
         .opt_level(2)
         .debug(true)
         .warnings(true)

@@ -40,7 +40,9 @@ pub use pcw_rt::Summary;
 pub struct CollectStats {
     collections: AtomicU64,
     returned: AtomicU64,
-    /// `InstancesConsidered` in the low half, `InstancesFiltered` in the high half.
+    /// `InstancesFiltered` in the low half, `InstancesConsidered` in the high half: a collection
+    /// that filters nothing (the usual one) adds to the high half alone, with one atomic add
+    /// (a carry out of the high half falls off the word, which is the half's own wrap).
     instances: AtomicU64,
     /// `CollectTicks` in the low half, `TimedCollections` in the high half.
     timing: AtomicU64,
@@ -221,11 +223,18 @@ impl CollectStats {
         self.collections.fetch_add(1, Ordering::Relaxed);
         self.returned
             .fetch_add(u64::from(c.returned), Ordering::Relaxed);
-        add_pair(
-            &self.instances,
-            c.considered,
-            c.considered.saturating_sub(c.returned),
-        );
+        if c.considered == c.returned {
+            // Nothing filtered: the high half alone. A plain add suffices (no carry can reach
+            // another half), and it is one instruction where the compare-and-swap loop is ten.
+            self.instances
+                .fetch_add(u64::from(c.considered) << 32, Ordering::Release);
+        } else {
+            add_pair(
+                &self.instances,
+                c.considered.saturating_sub(c.returned),
+                c.considered,
+            );
+        }
         if let Some(ticks) = elapsed {
             // PERF_AVERAGE_TIMER is a 32-bit counter: PDH cooks the difference of two samples,
             // so wrapping is harmless as long as less than 2^32 ticks pass between samples.
@@ -247,8 +256,8 @@ impl CollectStats {
             collections: self.collections.load(Ordering::Relaxed),
             collect_ticks: low(timing),
             timed_collections: high(timing),
-            instances_considered: low(instances),
-            instances_filtered: high(instances),
+            instances_considered: high(instances),
+            instances_filtered: low(instances),
             loaded_at: self.loaded_at.load(Ordering::Relaxed),
         }
     }
@@ -304,6 +313,46 @@ mod tests {
             "a negative duration adds 0, a huge one u32::MAX"
         );
         assert_eq!((t.timed_collections, t.collections), (4, 4));
+    }
+
+    #[test]
+    fn the_instance_pair_wraps_each_half_on_its_own() {
+        let s = CollectStats::new();
+        let all = |n| Summary {
+            considered: n,
+            returned: n,
+        };
+        // Nothing filtered: the considered half alone, whose carry falls off the word.
+        s.record(None, all(u32::MAX));
+        s.record(None, all(3));
+        let t = s.read();
+        assert_eq!(
+            (t.instances_considered, t.instances_filtered),
+            (2, 0),
+            "u32::MAX + 3 wraps to 2 and leaves the filtered half alone"
+        );
+        // Some filtered: both halves, the filtered one wrapping without a carry.
+        s.record(
+            None,
+            Summary {
+                considered: u32::MAX,
+                returned: 0,
+            },
+        );
+        s.record(
+            None,
+            Summary {
+                considered: 2,
+                returned: 0,
+            },
+        );
+        let t = s.read();
+        assert_eq!(
+            (t.instances_considered, t.instances_filtered),
+            (3, 1),
+            "2 + u32::MAX + 2 = 3 and u32::MAX + 2 = 1: no carry from one half into the other"
+        );
+        assert_eq!(t.instances_returned, u64::from(u32::MAX) + 3);
     }
 
     #[test]

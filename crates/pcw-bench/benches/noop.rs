@@ -12,6 +12,7 @@ use criterion::Criterion;
 use pcw_bench::{SIZES, scenarios};
 
 pcw_bench::noop_pcw!();
+pcw_bench::noop_perflib!();
 
 fn main() {
     let quick = std::env::var_os("PCW_BENCH_QUICK").is_some();
@@ -32,6 +33,7 @@ fn main() {
         scenarios::v1_cases(&sizes),
         scenarios::snapshot_cases(&sizes),
         scenarios::device_cases(&sizes),
+        scenarios::um_cases(),
     ];
     for mut case in groups.into_iter().flatten() {
         c.bench_function(&case.label, |b| b.iter(|| black_box((case.run)())));

@@ -2,18 +2,21 @@
 //! Criterion benches of the driver's callback vs the KCS-style C callback, both registered with
 //! pcw-sim's kernel PCW and collected through it (`Kernel::collect`): the whole query as the
 //! simulator runs it, whose own cost (it records every instance, allocating) dominates. The
-//! provider-only comparison is `benches/noop.rs`. `PCW_BENCH_QUICK=1` runs N = 1 and 100 only.
+//! provider-only comparison is `benches/noop.rs`. Likewise the user-mode providers (pcw-um and
+//! the C baseline of `c/um.c`) collected through pcw-sim's simulated Perflib
+//! (`usermode::collect`). `PCW_BENCH_QUICK=1` runs N = 1 and 100 only.
 
 use std::ffi::c_void;
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::Criterion;
-use pcw_bench::c;
 use pcw_bench::waves::{Names, Population, registry_callback};
+use pcw_bench::{c, um};
 use pcw_driver::countersets::pcw_driver::geometric_waves as set;
 use pcw_driver::ffi::{self, PcwCallback};
 use pcw_sim::kernel_pcw::{BUILD_SERVER_2022, Kernel, Request};
+use pcw_sim::usermode;
 
 /// Registers `callback` under `name` with the Geometric Waves descriptors.
 fn register(name: &str, callback: PcwCallback, context: *const c_void) -> isize {
@@ -76,6 +79,27 @@ fn main() {
         for handle in [ours, theirs] {
             // SAFETY: registered above, unregistered once.
             unsafe { ffi::PcwUnregister(handle) };
+        }
+    }
+    for n in [1usize, 100, 10_000] {
+        if quick && n > 100 {
+            continue;
+        }
+        let provider = um::start();
+        let ours = um::instances(&provider, n);
+        let theirs = um::CProvider::start(n);
+        for (i, (instance, (block, _))) in ours.iter().zip(&theirs.instances).enumerate() {
+            let v = u32::try_from(i).expect("few");
+            assert!(um::update_ours(instance, v, u64::from(v) << 3));
+            // SAFETY: the C provider's live handle and one of its instances.
+            assert!(unsafe { um::update_c(theirs.handle(), *block, v, u64::from(v) << 3) });
+        }
+        for (side, set) in [("ours", um::SET.guid), ("c", um::C_SET)] {
+            let collected = usermode::collect(set).expect("collects");
+            assert_eq!(collected.len(), n, "{side}");
+            crit.bench_function(&format!("sim/um-collect/{n}/{side}"), |b| {
+                b.iter(|| black_box(usermode::collect(set)));
+            });
         }
     }
     crit.final_summary();

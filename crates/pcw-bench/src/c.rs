@@ -1,12 +1,24 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! Bindings to the C baselines compiled by `build.rs`: `c/kcs.c` (a KCS-style `PCW_CALLBACK`),
-//! `c/perfgen.c` (a PerfGen-style V1 collect, the device path done the plain way, and `memcpy`) and `c/cg.c` (callgrind client
-//! requests). Layouts are declared here by hand and checked against the C compiler's in tests.
+//! `c/perfgen.c` (a PerfGen-style V1 collect, the device path done the plain way, and `memcpy`),
+//! `c/um.c` (a user-mode Perflib V2 provider as Microsoft's samples write it) and `c/cg.c`
+//! (callgrind client requests). Layouts are declared here by hand and checked against the C
+//! compiler's in tests.
 
 use core::ffi::{c_char, c_void};
 
 use windows_sys::Wdk::System::SystemServices::PCW_CALLBACK_INFORMATION;
-use windows_sys::Win32::Foundation::{NTSTATUS, UNICODE_STRING};
+use windows_sys::Win32::Foundation::{HANDLE, NTSTATUS, UNICODE_STRING};
+use windows_sys::Win32::System::Performance::PERF_COUNTERSET_INSTANCE;
+use windows_sys::core::GUID;
+
+/// `UM_C_REFS` of `c/um.c`: the provider's own storage of its reference counter.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UmCRefs {
+    /// Counter 4, `Level`.
+    pub level: u32,
+}
 
 /// `KCS_INSTANCE` of `c/kcs.c`.
 #[repr(C)]
@@ -123,6 +135,45 @@ unsafe extern "C" {
         out: *mut u8,
         out_len: usize,
     ) -> usize;
+    /// `PerfStartProviderEx` and `PerfSetCounterSetInfo` of the "Bench Queue" set; NULL on
+    /// failure.
+    pub fn um_c_start(provider: *const GUID, set: *const GUID) -> HANDLE;
+    /// `PerfCreateInstance` with the reference counter bound to `refs.level`; NULL on failure.
+    pub fn um_c_create(
+        provider: HANDLE,
+        set: *const GUID,
+        name: *const u16,
+        id: u32,
+        refs: *mut UmCRefs,
+    ) -> *mut PERF_COUNTERSET_INSTANCE;
+    /// One instance made and deleted; the first failure's status, else 0.
+    pub fn um_c_create_delete(
+        provider: HANDLE,
+        set: *const GUID,
+        name: *const u16,
+        id: u32,
+        refs: *mut UmCRefs,
+    ) -> u32;
+    /// Three updates through Perflib (Depth set, Bytes set, Packets + 1), statuses checked.
+    pub fn um_c_update(
+        provider: HANDLE,
+        instance: *mut PERF_COUNTERSET_INSTANCE,
+        depth: u32,
+        bytes: u64,
+    ) -> u32;
+    /// The reference counter's store into the provider's structure.
+    pub fn um_c_store(refs: *mut UmCRefs, level: u32);
+    /// The three updates as stores into the block's counter data, unchecked.
+    pub fn um_c_update_direct(instance: *mut PERF_COUNTERSET_INSTANCE, depth: u32, bytes: u64);
+    /// `sizeof` of the C side's template, `PERF_COUNTER_INFO`, `PERF_PROVIDER_CONTEXT` and
+    /// `PERF_COUNTERSET_INSTANCE`, for the layout test.
+    pub fn um_c_template_size() -> usize;
+    /// As above.
+    pub fn um_c_counter_info_size() -> usize;
+    /// As above.
+    pub fn um_c_context_size() -> usize;
+    /// As above.
+    pub fn um_c_instance_size() -> usize;
     /// `CALLGRIND_ZERO_STATS`.
     pub fn pcw_bench_cg_zero();
     /// `CALLGRIND_DUMP_STATS_AT(label)`.

@@ -7,6 +7,8 @@
 //! The library defines no PCW symbol. A binary links either pcw-sim, whose `PcwAddInstance`
 //! records what it is given, or the no-op PCW of [`noop_pcw!`], which only counts, to isolate
 //! the provider's own cost. The C baseline calls the same `PcwAddInstance` as the driver's code.
+//! Likewise for user-mode Perflib: pcw-sim's simulated one, or the stand-in of
+//! [`noop_perflib!`], called by pcw-um and by the C baseline alike.
 //!
 //! Apart from those, [`manifests`] writes large, varied counter manifests for the manifest
 //! tools' scaling bench (`benches/manifest.rs`; `src/bin/pcw-bench-manifest.rs` writes one to
@@ -18,6 +20,7 @@ pub mod device;
 pub mod manifests;
 pub mod scenarios;
 pub mod snap;
+pub mod um;
 pub mod v1;
 pub mod waves;
 
@@ -135,6 +138,154 @@ macro_rules! noop_pcw {
             ::core::hint::black_box(0)
         }
     };
+}
+
+/// Defines the stand-in Perflib (user-mode V2 provider functions, perflib.h) that pcw-um and the
+/// C baseline of `c/um.c` call in a binary that does not link pcw-sim: every call succeeds and
+/// does nothing else; the setters count their calls (read them with [`noop_perflib_calls`]);
+/// `PerfCreateInstance` hands out one static block (header and counter data, see
+/// [`noop_block`]) for every instance. Invoke it once, at the root of the binary, beside
+/// [`noop_pcw!`].
+///
+/// As with the no-op PCW, the functions are opaque to the optimiser (never inlined, arguments
+/// black-boxed, results unknown), as `advapi32.dll`'s are to a provider: what is measured is the
+/// provider's own work around the calls.
+#[macro_export]
+macro_rules! noop_perflib {
+    () => {
+        $crate::noop_perflib!(@setters
+            PerfSetULongCounterValue u32,
+            PerfSetULongLongCounterValue u64,
+            PerfIncrementULongCounterValue u32,
+            PerfIncrementULongLongCounterValue u64,
+            PerfDecrementULongCounterValue u32,
+            PerfDecrementULongLongCounterValue u64,
+        );
+
+        /// Stand-in `PerfStartProviderEx`: hands out a dummy handle.
+        ///
+        /// # Safety
+        /// `handle` is writable.
+        #[unsafe(no_mangle)]
+        #[inline(never)]
+        pub unsafe extern "system" fn PerfStartProviderEx(
+            guid: *const $crate::windows_sys::core::GUID,
+            context: *const $crate::windows_sys::Win32::System::Performance::PERF_PROVIDER_CONTEXT,
+            handle: *mut $crate::windows_sys::Win32::Foundation::HANDLE,
+        ) -> u32 {
+            ::core::hint::black_box((guid, context));
+            // SAFETY: writable per this function's contract.
+            unsafe { handle.write(::core::ptr::without_provenance_mut(0x5010)) };
+            0
+        }
+
+        /// Stand-in `PerfSetCounterSetInfo`.
+        #[unsafe(no_mangle)]
+        #[inline(never)]
+        pub extern "system" fn PerfSetCounterSetInfo(
+            handle: $crate::windows_sys::Win32::Foundation::HANDLE,
+            template: *mut $crate::windows_sys::Win32::System::Performance::PERF_COUNTERSET_INFO,
+            size: u32,
+        ) -> u32 {
+            ::core::hint::black_box((handle, template, size));
+            ::core::hint::black_box(0)
+        }
+
+        /// Stand-in `PerfCreateInstance`: the static block of [`noop_block`].
+        #[unsafe(no_mangle)]
+        #[inline(never)]
+        pub extern "system" fn PerfCreateInstance(
+            handle: $crate::windows_sys::Win32::Foundation::HANDLE,
+            set: *const $crate::windows_sys::core::GUID,
+            name: *const u16,
+            id: u32,
+        ) -> *mut $crate::windows_sys::Win32::System::Performance::PERF_COUNTERSET_INSTANCE {
+            ::core::hint::black_box((handle, set, name, id));
+            ::core::hint::black_box($crate::noop_block())
+        }
+
+        /// Stand-in `PerfDeleteInstance`.
+        #[unsafe(no_mangle)]
+        #[inline(never)]
+        pub extern "system" fn PerfDeleteInstance(
+            handle: $crate::windows_sys::Win32::Foundation::HANDLE,
+            block: *const $crate::windows_sys::Win32::System::Performance::PERF_COUNTERSET_INSTANCE,
+        ) -> u32 {
+            ::core::hint::black_box((handle, block));
+            ::core::hint::black_box(0)
+        }
+
+        /// Stand-in `PerfSetCounterRefValue`.
+        #[unsafe(no_mangle)]
+        #[inline(never)]
+        pub extern "system" fn PerfSetCounterRefValue(
+            handle: $crate::windows_sys::Win32::Foundation::HANDLE,
+            block: *mut $crate::windows_sys::Win32::System::Performance::PERF_COUNTERSET_INSTANCE,
+            id: u32,
+            address: *const ::core::ffi::c_void,
+        ) -> u32 {
+            ::core::hint::black_box((handle, block, id, address));
+            ::core::hint::black_box(0)
+        }
+
+        /// Stand-in `PerfStopProvider`.
+        #[unsafe(no_mangle)]
+        #[inline(never)]
+        pub extern "system" fn PerfStopProvider(
+            handle: $crate::windows_sys::Win32::Foundation::HANDLE,
+        ) -> u32 {
+            ::core::hint::black_box(handle);
+            ::core::hint::black_box(0)
+        }
+
+        /// Stand-in `GetLastError`: never an error (no stand-in call fails).
+        #[unsafe(no_mangle)]
+        #[inline(never)]
+        pub extern "system" fn GetLastError() -> u32 {
+            ::core::hint::black_box(0)
+        }
+    };
+    (@setters $($name:ident $ty:ty,)*) => {
+        $(
+            /// Stand-in value setter: counts the call.
+            #[unsafe(no_mangle)]
+            #[inline(never)]
+            pub extern "system" fn $name(
+                handle: $crate::windows_sys::Win32::Foundation::HANDLE,
+                block: *mut $crate::windows_sys::Win32::System::Performance::PERF_COUNTERSET_INSTANCE,
+                id: u32,
+                value: $ty,
+            ) -> u32 {
+                ::core::hint::black_box((handle, block, id, value));
+                $crate::NOOP_PERFLIB_CALLS.fetch_add(1, ::core::sync::atomic::Ordering::Relaxed);
+                ::core::hint::black_box(0)
+            }
+        )*
+    };
+}
+
+/// Calls of the stand-in Perflib's value setters so far (see [`noop_perflib!`]).
+pub static NOOP_PERFLIB_CALLS: core::sync::atomic::AtomicU64 =
+    core::sync::atomic::AtomicU64::new(0);
+
+/// Calls of the stand-in Perflib's value setters so far.
+pub fn noop_perflib_calls() -> u64 {
+    NOOP_PERFLIB_CALLS.load(core::sync::atomic::Ordering::Relaxed)
+}
+
+/// The stand-in `PerfCreateInstance`'s block: a `PERF_COUNTERSET_INSTANCE` header followed by
+/// room for a counterset's counter data (the C baseline's direct stores land there).
+struct NoopBlock(core::cell::UnsafeCell<[u64; 32]>);
+
+// SAFETY: the block is only written through raw pointers by benchmarks, like memory Perflib
+// hands a provider; nothing reads it back.
+unsafe impl Sync for NoopBlock {}
+
+static NOOP_BLOCK: NoopBlock = NoopBlock(core::cell::UnsafeCell::new([0; 32]));
+
+/// The address the stand-in `PerfCreateInstance` returns for every instance.
+pub fn noop_block() -> *mut windows_sys::Win32::System::Performance::PERF_COUNTERSET_INSTANCE {
+    NOOP_BLOCK.0.get().cast()
 }
 
 /// Calls of the no-op `PcwAddInstance` so far (see [`noop_pcw!`]).

@@ -8,11 +8,13 @@ use std::rc::Rc;
 
 use pcw_core::snapshot::{Snapshot, SnapshotError};
 
+use crate::c::UmCRefs;
 use crate::device::{self, CBuffers, SnapshotBuf};
 use crate::snap::{self, SnapshotData};
+use crate::um::{self, CProvider};
 use crate::v1::{self, V1Object, bytes_mut, out_buffer};
 use crate::waves::{self, ADVERSARIAL, Call, Names, Population, Query};
-use crate::{c, utf16};
+use crate::{c, noop_block, utf16};
 
 /// Steps the naive C matcher may take per name before it gives up.
 pub const C_MATCH_CAP: u64 = 100_000;
@@ -315,4 +317,73 @@ pub fn snapshot_cases(sizes: &[usize]) -> Vec<Case> {
         ));
     }
     cases
+}
+
+/// The user-mode provider cases, against the stand-in Perflib of [`crate::noop_perflib!`]: three
+/// counter updates (Depth set, Bytes set, Packets + 1) by pcw-um's checked setters and by the C
+/// baseline's Perflib calls (`units` 3: per update); the same three
+/// as the C baseline's direct stores into the block; the reference counter's store (pcw-um's
+/// atomic, fetched once or looked up by id each time, and the C structure's field); one
+/// instance made and deleted by each side.
+///
+/// # Panics
+/// If the stand-in Perflib refuses (it does not).
+pub fn um_cases() -> Vec<Case> {
+    let provider: &'static pcw_um::Provider = Box::leak(Box::new(um::start()));
+    let instance: &'static pcw_um::Instance<'static> =
+        Box::leak(Box::new(um::instances(provider, 1).remove(0)));
+    let c: &'static CProvider = Box::leak(Box::new(CProvider::start(1)));
+    let c_instance = c.instances[0].0;
+    let level = instance.reference_u32(um::ids::LEVEL).expect("Level");
+    let mut refs = Box::<UmCRefs>::default();
+    let mut value = 0u32;
+    let mut next = move || {
+        value = value.wrapping_add(1);
+        value
+    };
+    let name = um::name(7);
+    let wide: Vec<u16> = utf16(&name).into_iter().chain([0]).collect();
+    let mut direct = next;
+    let mut c_next = next;
+    let mut store = next;
+    let mut lookup = next;
+    let mut c_store = next;
+    vec![
+        Case::new("um/update/1/ours".to_owned(), 3, move || {
+            let v = next();
+            u64::from(um::update_ours(instance, v, u64::from(v) << 3))
+        }),
+        Case::new("um/update/1/c".to_owned(), 3, move || {
+            let v = c_next();
+            // SAFETY: the C provider's live handle and one of its instances.
+            u64::from(unsafe { um::update_c(c.handle(), c_instance, v, u64::from(v) << 3) })
+        }),
+        Case::new("um/update/1/c-direct".to_owned(), 3, move || {
+            let v = direct();
+            // SAFETY: the stand-in Perflib's block, which has room for the counter data.
+            unsafe { um::update_c_direct(noop_block(), v, u64::from(v) << 3) };
+            u64::from(v)
+        }),
+        Case::new("um/store/1/ours".to_owned(), 1, move || {
+            let v = store();
+            um::store_ours(level, v);
+            u64::from(v)
+        }),
+        Case::new("um/store/1/lookup".to_owned(), 1, move || {
+            let v = lookup();
+            u64::from(um::store_looked_up(instance, v))
+        }),
+        Case::new("um/store/1/c".to_owned(), 1, move || {
+            let v = c_store();
+            um::store_c(&mut refs, v);
+            u64::from(v)
+        }),
+        Case::new("um/create-delete/1/ours".to_owned(), 1, move || {
+            u64::from(um::create_delete_ours(provider, &name, 7))
+        }),
+        Case::new("um/create-delete/1/c".to_owned(), 1, move || {
+            let mut refs = UmCRefs::default();
+            u64::from(c.create_delete(&wide, 7, &mut refs))
+        }),
+    ]
 }

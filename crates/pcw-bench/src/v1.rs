@@ -12,8 +12,8 @@ use pcw_core::snapshot::{
 use pcw_core::v1::collect::{self, Collected};
 use pcw_core::v1::from_snapshot::SetObject;
 use pcw_core::v1::writer::{
-    CheckedName, CounterSpec, InstanceDesc, InstanceKind, InstanceName, InstanceSpec,
-    InstancesDesc, ObjectDesc, ObjectHeader, ObjectSource, assign_offsets,
+    CheckedCounters, CheckedName, CounterSpec, InstanceDesc, InstanceKind, InstanceName,
+    InstanceSpec, InstancesDesc, ObjectDesc, ObjectHeader, ObjectSource, assign_offsets,
 };
 
 use crate::c::{self, PgCounter, PgInstance, PgObject};
@@ -48,6 +48,9 @@ pub struct V1Object {
     names: Vec<Vec<u16>>,
     values: Vec<[u64; COUNTERS]>,
     counters: [CounterSpec; COUNTERS],
+    /// `counters`, checked once (as the DLL's catalog checks its definitions when it builds
+    /// them).
+    checked: CheckedCounters<[CounterSpec; COUNTERS]>,
     block_len: u32,
     header: ObjectHeader,
     c_counters: [PgCounter; COUNTERS],
@@ -123,6 +126,11 @@ impl V1Object {
             names,
             values,
             counters,
+            checked: {
+                let mut checked = CheckedCounters::new(counters).expect("checked layout");
+                checked.render_definitions().expect("memory");
+                checked
+            },
             block_len,
             header,
             c_counters,
@@ -195,12 +203,12 @@ impl V1Object {
     /// The object as the DLL hands it to the writer: set 0 of `snapshot`, whose records it
     /// copies.
     pub fn set_object<'a>(&'a self, snapshot: &Snapshot<'a>) -> SetObject<'a> {
-        SetObject::new(
+        SetObject::checked(
             ObjectHeader {
                 perf_time: snapshot.header().perf_time,
                 ..self.header
             },
-            &self.counters,
+            &self.checked,
             InstanceKind::Multi,
             snapshot.find_set(0),
         )

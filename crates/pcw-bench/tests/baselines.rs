@@ -2,8 +2,10 @@
 //! Checks that the benchmarks compare like with like, and the benchmarks' allocation assertion:
 //! the C baselines' layouts match windows-sys; the PerfGen-style C writes the very bytes
 //! pcw-core's V1 collect writes; the KCS-style C callback selects the same instances as the
-//! driver's for every query; the naive matcher agrees with pcw-core's where it finishes; and
-//! the driver's callback, pcw-core's V1 collect and the snapshot codec allocate nothing.
+//! driver's for every query; the naive matcher agrees with pcw-core's where it finishes; the
+//! user-mode C baseline's Perflib structures are the SDK's and both user-mode providers make one
+//! Perflib call per update; and the driver's callback, pcw-core's V1 collect, the snapshot codec
+//! and pcw-um's counter updates allocate nothing.
 
 use pcw_bench::alloc_count::{self, CountingAlloc};
 use pcw_bench::c::{self, KcsInstance};
@@ -11,12 +13,13 @@ use pcw_bench::device::{self, CBuffers, SnapshotBuf};
 use pcw_bench::snap::{self, SnapshotData};
 use pcw_bench::v1::{self, V1Object, bytes_mut, out_buffer};
 use pcw_bench::waves::{self, ADVERSARIAL, Call, Names, Population, Query};
-use pcw_bench::{noop_added, utf16};
+use pcw_bench::{noop_added, noop_perflib_calls, um, utf16};
 use pcw_core::snapshot::Snapshot;
 use pcw_core::v1::collect::Collected;
 use windows_sys::Wdk::System::SystemServices::{PCW_CALLBACK_INFORMATION, PCW_MASK_INFORMATION};
 
 pcw_bench::noop_pcw!();
+pcw_bench::noop_perflib!();
 
 #[global_allocator]
 static ALLOC: CountingAlloc = CountingAlloc;
@@ -275,4 +278,63 @@ fn the_device_path_writes_the_c_baselines_bytes_and_allocates_only_on_its_first_
         assert_eq!((bytes, allocations), (0, 0));
         assert!(bytes_mut(&mut short).iter().all(|b| *b == 0xA5));
     }
+}
+
+#[test]
+fn the_user_mode_c_baseline_uses_the_sdks_layouts() {
+    use windows_sys::Win32::System::Performance::{
+        PERF_COUNTER_INFO, PERF_COUNTERSET_INFO, PERF_COUNTERSET_INSTANCE, PERF_PROVIDER_CONTEXT,
+    };
+    // SAFETY: pure functions of the C compiler's layouts.
+    let sizes = [
+        unsafe { c::um_c_template_size() },
+        // SAFETY: as above.
+        unsafe { c::um_c_counter_info_size() },
+        // SAFETY: as above.
+        unsafe { c::um_c_context_size() },
+        // SAFETY: as above.
+        unsafe { c::um_c_instance_size() },
+    ];
+    assert_eq!(
+        sizes,
+        [
+            size_of::<PERF_COUNTERSET_INFO>() + 4 * size_of::<PERF_COUNTER_INFO>(),
+            size_of::<PERF_COUNTER_INFO>(),
+            size_of::<PERF_PROVIDER_CONTEXT>(),
+            size_of::<PERF_COUNTERSET_INSTANCE>(),
+        ]
+    );
+}
+
+#[test]
+fn pcw_um_updates_allocate_nothing_and_call_perflib_once_each_as_c_does() {
+    let provider = um::start();
+    let instances = um::instances(&provider, 1);
+    let instance = &instances[0];
+    let c = um::CProvider::start(1);
+    let calls = |f: &mut dyn FnMut() -> bool| {
+        let before = noop_perflib_calls();
+        let (ok, allocations) = alloc_count::measure(f);
+        (ok, allocations, noop_perflib_calls() - before)
+    };
+    assert_eq!(
+        calls(&mut || um::update_ours(instance, 7, 1 << 40)),
+        (true, 0, 3)
+    );
+    assert_eq!(
+        // SAFETY: the C provider's live handle and one of its instances.
+        calls(&mut || unsafe { um::update_c(c.handle(), c.instances[0].0, 7, 1 << 40) }),
+        (true, 0, 3)
+    );
+    // Every setter, and the reference counter's lookup and store.
+    let (ok, allocations, made) = calls(&mut || {
+        instance.set_u32(um::ids::DEPTH, 1).is_ok()
+            && instance.increment_u32(um::ids::PACKETS, 2).is_ok()
+            && instance.decrement_u32(um::ids::PACKETS, 1).is_ok()
+            && instance.set_u64(um::ids::BYTES, 3).is_ok()
+            && instance.increment_u64(um::ids::BYTES, 4).is_ok()
+            && instance.decrement_u64(um::ids::BYTES, 5).is_ok()
+            && um::store_looked_up(instance, 9)
+    });
+    assert_eq!((ok, allocations, made), (true, 0, 6));
 }

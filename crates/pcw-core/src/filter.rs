@@ -19,6 +19,7 @@ pub struct InstanceFilter<'a> {
 
 impl<'a> InstanceFilter<'a> {
     /// The filter for an `InstanceId` and an `InstanceMask` (UTF-16, no NUL; `None` for NULL).
+    #[inline]
     pub fn new(id: u32, mask: Option<&'a [u16]>) -> Self {
         Self {
             id,
@@ -28,6 +29,7 @@ impl<'a> InstanceFilter<'a> {
 
     /// Whether every instance passes (any id, every name), so a caller may skip
     /// [`InstanceFilter::selects`] altogether.
+    #[inline]
     pub const fn passes_all(&self) -> bool {
         self.id == PCW_ANY_INSTANCE_ID && self.mask.is_none()
     }
@@ -36,6 +38,7 @@ impl<'a> InstanceFilter<'a> {
     /// query names (or walks every instance once per id) filters by, without re-examining the
     /// mask.
     #[must_use]
+    #[inline]
     pub const fn with_any_id(self) -> Self {
         Self {
             id: PCW_ANY_INSTANCE_ID,
@@ -44,6 +47,7 @@ impl<'a> InstanceFilter<'a> {
     }
 
     /// The filter that passes everything.
+    #[inline]
     pub const fn all() -> Self {
         Self {
             id: PCW_ANY_INSTANCE_ID,
@@ -52,6 +56,7 @@ impl<'a> InstanceFilter<'a> {
     }
 
     /// The one instance id asked for, if the query names one.
+    #[inline]
     pub const fn single_id(&self) -> Option<u32> {
         if self.id == PCW_ANY_INSTANCE_ID {
             None
@@ -61,21 +66,31 @@ impl<'a> InstanceFilter<'a> {
     }
 
     /// Whether the filter restricts names at all.
+    #[inline]
     pub const fn has_name_mask(&self) -> bool {
         self.mask.is_some()
     }
 
     /// Whether an instance passes.
     ///
-    /// Inlined, with the name matching kept out of line ([`name_matches`]): a caller's loop
+    /// A name whose first unit already fails the mask is rejected inline
+    /// ([`wildcard::first_unit_rejects`]); any other is matched out of line ([`name_matches`]).
+    /// Inlined, with the name matching kept out of line: a caller's loop
     /// then folds the id and mask tests away for a filter it knows (as `InstanceFilter::all()`)
     /// and keeps its state in registers. Without this, an optimiser that inlines the matcher
     /// into this function finds it too big to inline into the loop (the cross-built driver:
     /// a call per instance, 28 instructions for a filter that passes everything).
-    #[inline]
+    #[allow(
+        clippy::inline_always,
+        reason = "seen in the cross-built driver: left out of line, the call takes the filter's \
+                  address, and with it the callback's whole visitor is kept in memory"
+    )]
+    #[inline(always)]
     pub fn selects(&self, name: &[u16], id: u32) -> bool {
         (self.id == PCW_ANY_INSTANCE_ID || self.id == id)
-            && self.mask.is_none_or(|m| name_matches(m, name))
+            && self
+                .mask
+                .is_none_or(|m| !wildcard::first_unit_rejects(m, name) && name_matches(m, name))
     }
 }
 

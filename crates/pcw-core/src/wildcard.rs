@@ -236,7 +236,35 @@ pub fn matches(pattern: &[u16], name: &[u16]) -> bool {
     true
 }
 
+/// Whether `name` surely fails `pattern` at its first unit: the pattern starts with a literal
+/// ASCII unit (not `*` or `?`), which the name must match at its start, and the name is empty or
+/// starts with an ASCII unit that differs from it ignoring case. (A non-ASCII name unit may
+/// upper-case to ASCII — `ı`, `ſ` — so it is left to [`matches`].) A few instructions that
+/// settle most names of a prefix mask before the matcher is called; `false` decides nothing.
+#[inline]
+pub fn first_unit_rejects(pattern: &[u16], name: &[u16]) -> bool {
+    let Some(&p) = pattern.first() else {
+        return false;
+    };
+    if p == STAR || p == QUESTION || p >= 0x80 {
+        return false;
+    }
+    let Some(&n) = name.first() else {
+        return true;
+    };
+    // ASCII letters fold with bit 5; both are ASCII here.
+    let fold = |u: u16| {
+        if u.wrapping_sub(u16::from(b'a')) < 26 {
+            u ^ 0x20
+        } else {
+            u
+        }
+    };
+    n < 0x80 && fold(p) != fold(n)
+}
+
 /// Whether `pattern` is the match-everything mask (`*`, or empty, which PCW treats as "all").
+#[inline]
 pub fn is_match_all(pattern: &[u16]) -> bool {
     pattern.is_empty() || pattern == [STAR]
 }
@@ -266,6 +294,34 @@ mod tests {
                 .split_first()
                 .is_some_and(|(&x, nrest)| unit_matches(c, x) && reference(rest, nrest)),
         }
+    }
+
+    #[test]
+    fn the_first_unit_rejects_only_names_that_do_not_match() {
+        for (p, n) in [
+            ("Large*", "Small Wave"),
+            ("large*", "LARGE wave"),
+            ("L", ""),
+            ("1*", "2"),
+            ("S*", "\u{17f}mall"),
+            ("I*", "\u{131}"),
+            ("?mall*", "Small"),
+            ("*x", "ab"),
+            ("", "x"),
+            ("\u{e9}*", "E"),
+        ] {
+            let (pw, nw) = (w(p), w(n));
+            if first_unit_rejects(&pw, &nw) {
+                assert!(!matches(&pw, &nw), "{p:?} {n:?}");
+            }
+        }
+        assert!(first_unit_rejects(&w("Large*"), &w("Small Wave")));
+        assert!(first_unit_rejects(&w("L*"), &w("")));
+        assert!(!first_unit_rejects(&w("large*"), &w("LARGE wave")));
+        assert!(
+            !first_unit_rejects(&w("S*"), &w("\u{17f}mall")),
+            "ſ upper-cases to S"
+        );
     }
 
     #[test]
@@ -372,6 +428,16 @@ mod tests {
             n in proptest::collection::vec(prop_oneof![0x61u16..0x64, 0x41u16..0x44], 0..12),
         ) {
             prop_assert_eq!(matches(&p, &n), reference(&p, &n));
+        }
+
+        #[test]
+        fn the_first_unit_rejects_no_name_that_matches(
+            p in proptest::collection::vec(prop_oneof![Just(STAR), Just(QUESTION), Just(0x49u16), Just(0x53), Just(0x31), Just(0xE9), 0x61u16..0x64, 0x41u16..0x44], 0..6),
+            n in proptest::collection::vec(prop_oneof![Just(0x69u16), Just(0x131), Just(0x17F), Just(0x73), Just(0x31), Just(0xC9), 0x61u16..0x64, 0x41u16..0x44], 0..8),
+        ) {
+            if first_unit_rejects(&p, &n) {
+                prop_assert!(!reference(&p, &n));
+            }
         }
     }
 }

@@ -27,6 +27,7 @@
 //! implementations.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::fmt::Write as _;
 
 use iced_x86::{Decoder, DecoderOptions, FlowControl, Instruction, Mnemonic, OpKind};
 
@@ -115,8 +116,13 @@ pub struct Program {
     pub text_va: u64,
     /// The code section's size.
     pub text_size: u64,
-    /// Function start → (mangled) name.
+    /// Function start → (mangled) name. A function named only by a PDB procedure record
+    /// (an LTO-internal function of an image built with line tables) has its qualified name
+    /// spelled as a mangled path here ([`mangled_like`]), so that the analyses' name patterns
+    /// find it, and the qualified name in `display`.
     pub names: BTreeMap<u64, String>,
+    /// Function start → the qualified name of a PDB procedure record, for reports.
+    pub display: BTreeMap<u64, String>,
     /// The exception table.
     pub pdata: Vec<RuntimeFunction>,
     /// The import address table (start, size): calls through it go to other modules.
@@ -200,11 +206,30 @@ impl Program {
 
     /// The demangled name (`rustc-demangle`, without the hash), or `fn@ADDR`.
     pub fn pretty(&self, va: u64) -> String {
+        if let Some(d) = self.display.get(&va) {
+            return d.clone();
+        }
         self.names.get(&va).map_or_else(
             || format!("fn@{va:#x}"),
             |n| format!("{:#}", rustc_demangle::demangle(n)),
         )
     }
+}
+
+/// A qualified Rust name as a PDB procedure record spells it (`core::panicking::panic_fmt`,
+/// `pcw_rt::publish::callback<pcw_driver::waves::Waves>`) in the form of a mangled path: each
+/// identifier, in order, preceded by its length (`4core9panicking9panic_fmt`, `6pcw_rt7publish8callback10pcw_driver5waves5Waves`), which is how identifiers appear in legacy
+/// and v0 mangled names, so the same name patterns match both.
+pub fn mangled_like(qualified: &str) -> String {
+    let mut out = String::with_capacity(qualified.len() + 8);
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '$';
+    for word in qualified
+        .split(|c: char| !ident(c))
+        .filter(|w| !w.is_empty())
+    {
+        let _ = write!(out, "{}{word}", word.len());
+    }
+    out
 }
 
 /// Functions, instructions and edges of a [`Program`].

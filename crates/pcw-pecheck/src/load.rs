@@ -121,7 +121,10 @@ impl Program {
     }
 
     /// Names the functions from the public symbols of `pdb_path` (the `S_PUB32` records flagged
-    /// as functions), after checking the PDB is the one the image at `image_path` records.
+    /// as functions), then those only its modules' procedure records name (`S_GPROC32` and
+    /// `S_LPROC32`: an image built with LTO keeps few public symbols, and with line tables
+    /// every function it keeps out of line has such a record; see [`crate::code::mangled_like`]),
+    /// after checking the PDB is the one the image at `image_path` records.
     ///
     /// # Errors
     /// [`AnalysisError::Pdb`] when the PDB cannot be read, [`AnalysisError::PdbMismatch`] when
@@ -172,6 +175,26 @@ impl Program {
                 let va = base + u64::from(rva.0);
                 if self.in_text(va) {
                     self.add_name(va, &p.name.to_string());
+                }
+            }
+        }
+        let dbi = pdb.debug_information().map_err(err)?;
+        let mut modules = dbi.modules().map_err(err)?;
+        while let Some(module) = pdb::FallibleIterator::next(&mut modules).map_err(err)? {
+            let Some(info) = pdb.module_info(&module).map_err(err)? else {
+                continue;
+            };
+            let mut symbols = info.symbols().map_err(err)?;
+            while let Some(sym) = pdb::FallibleIterator::next(&mut symbols).map_err(err)? {
+                if let Ok(pdb::SymbolData::Procedure(p)) = sym.parse()
+                    && let Some(rva) = p.offset.to_rva(&map)
+                {
+                    let va = base + u64::from(rva.0);
+                    if self.in_text(va) && !self.names.contains_key(&va) {
+                        let qualified = p.name.to_string();
+                        self.add_name(va, &crate::code::mangled_like(&qualified));
+                        self.display.insert(va, qualified.into_owned());
+                    }
                 }
             }
         }

@@ -143,6 +143,49 @@ fn a_call_chain_to_panicking_is_found_with_its_chain() {
     );
 }
 
+/// Names a crafted function the way `add_pdb_publics` names one only a PDB procedure record
+/// names (an LTO-internal function): its qualified name spelled as a mangled path.
+fn name_procedure(p: &mut Program, va: u64, qualified: &str) {
+    p.add_name(va, &pcw_pecheck::code::mangled_like(qualified));
+    p.display.insert(va, qualified.to_owned());
+}
+
+#[test]
+fn functions_named_only_by_procedure_records_are_roots_and_sinks_alike() {
+    // An LTO image: the callback and the panic paths are named only by qualified names.
+    let callback = "pcw_rt::publish::callback<pcw_driver::countersets::pcw_driver::geometric_waves::Set,pcw_driver::waves::Waves>";
+    for (sink_name, reaches) in [
+        ("core::panicking::panic_fmt", true),
+        ("core::slice::index::slice_end_index_len_fail", true),
+        ("core::option::unwrap_failed", true),
+        ("pcw_core::wildcard::first_unit_rejects", false),
+    ] {
+        let mut p = program(
+            vec![("", calls(at(1))), ("", calls(at(2))), ("", sink())],
+            vec![],
+        );
+        name_procedure(&mut p, at(0), callback);
+        name_procedure(&mut p, at(1), "pcw_driver::waves::values_at");
+        name_procedure(&mut p, at(2), sink_name);
+        let roots = [("pcw_rt::callback", "6pcw_rt7publish8callback")];
+        let r = nopanic::check_driver(&p, &roots, false);
+        assert_eq!(!r.ok(), reaches, "{sink_name}: {r}");
+        if let Verdict::ReachesPanic { chain, .. } = &r.roots[0].verdict {
+            assert_eq!(
+                chain,
+                &[sink_name, "pcw_driver::waves::values_at", callback]
+            );
+        }
+    }
+    // A trait method (the example driver's root) by its self type.
+    assert!(
+        pcw_pecheck::code::mangled_like(
+            "<checksum_driver::Algorithms as pcw_rt::publish::Publish<checksum_driver::set::Set> >::visit"
+        )
+        .contains("10Algorithms")
+    );
+}
+
 #[test]
 fn falling_through_into_the_next_function_is_an_edge() {
     // `before` ends without ret/jmp (a noreturn call LLVM placed last): it runs into `next`.

@@ -78,5 +78,5 @@ pub fn object<'a>(
     } else {
         InstanceKind::Single
     };
-    SetObject::new(header, &entry.counters, kind, set)
+    SetObject::checked(header, &entry.counters, kind, set)
 }

@@ -7,7 +7,9 @@
 //! for them), counter offsets from pcw-core's `assign_offsets`.
 
 use pcw_core::counter_type::{CounterType, DetailLevel};
-use pcw_core::v1::writer::{CounterSpec, ObjectHeader, WriteError, assign_offsets};
+use pcw_core::v1::writer::{
+    CheckedCounters, CounterSpec, ObjectHeader, WriteError, assign_offsets,
+};
 
 use crate::nopanic;
 
@@ -25,8 +27,9 @@ pub struct CatalogObject {
     pub table: &'static ObjectTable,
     /// `PERF_OBJECT_TYPE` fields (times are filled per collection).
     pub header: ObjectHeader,
-    /// `PERF_COUNTER_DEFINITION`s, manifest order.
-    pub counters: Vec<CounterSpec>,
+    /// `PERF_COUNTER_DEFINITION`s, manifest order, checked once here (so a collection does
+    /// not check them again).
+    pub counters: CheckedCounters<Vec<CounterSpec>>,
 }
 
 /// Why the catalog cannot be built.
@@ -81,6 +84,10 @@ impl Catalog {
                 }
             }
             assign_offsets(&mut counters).map_err(CatalogError::Layout)?;
+            let mut counters = CheckedCounters::new(counters).map_err(CatalogError::Layout)?;
+            counters
+                .render_definitions()
+                .map_err(|_| CatalogError::NoMemory)?;
             let object = CatalogObject {
                 table,
                 header: ObjectHeader {
@@ -116,7 +123,7 @@ mod tests {
         for (entry, table) in c.objects.iter().zip(&OBJECTS) {
             assert_eq!(entry.header.name_title_index, 1000 + table.v1_offset);
             assert_eq!(entry.header.help_title_index, 1001 + table.v1_offset);
-            for (spec, counter) in entry.counters.iter().zip(table.counters) {
+            for (spec, counter) in entry.counters.counters().iter().zip(table.counters) {
                 let expected = counter.v1_offset.map_or((0, 0), |o| (1000 + o, 1001 + o));
                 assert_eq!((spec.name_title_index, spec.help_title_index), expected);
                 assert_eq!(spec.offset % spec.size.max(4), 0, "aligned to its size");

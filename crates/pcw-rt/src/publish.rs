@@ -26,9 +26,9 @@ use core::ops::ControlFlow;
 use pcw_core::filter::InstanceFilter;
 
 use crate::{
-    KEVENT, NTSTATUS, PCW_CALLBACK_INFORMATION, PCW_CALLBACK_TYPE, PCW_MASK_INFORMATION,
-    PPCW_BUFFER, PcwAddInstance, STATUS_CANCELLED, STATUS_SUCCESS, UNICODE_STRING, event_signalled,
-    unicode, units,
+    NTSTATUS, PCW_CALLBACK_INFORMATION, PCW_CALLBACK_TYPE, PCW_MASK_INFORMATION, PPCW_BUFFER,
+    PcwAddInstance, STATUS_CANCELLED, STATUS_SUCCESS, UNICODE_STRING, event_signalled, unicode,
+    units,
 };
 
 /// A counterset as pcw-gen generates it: the marker type `Set` of each counterset module, tying
@@ -193,22 +193,48 @@ pub struct Summary {
 
 /// One collection (or enumeration) in progress, handed to [`Publish::visit`]: filters the
 /// instances offered and adds the selected ones to PCW's buffer. Only [`callback`] makes one.
-#[derive(Debug)]
+///
+/// It holds the query where PCW put it (its buffer handle, counter mask and cancel event are
+/// read from PCW's information block when needed, so they take no register in an offering
+/// loop), the instance filter, decided once when the visit starts, and what the visit has done.
 pub struct Visitor<'q, S: Counterset> {
-    buffer: PPCW_BUFFER,
+    query: &'q PCW_MASK_INFORMATION,
     filter: InstanceFilter<'q>,
-    counters: CounterMask,
-    cancel: *mut KEVENT,
-    /// The instances between two polls of `cancel`, less one, as a mask of `considered`: 15
-    /// (every 16th instance), or all ones when there is no event (only the first instance
-    /// reaches the poll, which finds NULL). One test per instance either way.
-    poll_mask: u32,
     collect: bool,
     summary: Summary,
     status: NTSTATUS,
     set: PhantomData<fn() -> S>,
 }
 
+impl<S: Counterset> core::fmt::Debug for Visitor<'_, S> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Visitor")
+            .field("filter", &self.filter)
+            .field("counters", &self.counters())
+            .field("collect", &self.collect)
+            .field("summary", &self.summary)
+            .field("status", &self.status)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Instances between two polls of the cancel event: it is polled before the first instance and
+/// every 16th after it.
+const POLL_EVERY: u32 = 16;
+
+/// What an offering loop keeps in registers: the visit's counts and status.
+#[derive(Clone, Copy)]
+struct Progress {
+    considered: u32,
+    returned: u32,
+    status: NTSTATUS,
+}
+
+#[allow(
+    clippy::elidable_lifetime_names,
+    reason = "named, so compiler messages keep calling the methods `Visitor::<'q, S>::…` (the \
+              compile-fail tests of pcw-gen-check hold those messages)"
+)]
 impl<'q, S: Counterset> Visitor<'q, S> {
     /// Offers one instance: its name (UTF-16, no terminator; empty in a `single` set), its id,
     /// and its values, computed by `values` only if the query selects the instance and
@@ -232,63 +258,31 @@ impl<'q, S: Counterset> Visitor<'q, S> {
         if self.status < 0 {
             return ControlFlow::Break(());
         }
-        self.offer(name, id, values)
-    }
-
-    /// [`Visitor::instance`] once the visit is known not to have ended: a failure or a
-    /// cancellation breaks out of every loop that calls this, so the loop checks the status
-    /// once, before it starts, instead of per instance.
-    #[allow(
-        clippy::inline_always,
-        reason = "the per-instance hot path (see `instance`)"
-    )]
-    #[inline(always)]
-    fn offer<V>(
-        &mut self,
-        name: &[u16],
-        id: u32,
-        values: impl FnOnce(CounterMask) -> V,
-    ) -> ControlFlow<()>
-    where
-        V: ValuesOf<S>,
-    {
-        // Poll the cancel event before the first instance and every 16th after it.
-        // SAFETY: PCW passes NULL or an event that lives across the callback, which outlives
-        // this visitor.
-        if self.summary.considered & self.poll_mask == 0 && unsafe { event_signalled(self.cancel) }
-        {
-            self.status = STATUS_CANCELLED;
-            return ControlFlow::Break(());
-        }
-        self.summary.considered = self.summary.considered.wrapping_add(1);
-        if !self.filter.selects(name, id) {
-            return ControlFlow::Continue(());
-        }
-        let name = unicode(name);
-        let status = if self.collect {
-            let values = values(self.counters);
-            // SAFETY: `buffer` is the running callback's (only `respond` makes a visitor, from
-            // the information block PCW passed); the name and values live across the call, in
-            // which PCW copies them.
-            unsafe { S::add(self.buffer, &name, id, values.values()) }
-        } else {
-            // SAFETY: as above; no data is what EnumerateInstances expects.
-            unsafe { PcwAddInstance(self.buffer, &raw const name, id, 0, core::ptr::null_mut()) }
-        };
-        if status < 0 {
-            self.status = status;
-            return ControlFlow::Break(());
-        }
-        self.summary.returned = self.summary.returned.wrapping_add(1);
-        ControlFlow::Continue(())
+        let mut progress = self.progress();
+        let flow = offer::<S, V>(
+            self.query,
+            self.collect,
+            &mut progress,
+            name,
+            #[inline(always)]
+            |name| self.filter.selects(name, id).then_some(id),
+            values,
+        );
+        self.set_progress(progress);
+        flow
     }
 
     /// Offers every item of `items` as [`Visitor::instance`] does — `name_id` gives an item's
     /// name and id, `values` its values when selected — and stops at the first `Break`. The same
-    /// as calling `instance` in a loop, but the visitor's state is kept in locals for the loop,
-    /// so offering from behind a closure (a lock guard's, say) costs no memory traffic per
+    /// as calling `instance` in a loop, but the visit's state is kept in locals for the loop, so
+    /// offering from behind a closure (a lock guard's, say) costs no memory traffic per
     /// instance: the fast way to offer many instances.
-    #[inline]
+    #[allow(
+        clippy::inline_always,
+        reason = "inlined into the publisher's visit, and with it into the callback, the loop's \
+                  state stays in registers (measured with callgrind)"
+    )]
+    #[inline(always)]
     pub fn instances<T, V>(
         &mut self,
         items: impl IntoIterator<Item = T>,
@@ -298,61 +292,79 @@ impl<'q, S: Counterset> Visitor<'q, S> {
     where
         V: ValuesOf<S>,
     {
-        // The loop three times, each with what it can fold: a query that selects everything
-        // (the common case) tests nothing per instance; one that names no id tests only names
-        // (its id set to the "any" constant, which the compiler folds out; the mask as it is).
-        // Each runs over a copy of the state in locals (measured with callgrind: keeping the
-        // state in the visitor instead costs the masked loops 10 instructions per instance).
-        if self.filter.passes_all() {
-            self.offer_all(InstanceFilter::all(), items, name_id, values)
-        } else if self.filter.single_id().is_none() {
-            self.offer_all(self.filter.with_any_id(), items, name_id, values)
+        if self.status < 0 {
+            return ControlFlow::Break(());
+        }
+        let mut progress = self.progress();
+        // The loop three times, each with what it can fold, chosen when the visit starts: a
+        // query that selects everything (the common case, decided when the filter was built)
+        // with no cancel event to poll tests nothing per instance and counts one number; with an
+        // event, it polls; any other query tests names and, for a query naming one id, ids.
+        let flow = if self.filter.passes_all() {
+            if self.query.CancelEvent.is_null() {
+                offer_every::<S, _, _, _, _>(
+                    self.query,
+                    self.collect,
+                    &mut progress,
+                    items,
+                    name_id,
+                    values,
+                )
+            } else {
+                offer_each::<S, _, _, _, _>(
+                    self.query,
+                    self.collect,
+                    &mut progress,
+                    items,
+                    name_id,
+                    #[inline(always)]
+                    |_, id| Some(id),
+                    values,
+                )
+            }
         } else {
-            self.offer_all(self.filter, items, name_id, values)
+            let filter = self.filter;
+            offer_each::<S, _, _, _, _>(
+                self.query,
+                self.collect,
+                &mut progress,
+                items,
+                name_id,
+                #[inline(always)]
+                move |name, id| filter.selects(name, id).then_some(id),
+                values,
+            )
+        };
+        self.set_progress(progress);
+        flow
+    }
+
+    /// The state an offering loop starts from, for a visit not over yet (whose status is
+    /// therefore success: a visit's status is success until it ends).
+    #[inline]
+    fn progress(&self) -> Progress {
+        Progress {
+            considered: self.summary.considered,
+            returned: self.summary.returned,
+            status: STATUS_SUCCESS,
         }
     }
 
-    /// [`Visitor::instances`] with `filter`, over a copy of the state held in locals.
-    #[allow(
-        clippy::inline_always,
-        reason = "copies of the loop on purpose, each with its filter folded in"
-    )]
-    #[inline(always)]
-    fn offer_all<T, V>(
-        &mut self,
-        filter: InstanceFilter<'q>,
-        items: impl IntoIterator<Item = T>,
-        mut name_id: impl FnMut(&T) -> (&[u16], u32),
-        mut values: impl FnMut(&T, CounterMask) -> V,
-    ) -> ControlFlow<()>
-    where
-        V: ValuesOf<S>,
-    {
-        let mut local = Visitor::<S> {
-            buffer: self.buffer,
-            filter,
-            counters: self.counters,
-            cancel: self.cancel,
-            poll_mask: self.poll_mask,
-            collect: self.collect,
-            summary: self.summary,
-            status: self.status,
-            set: PhantomData,
+    #[inline]
+    fn set_progress(&mut self, p: Progress) {
+        self.summary = Summary {
+            considered: p.considered,
+            returned: p.returned,
         };
-        if local.status < 0 {
-            return ControlFlow::Break(());
-        }
-        let mut flow = ControlFlow::Continue(());
-        for item in items {
-            let (name, id) = name_id(&item);
-            flow = local.offer(name, id, |counters| values(&item, counters));
-            if flow.is_break() {
-                break;
-            }
-        }
-        self.summary = local.summary;
-        self.status = local.status;
-        flow
+        self.status = p.status;
+    }
+
+    /// Whether the query selects every instance offered (it names no `InstanceId`, and its
+    /// `InstanceMask` is NULL, empty or `*`): a publisher may then prepare what every
+    /// instance's values need before offering the first.
+    #[inline]
+    pub fn selects_all(&self) -> bool {
+        self.filter.passes_all()
     }
 
     /// Whether PCW collects data (`PcwCallbackCollectData`) rather than enumerating names.
@@ -362,7 +374,7 @@ impl<'q, S: Counterset> Visitor<'q, S> {
 
     /// The query's `CounterMask`.
     pub fn counters(&self) -> CounterMask {
-        self.counters
+        CounterMask(self.query.CounterMask)
     }
 
     /// What the visit has done so far.
@@ -375,6 +387,170 @@ impl<'q, S: Counterset> Visitor<'q, S> {
     pub fn status(&self) -> NTSTATUS {
         self.status
     }
+}
+
+/// The loop of [`Visitor::instances`]: offers each item, `select` deciding from its name and id
+/// whether it is in (and with which id), until an offer ends the visit.
+#[allow(
+    clippy::inline_always,
+    reason = "one copy per filter kind, each inlined where it runs"
+)]
+#[inline(always)]
+fn offer_each<S, T, V, I, N>(
+    query: &PCW_MASK_INFORMATION,
+    collect: bool,
+    progress: &mut Progress,
+    items: I,
+    mut name_id: N,
+    select: impl Fn(&[u16], u32) -> Option<u32>,
+    mut values: impl FnMut(&T, CounterMask) -> V,
+) -> ControlFlow<()>
+where
+    S: Counterset,
+    V: ValuesOf<S>,
+    I: IntoIterator<Item = T>,
+    N: FnMut(&T) -> (&[u16], u32),
+{
+    let mut p = *progress;
+    let mut flow = ControlFlow::Continue(());
+    for item in items {
+        let (name, id) = name_id(&item);
+        flow = offer::<S, V>(
+            query,
+            collect,
+            &mut p,
+            name,
+            #[inline(always)]
+            |name| select(name, id),
+            #[inline(always)]
+            |c| values(&item, c),
+        );
+        if flow.is_break() {
+            break;
+        }
+    }
+    *progress = p;
+    flow
+}
+
+/// The loop of [`Visitor::instances`] for a query that selects everything and has no cancel
+/// event: adds each item until `PcwAddInstance` fails. Every instance considered is returned but
+/// the one that failed, so one count serves for both.
+#[allow(
+    clippy::inline_always,
+    reason = "one copy per filter kind, each inlined where it runs"
+)]
+#[inline(always)]
+fn offer_every<S, T, V, I, N>(
+    query: &PCW_MASK_INFORMATION,
+    collect: bool,
+    progress: &mut Progress,
+    items: I,
+    mut name_id: N,
+    mut values: impl FnMut(&T, CounterMask) -> V,
+) -> ControlFlow<()>
+where
+    S: Counterset,
+    V: ValuesOf<S>,
+    I: IntoIterator<Item = T>,
+    N: FnMut(&T) -> (&[u16], u32),
+{
+    let mut items = items.into_iter();
+    let mut status = STATUS_SUCCESS;
+    // An iterator whose size is exact (a registry's view, say) is walked without a count: all of
+    // it is taken unless an add fails, and then what is left is counted once.
+    let taken = match items.size_hint() {
+        (n, Some(m)) if n == m => {
+            for item in items.by_ref() {
+                let (name, id) = name_id(&item);
+                status = add::<S, V>(
+                    query,
+                    collect,
+                    name,
+                    id,
+                    #[inline(always)]
+                    |c| values(&item, c),
+                );
+                if status < 0 {
+                    break;
+                }
+            }
+            if status < 0 { n - items.count() } else { n }
+        }
+        _ => {
+            let mut taken = 0usize;
+            for item in items {
+                let (name, id) = name_id(&item);
+                status = add::<S, V>(
+                    query,
+                    collect,
+                    name,
+                    id,
+                    #[inline(always)]
+                    |c| values(&item, c),
+                );
+                taken += 1;
+                if status < 0 {
+                    break;
+                }
+            }
+            taken
+        }
+    };
+    // The counts wrap at 2^32 (see `Summary`).
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "the counts wrap at 2^32 (see `Summary`)"
+    )]
+    let (taken, added) = (
+        taken as u32,
+        taken.saturating_sub(usize::from(status < 0)) as u32,
+    );
+    progress.considered = progress.considered.wrapping_add(taken);
+    progress.returned = progress.returned.wrapping_add(added);
+    if status < 0 {
+        progress.status = status;
+        ControlFlow::Break(())
+    } else {
+        ControlFlow::Continue(())
+    }
+}
+
+/// Offers one instance of a visit not yet over (`progress.status` is not an error): polls the
+/// cancel event when it is due, counts the instance, and adds it when `select` gives its id.
+#[allow(
+    clippy::inline_always,
+    reason = "the per-instance hot path (see `Visitor::instance`)"
+)]
+#[inline(always)]
+fn offer<S: Counterset, V: ValuesOf<S>>(
+    query: &PCW_MASK_INFORMATION,
+    collect: bool,
+    progress: &mut Progress,
+    name: &[u16],
+    select: impl FnOnce(&[u16]) -> Option<u32>,
+    values: impl FnOnce(CounterMask) -> V,
+) -> ControlFlow<()> {
+    // Poll the cancel event before the first instance and every 16th after it.
+    if progress.considered.is_multiple_of(POLL_EVERY)
+        // SAFETY: PCW passes NULL or an event that lives across the callback, which outlives
+        // this visit.
+        && unsafe { event_signalled(query.CancelEvent) }
+    {
+        progress.status = STATUS_CANCELLED;
+        return ControlFlow::Break(());
+    }
+    progress.considered = progress.considered.wrapping_add(1);
+    let Some(id) = select(name) else {
+        return ControlFlow::Continue(());
+    };
+    let status = add::<S, V>(query, collect, name, id, values);
+    if status < 0 {
+        progress.status = status;
+        return ControlFlow::Break(());
+    }
+    progress.returned = progress.returned.wrapping_add(1);
+    ControlFlow::Continue(())
 }
 
 /// The `PCW_CALLBACK` of publisher `P` for counterset `S`; `context` is the `&'static P` the
@@ -455,22 +631,15 @@ pub unsafe fn respond<S: Counterset, P: Publish<S> + ?Sized>(
 #[inline(always)]
 fn visit<S: Counterset, P: Publish<S> + ?Sized>(
     publisher: &P,
-    mask: &PCW_MASK_INFORMATION,
+    query: &PCW_MASK_INFORMATION,
     collect: bool,
 ) -> NTSTATUS {
     // SAFETY: PCW passes a NULL or valid instance mask that lives across the callback.
-    let name_mask = unsafe { units(mask.InstanceMask) };
-    let filter = InstanceFilter::new(mask.InstanceId, name_mask);
+    let name_mask = unsafe { units(query.InstanceMask) };
+    let filter = InstanceFilter::new(query.InstanceId, name_mask);
     let mut visitor = Visitor::<S> {
-        buffer: mask.Buffer,
+        query,
         filter,
-        counters: CounterMask(mask.CounterMask),
-        cancel: mask.CancelEvent,
-        poll_mask: if mask.CancelEvent.is_null() {
-            u32::MAX
-        } else {
-            15
-        },
         collect,
         summary: Summary::default(),
         status: STATUS_SUCCESS,
@@ -481,4 +650,31 @@ fn visit<S: Counterset, P: Publish<S> + ?Sized>(
         None => publisher.visit(&mut visitor),
     };
     visitor.status
+}
+
+/// Adds one selected instance to PCW's buffer: with its values when collecting, its name and id
+/// only when enumerating. The status of `PcwAddInstance`.
+#[allow(
+    clippy::inline_always,
+    reason = "the per-instance hot path (see `Visitor::instance`)"
+)]
+#[inline(always)]
+fn add<S: Counterset, V: ValuesOf<S>>(
+    query: &PCW_MASK_INFORMATION,
+    collect: bool,
+    name: &[u16],
+    id: u32,
+    values: impl FnOnce(CounterMask) -> V,
+) -> NTSTATUS {
+    let name = unicode(name);
+    if collect {
+        let values = values(CounterMask(query.CounterMask));
+        // SAFETY: `Buffer` is the running callback's (only `respond` makes a visitor, from the
+        // information block PCW passed); the name and values live across the call, in which PCW
+        // copies them.
+        unsafe { S::add(query.Buffer, &name, id, values.values()) }
+    } else {
+        // SAFETY: as above; no data is what EnumerateInstances expects.
+        unsafe { PcwAddInstance(query.Buffer, &raw const name, id, 0, core::ptr::null_mut()) }
+    }
 }

@@ -12,10 +12,14 @@
 //!   forms (`PerfSetULongCounterValue` …); the counter id and value size are checked against
 //!   the counterset's template first, so a wrong size or unknown id is an [`Error`], never a
 //!   call Perflib would misinterpret.
-//! * `reference` counters: at creation the instance allocates one atomic per reference counter
-//!   and hands its address to `PerfSetCounterRefValue`; the atomics live in the instance, which
-//!   deletes the Perflib instance before freeing them. [`Instance::reference_u32`] and
-//!   [`Instance::reference_u64`] lend them.
+//! * `reference` counters: at creation the instance allocates one atomic slot per counter of the
+//!   template (a single allocation, made only for a set that has reference counters) and hands
+//!   each reference counter's address to `PerfSetCounterRefValue`; the atomics live in the
+//!   instance, which deletes the Perflib instance before freeing them. [`Instance::reference_u32`]
+//!   and [`Instance::reference_u64`] lend them.
+//! * the value setters allocate nothing and check a counter id below 64 with one bit test (the
+//!   instance records, at creation, which ids are value counters of which size); a short ASCII
+//!   instance name is converted on the stack.
 //! * `callback="custom"`: [`Provider::start_with`] routes Perflib's `PERF_ADD_COUNTER`,
 //!   `PERF_REMOVE_COUNTER`, `PERF_ENUM_INSTANCES`, `PERF_COLLECT_START` and `PERF_COLLECT_END`
 //!   notifications to a [`Notifications`] implementation, by counterset GUID.
@@ -28,6 +32,7 @@
 //! binary that links pcw-sim, so the code under test is the code Windows runs.
 
 use std::ffi::c_void;
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -240,6 +245,7 @@ fn push_bytes<T: Copy>(out: &mut Vec<u8>, value: &T) {
     out.extend_from_slice(bytes);
 }
 
+#[inline]
 fn check(operation: &'static str, code: u32) -> Result<(), Error> {
     if code == 0 {
         Ok(())
@@ -394,8 +400,26 @@ impl Provider {
         if !self.sets.iter().any(|s| s.guid == set.guid) {
             return Err(Error::UnknownCounterSet(set.guid));
         }
-        let wide: Vec<u16> = name.encode_utf16().chain(Some(0)).collect();
-        if name.is_empty() || wide.len() > 1024 || name.contains('\0') {
+        // The name as NUL-terminated UTF-16: on the stack when it is short (the usual case: no
+        // allocation), else on the heap; at most 1023 units and the NUL.
+        let mut short = [0u16; SHORT_NAME];
+        let long: Vec<u16>;
+        let wide: &[u16] = if (1..SHORT_NAME).contains(&name.len())
+            && name.bytes().all(|b| (1..0x80).contains(&b))
+        {
+            // ASCII without a NUL: one unit per byte, widened (the terminator is already 0).
+            for (unit, &byte) in short.iter_mut().zip(name.as_bytes()) {
+                *unit = u16::from(byte);
+            }
+            &short[..=name.len()]
+        } else {
+            if name.is_empty() || name.contains('\0') {
+                return Err(Error::InstanceName(name.to_owned()));
+            }
+            long = name.encode_utf16().chain(Some(0)).collect();
+            &long
+        };
+        if wide.len() > 1024 {
             return Err(Error::InstanceName(name.to_owned()));
         }
         let set_guid = guid(set.guid);
@@ -410,26 +434,31 @@ impl Provider {
                 code,
             });
         }
-        let mut instance = Instance {
-            provider: self,
+        let kinds = Kinds::of(set);
+        let instance = Instance {
+            handle: self.handle,
+            provider: PhantomData,
             block,
             set,
-            refs: set.counters.iter().map(|_| None).collect(),
+            kinds,
+            // Reference counters only, one allocation for all of them: a set without them
+            // allocates nothing here.
+            refs: (0..kinds.slots(set)).map(|_| AtomicU64::new(0)).collect(),
         };
+        let by_id = kinds.refs_by_id(set);
         for (i, c) in set.counters.iter().enumerate() {
             if !c.by_reference() {
                 continue;
             }
-            let slot = if c.size == 8 {
-                RefSlot::U64(Box::new(AtomicU64::new(0)))
-            } else {
-                RefSlot::U32(Box::new(AtomicU32::new(0)))
+            let index = if by_id { c.id as usize } else { i };
+            let Some(slot) = instance.refs.get(index) else {
+                continue;
             };
-            let address = slot.address();
-            instance.refs[i] = Some(slot);
+            let address = slot.as_ptr().cast_const().cast::<c_void>();
             // SAFETY: live handle and block; the address stays valid until the instance is
-            // deleted (the slot is freed only after `PerfDeleteInstance`, in `Drop`).
+            // deleted (the slots are freed only after `PerfDeleteInstance`, in `Drop`).
             let code = unsafe { sys::PerfSetCounterRefValue(self.handle, block, c.id, address) };
+            // On failure the instance is dropped: deleted before its slots are freed.
             check("PerfSetCounterRefValue", code)?;
         }
         Ok(instance)
@@ -444,31 +473,97 @@ impl Drop for Provider {
     }
 }
 
-/// The storage of one reference counter.
-#[derive(Debug)]
-enum RefSlot {
-    U32(Box<AtomicU32>),
-    U64(Box<AtomicU64>),
-}
-
-impl RefSlot {
-    fn address(&self) -> *const c_void {
-        match self {
-            Self::U32(a) => std::ptr::from_ref::<AtomicU32>(a).cast(),
-            Self::U64(a) => std::ptr::from_ref::<AtomicU64>(a).cast(),
-        }
-    }
-}
-
 /// A counterset instance (`PerfCreateInstance`), deleted on drop. It borrows its provider, so
 /// it cannot outlive `PerfStopProvider`; [`Instance::delete`] consumes it, so a deleted
 /// instance cannot be used.
 #[derive(Debug)]
 pub struct Instance<'p> {
-    provider: &'p Provider,
+    /// The provider's handle (kept here: a setter passes it without reaching the provider).
+    handle: sys::HANDLE,
+    /// Borrows the provider: the instance cannot outlive `PerfStopProvider`.
+    provider: PhantomData<&'p Provider>,
     block: *mut sys::PERF_COUNTERSET_INSTANCE,
     set: &'static CounterSetInfo,
-    refs: Vec<Option<RefSlot>>,
+    /// Which ids below 64 are value counters of which size, worked out at creation.
+    kinds: Kinds,
+    /// The reference counters' values, one 8-byte slot each (a 4-byte counter uses its first
+    /// 4): indexed by id when every reference counter's id is below 64, else by template
+    /// position; empty without reference counters.
+    refs: Box<[AtomicU64]>,
+}
+
+/// The value and reference counters of a counterset with ids below 64, by size: one bit per id,
+/// so a setter checks its id and size with one bit test, and a reference counter's slot is found
+/// by its id (other ids are looked up in the template).
+#[derive(Clone, Copy, Debug, Default)]
+struct Kinds {
+    value32: u64,
+    value64: u64,
+    /// The reference counters, when every one of them has an id below 64: their slots are then
+    /// indexed by id (both 0 otherwise: slots by template position, found by lookup).
+    reference32: u64,
+    reference64: u64,
+}
+
+impl Kinds {
+    fn of(set: &CounterSetInfo) -> Self {
+        let mut k = Self::default();
+        for c in set.counters.iter().filter(|c| c.id < 64) {
+            match (c.by_reference(), c.size) {
+                (false, 4) => k.value32 |= 1 << c.id,
+                (false, 8) => k.value64 |= 1 << c.id,
+                (true, 4) => k.reference32 |= 1 << c.id,
+                (true, 8) => k.reference64 |= 1 << c.id,
+                _ => {}
+            }
+        }
+        if set.counters.iter().any(|c| c.id >= 64 && c.by_reference()) {
+            k.reference32 = 0;
+            k.reference64 = 0;
+        }
+        k
+    }
+
+    /// Whether the reference counters' slots are indexed by id (else by template position).
+    fn refs_by_id(self, set: &CounterSetInfo) -> bool {
+        self.reference32 | self.reference64 != 0
+            || !set.counters.iter().any(CounterInfo::by_reference)
+    }
+
+    /// The slots a set's reference counters take: one per id up to the highest, or one per
+    /// counter of the template; none without reference counters.
+    fn slots(self, set: &CounterSetInfo) -> usize {
+        if !set.counters.iter().any(CounterInfo::by_reference) {
+            0
+        } else if self.refs_by_id(set) {
+            64 - (self.reference32 | self.reference64).leading_zeros() as usize
+        } else {
+            set.counters.len()
+        }
+    }
+
+    /// Whether `id` is a reference counter of `size` bytes whose slot is at index `id`
+    /// (`false`: not known to be; look it up).
+    #[inline]
+    fn is_reference(self, id: u32, size: u32) -> bool {
+        let mask = if size == 8 {
+            self.reference64
+        } else {
+            self.reference32
+        };
+        id < 64 && mask >> id & 1 != 0
+    }
+
+    /// Whether `id` is a value counter of `size` bytes (`false`: not known to be; look it up).
+    #[inline]
+    fn is_value(self, id: u32, size: u32) -> bool {
+        let mask = if size == 8 {
+            self.value64
+        } else {
+            self.value32
+        };
+        id < 64 && mask >> id & 1 != 0
+    }
 }
 
 // SAFETY: the block is Perflib's; every access goes through thread-safe Perflib functions, and
@@ -476,6 +571,9 @@ pub struct Instance<'p> {
 unsafe impl Send for Instance<'_> {}
 // SAFETY: as above.
 unsafe impl Sync for Instance<'_> {}
+
+/// Longest instance name (in bytes, without the NUL) copied on the stack when it is ASCII.
+const SHORT_NAME: usize = 128;
 
 /// The value setters, by operation and size.
 type Setter32 =
@@ -489,7 +587,18 @@ impl Instance<'_> {
         self.set
     }
 
+    #[inline]
     fn value_counter(&self, id: u32, given: u32) -> Result<(), Error> {
+        if self.kinds.is_value(id, given) {
+            return Ok(());
+        }
+        self.value_counter_slow(id, given)
+    }
+
+    /// [`Self::value_counter`] by the template: the id's counter, or why it is not one of
+    /// `given` bytes.
+    #[cold]
+    fn value_counter_slow(&self, id: u32, given: u32) -> Result<(), Error> {
         let (_, c) = self.set.counter(id)?;
         if c.by_reference() {
             return Err(Error::Reference {
@@ -507,22 +616,25 @@ impl Instance<'_> {
         Ok(())
     }
 
+    #[inline]
     fn call32(&self, name: &'static str, f: Setter32, id: u32, v: u32) -> Result<(), Error> {
         self.value_counter(id, 4)?;
         // SAFETY: live handle and block (both outlive `self`), a checked counter id.
-        check(name, unsafe { f(self.provider.handle, self.block, id, v) })
+        check(name, unsafe { f(self.handle, self.block, id, v) })
     }
 
+    #[inline]
     fn call64(&self, name: &'static str, f: Setter64, id: u32, v: u64) -> Result<(), Error> {
         self.value_counter(id, 8)?;
         // SAFETY: as in `call32`.
-        check(name, unsafe { f(self.provider.handle, self.block, id, v) })
+        check(name, unsafe { f(self.handle, self.block, id, v) })
     }
 
     /// `PerfSetULongCounterValue`.
     ///
     /// # Errors
     /// Unknown id, an 8-byte or `reference` counter, or the call's Win32 error.
+    #[inline]
     pub fn set_u32(&self, id: u32, value: u32) -> Result<(), Error> {
         self.call32(
             "PerfSetULongCounterValue",
@@ -536,6 +648,7 @@ impl Instance<'_> {
     ///
     /// # Errors
     /// As [`Instance::set_u32`], for 8-byte counters.
+    #[inline]
     pub fn set_u64(&self, id: u32, value: u64) -> Result<(), Error> {
         self.call64(
             "PerfSetULongLongCounterValue",
@@ -549,6 +662,7 @@ impl Instance<'_> {
     ///
     /// # Errors
     /// As [`Instance::set_u32`].
+    #[inline]
     pub fn increment_u32(&self, id: u32, by: u32) -> Result<(), Error> {
         self.call32(
             "PerfIncrementULongCounterValue",
@@ -562,6 +676,7 @@ impl Instance<'_> {
     ///
     /// # Errors
     /// As [`Instance::set_u64`].
+    #[inline]
     pub fn increment_u64(&self, id: u32, by: u64) -> Result<(), Error> {
         self.call64(
             "PerfIncrementULongLongCounterValue",
@@ -575,6 +690,7 @@ impl Instance<'_> {
     ///
     /// # Errors
     /// As [`Instance::set_u32`].
+    #[inline]
     pub fn decrement_u32(&self, id: u32, by: u32) -> Result<(), Error> {
         self.call32(
             "PerfDecrementULongCounterValue",
@@ -588,6 +704,7 @@ impl Instance<'_> {
     ///
     /// # Errors
     /// As [`Instance::set_u64`].
+    #[inline]
     pub fn decrement_u64(&self, id: u32, by: u64) -> Result<(), Error> {
         self.call64(
             "PerfDecrementULongLongCounterValue",
@@ -597,45 +714,66 @@ impl Instance<'_> {
         )
     }
 
-    fn slot(&self, id: u32) -> Result<&RefSlot, Error> {
-        let (i, _) = self.set.counter(id)?;
-        self.refs
-            .get(i)
-            .and_then(Option::as_ref)
+    /// Reference counter `id`'s slot, if it is one of `size` bytes.
+    #[inline]
+    fn slot(&self, id: u32, size: u32) -> Result<&AtomicU64, Error> {
+        if self.kinds.is_reference(id, size)
+            && let Some(slot) = self.refs.get(id as usize)
+        {
+            return Ok(slot);
+        }
+        self.slot_slow(id, size)
+    }
+
+    /// [`Self::slot`] by the template: the slot, or why `id` is not a reference counter of
+    /// `size` bytes.
+    #[cold]
+    fn slot_slow(&self, id: u32, size: u32) -> Result<&AtomicU64, Error> {
+        let (i, c) = self.set.counter(id)?;
+        let index = if self.kinds.refs_by_id(self.set) {
+            id as usize
+        } else {
+            i
+        };
+        let slot = self
+            .refs
+            .get(index)
+            .filter(|_| c.by_reference())
             .ok_or(Error::Reference {
                 id,
                 by_reference: false,
+            })?;
+        if c.size == size {
+            Ok(slot)
+        } else {
+            Err(Error::WrongSize {
+                id,
+                size: c.size,
+                given: size,
             })
+        }
     }
 
     /// The atomic a 4-byte `reference` counter is read from.
     ///
     /// # Errors
     /// Unknown id, a value counter, or an 8-byte counter.
+    #[inline]
     pub fn reference_u32(&self, id: u32) -> Result<&AtomicU32, Error> {
-        match self.slot(id)? {
-            RefSlot::U32(a) => Ok(a),
-            RefSlot::U64(_) => Err(Error::WrongSize {
-                id,
-                size: 8,
-                given: 4,
-            }),
-        }
+        let slot = self.slot(id, 4)?;
+        // SAFETY: the slot's first 4 bytes, aligned for a `u32`, live as long as `&self`; a
+        // 4-byte counter's slot is only ever accessed as this `AtomicU32` (never as the
+        // `AtomicU64` it is allocated as), so accesses never mix sizes.
+        Ok(unsafe { AtomicU32::from_ptr(slot.as_ptr().cast::<u32>()) })
     }
 
     /// The atomic an 8-byte `reference` counter is read from.
     ///
     /// # Errors
     /// Unknown id, a value counter, or a 4-byte counter.
+    #[inline]
     pub fn reference_u64(&self, id: u32) -> Result<&AtomicU64, Error> {
-        match self.slot(id)? {
-            RefSlot::U64(a) => Ok(a),
-            RefSlot::U32(_) => Err(Error::WrongSize {
-                id,
-                size: 4,
-                given: 8,
-            }),
-        }
+        self.slot(id, 8)
     }
 
     /// `PerfDeleteInstance` now, reporting its result (dropping deletes too, silently).
@@ -653,7 +791,7 @@ impl Instance<'_> {
         }
         // SAFETY: the block came from a successful `PerfCreateInstance` on this live provider
         // and is deleted once: it is reset to NULL right after.
-        let code = unsafe { sys::PerfDeleteInstance(self.provider.handle, self.block) };
+        let code = unsafe { sys::PerfDeleteInstance(self.handle, self.block) };
         self.block = std::ptr::null_mut();
         code
     }

@@ -204,6 +204,172 @@ fn misuse_is_a_typed_error() {
     );
 }
 
+static WIDE: CounterSetInfo = CounterSetInfo {
+    guid: 0x4444_0000_0000_0000_0000_0000_0000_0001,
+    instance_type: 2,
+    counters: &[
+        counter(63, 4, 0),
+        counter(64, 8, 0),
+        counter(200, 4, 0),
+        counter(5, 8, ATTRIB_BY_REFERENCE),
+    ],
+};
+
+/// Reference counters with ids below 64 only: their slots go by id.
+static LOW_REFS: CounterSetInfo = CounterSetInfo {
+    guid: 0x4444_0000_0000_0000_0000_0000_0000_0003,
+    instance_type: 2,
+    counters: &[counter(63, 4, 0), counter(5, 8, ATTRIB_BY_REFERENCE)],
+};
+
+/// Reference counters with an id from 64 up: their slots go by template position.
+static HIGH_REFS: CounterSetInfo = CounterSetInfo {
+    guid: 0x4444_0000_0000_0000_0000_0000_0000_0002,
+    instance_type: 2,
+    counters: &[
+        counter(9, 4, 0),
+        counter(3, 8, ATTRIB_BY_REFERENCE),
+        counter(70, 4, ATTRIB_BY_REFERENCE),
+        counter(2, 4, ATTRIB_BY_REFERENCE),
+    ],
+};
+
+#[test]
+fn reference_slots_by_id_or_by_template_position_hold_what_is_stored() {
+    let provider = Provider::start(
+        0x4444_0000_0000_0000_0000_0000_0000_0010,
+        &[&LOW_REFS, &HIGH_REFS],
+    )
+    .unwrap();
+    let by_id = provider.create_instance(&LOW_REFS, "by id", 1).unwrap();
+    let by_position = provider
+        .create_instance(&HIGH_REFS, "by position", 1)
+        .unwrap();
+    by_id.reference_u64(5).unwrap().store(55, Ordering::Relaxed);
+    by_position.set_u32(9, 99).unwrap();
+    by_position
+        .reference_u64(3)
+        .unwrap()
+        .store(33, Ordering::Relaxed);
+    by_position
+        .reference_u32(70)
+        .unwrap()
+        .store(70, Ordering::Relaxed);
+    by_position
+        .reference_u32(2)
+        .unwrap()
+        .store(22, Ordering::Relaxed);
+    for (i, id, size) in [
+        (&by_position, 3, 4),
+        (&by_position, 70, 8),
+        (&by_position, 2, 8),
+    ] {
+        let wrong = if size == 4 {
+            i.reference_u32(id).err()
+        } else {
+            i.reference_u64(id).err()
+        };
+        assert!(matches!(wrong, Some(Error::WrongSize { .. })), "{id}");
+    }
+    assert!(matches!(
+        by_position.reference_u32(9),
+        Err(Error::Reference { id: 9, .. })
+    ));
+    assert!(matches!(
+        by_id.reference_u32(63),
+        Err(Error::Reference { id: 63, .. })
+    ));
+    let low = &usermode::collect(LOW_REFS.guid).unwrap()[0];
+    assert_eq!(low.values[&5], 55);
+    let high = &usermode::collect(HIGH_REFS.guid).unwrap()[0];
+    assert_eq!(
+        (
+            high.values[&9],
+            high.values[&3],
+            high.values[&70],
+            high.values[&2]
+        ),
+        (99, 33, 70, 22)
+    );
+}
+
+#[test]
+fn the_setters_check_ids_below_64_by_bit_and_others_by_template_and_names_of_every_form_are_taken()
+{
+    let provider = Provider::start(0x4444_0000_0000_0000_0000_0000_0000_0000, &[&WIDE]).unwrap();
+    let i = provider.create_instance(&WIDE, "w", 0).unwrap();
+    // Ids from 64 up take the template's lookup; below, the bit test: both check alike.
+    i.set_u32(63, 7).unwrap();
+    i.set_u64(64, 1 << 40).unwrap();
+    i.set_u32(200, 9).unwrap();
+    assert!(matches!(
+        i.set_u64(63, 1),
+        Err(Error::WrongSize { id: 63, .. })
+    ));
+    assert!(matches!(
+        i.set_u32(64, 1),
+        Err(Error::WrongSize { id: 64, .. })
+    ));
+    assert!(matches!(
+        i.set_u64(5, 1),
+        Err(Error::Reference { id: 5, .. })
+    ));
+    assert!(matches!(
+        i.set_u32(62, 1),
+        Err(Error::UnknownCounter { id: 62, .. })
+    ));
+    i.increment_u32(63, 3).unwrap();
+    i.decrement_u64(64, 1).unwrap();
+    i.set_u32(200, 11).unwrap();
+    // The 8-byte reference counter's slot is read whole.
+    i.reference_u64(5)
+        .unwrap()
+        .store(u64::MAX - 1, Ordering::Relaxed);
+    assert!(matches!(
+        i.reference_u32(5),
+        Err(Error::WrongSize { id: 5, .. })
+    ));
+    assert!(matches!(
+        i.reference_u64(64),
+        Err(Error::Reference { id: 64, .. })
+    ));
+    let got = &usermode::collect(WIDE.guid).unwrap()[0];
+    assert_eq!(
+        (
+            got.values[&63],
+            got.values[&64],
+            got.values[&200],
+            got.values[&5]
+        ),
+        (10, (1 << 40) - 1, 11, u64::MAX - 1)
+    );
+    // Names short and long, ASCII or not, reach Perflib whole; one of 1023 units is taken; of
+    // 1024, or with a NUL, refused.
+    for (k, name) in [
+        "q".repeat(127),
+        "q".repeat(128),
+        "Wärme 7".to_owned(),
+        "n".repeat(1023),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let id = u32::try_from(k).unwrap() + 1;
+        let made = provider.create_instance(&WIDE, name, id).unwrap();
+        let seen = usermode::collect(WIDE.guid).unwrap();
+        assert!(seen.iter().any(|s| s.id == id && s.name == *name), "{name}");
+        drop(made);
+    }
+    assert!(matches!(
+        provider.create_instance(&WIDE, &"n".repeat(1024), 2),
+        Err(Error::InstanceName(_))
+    ));
+    assert!(matches!(
+        provider.create_instance(&WIDE, "a\0b", 3),
+        Err(Error::InstanceName(_))
+    ));
+}
+
 #[derive(Default)]
 struct Log(Mutex<Vec<Request>>);
 

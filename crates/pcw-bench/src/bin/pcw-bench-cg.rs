@@ -14,6 +14,7 @@ use pcw_bench::alloc_count::{self, CountingAlloc};
 use pcw_bench::{SIZES, c, noop_added, scenarios};
 
 pcw_bench::noop_pcw!();
+pcw_bench::noop_perflib!();
 
 #[global_allocator]
 static ALLOC: CountingAlloc = CountingAlloc;
@@ -47,6 +48,7 @@ fn main() {
         scenarios::v1_cases(&sizes),
         scenarios::snapshot_cases(&sizes),
         scenarios::device_cases(&sizes),
+        scenarios::um_cases(),
     ];
     let wanted = |case: &scenarios::Case| filter.as_ref().is_none_or(|f| case.label.contains(f));
     for mut case in groups.into_iter().flatten().filter(wanted) {

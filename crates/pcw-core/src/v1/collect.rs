@@ -87,56 +87,42 @@ pub fn collect(query: Option<&[u16]>, objects: &[&dyn ObjectSource], buf: &mut [
         }),
         Query::Null | Query::Foreign | Query::NameTable => return Collected::NotMine,
     };
-    // A fixed array keeps the selection off the heap; `Empty` fills the unused slots.
-    let mut selected: [&dyn ObjectSource; MAX_OBJECTS] = [&Empty; MAX_OBJECTS];
-    let mut count = 0;
-    for o in objects.iter().copied().filter(|o| wanted(*o)) {
-        let Some(slot) = selected.get_mut(count) else {
-            return Collected::Failed(WriteError::TooManyObjects);
-        };
-        *slot = o;
-        count += 1;
+    // The selection is the objects `wanted` accepts, asked once each here: a bit per object of
+    // the first 64 (the writer's two passes test the bits), counted.
+    let mut selected = 0u64;
+    let mut count = 0usize;
+    let mut last = None;
+    for (i, o) in objects.iter().enumerate() {
+        if wanted(*o) {
+            count += 1;
+            last = Some(*o);
+            if let Some(bit) = 1u64.checked_shl(u32::try_from(i).unwrap_or(u32::MAX)) {
+                selected |= bit;
+            }
+        }
     }
-    let selected = selected.get(..count).unwrap_or_default();
-    if selected.is_empty() {
+    if count == 0 {
         return Collected::NotMine;
     }
-    match writer::write_objects(selected, mode, buf) {
+    if count > MAX_OBJECTS {
+        return Collected::Failed(WriteError::TooManyObjects);
+    }
+    // One object (the usual reply) written in one go; more objects than bits: the writer asks
+    // `wanted` itself.
+    let written = if let (1, Some(object)) = (count, last) {
+        writer::write_one(object, mode, buf)
+    } else if objects.len() <= 64 {
+        writer::write_selected(objects, |i, _| selected >> i & 1 != 0, mode, buf)
+    } else {
+        writer::write_selected(objects, |_, o| wanted(o), mode, buf)
+    };
+    match written {
         Ok(w) => Collected::Success {
             bytes: w.bytes,
             objects: w.objects,
         },
         Err(WriteError::NoSpace { .. }) => Collected::MoreData,
         Err(e) => Collected::Failed(e),
-    }
-}
-
-/// A filler for the fixed-size selection array; never written.
-struct Empty;
-
-impl ObjectSource for Empty {
-    fn header(&self) -> writer::ObjectHeader {
-        writer::ObjectHeader {
-            name_title_index: 0,
-            help_title_index: 0,
-            detail_level: crate::counter_type::DetailLevel::Novice,
-            default_counter: -1,
-            perf_time: 0,
-            perf_freq: 0,
-            costly: false,
-        }
-    }
-    fn counters(&self) -> &[writer::CounterSpec] {
-        &[]
-    }
-    fn kind(&self) -> writer::InstanceKind {
-        writer::InstanceKind::Multi
-    }
-    fn instance_count(&self) -> usize {
-        0
-    }
-    fn instance(&self, _: usize) -> writer::InstanceDesc<'_> {
-        writer::InstanceDesc::EMPTY
     }
 }
 
@@ -234,26 +220,30 @@ mod tests {
 
     #[test]
     fn more_data_at_every_short_size() {
-        let (full, _) = run(Some("Global"), 4096);
-        let needed = full.bytes();
-        assert_eq!(needed, 2 * 112);
-        for size in 0..needed {
-            let (out, buf) = run(Some("Global"), size);
-            assert_eq!(out, Collected::MoreData);
-            assert_eq!(
-                (out.status(), out.bytes(), out.objects()),
-                (ERROR_MORE_DATA, 0, 0)
-            );
-            assert!(buf.iter().all(|b| *b == 0xEE), "size {size}");
-        }
-        let (out, _) = run(Some("Global"), needed);
-        assert_eq!(
-            out,
-            Collected::Success {
-                bytes: needed,
-                objects: 2
+        // Two objects, and one (written in one go), first and last of the list.
+        for (query, objects) in [("Global", 2), ("Costly", 1), ("238", 1), ("2380", 1)] {
+            let (full, _) = run(Some(query), 4096);
+            let needed = full.bytes();
+            assert_eq!(needed, objects * 112, "{query}");
+            for size in 0..needed {
+                let (out, buf) = run(Some(query), size);
+                assert_eq!(out, Collected::MoreData, "{query}");
+                assert_eq!(
+                    (out.status(), out.bytes(), out.objects()),
+                    (ERROR_MORE_DATA, 0, 0)
+                );
+                assert!(buf.iter().all(|b| *b == 0xEE), "{query}: size {size}");
             }
-        );
+            let (out, _) = run(Some(query), needed);
+            assert_eq!(
+                out,
+                Collected::Success {
+                    bytes: needed,
+                    objects
+                },
+                "{query}"
+            );
+        }
     }
 
     #[test]

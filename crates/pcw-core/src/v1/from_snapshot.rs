@@ -22,8 +22,8 @@
 use crate::snapshot::{MAX_COUNTERS, SetView};
 use crate::v1::wire::PERF_NO_UNIQUE_ID;
 use crate::v1::writer::{
-    CounterSpec, InstanceDesc, InstanceKind, InstanceName, InstanceSpec, ObjectHeader,
-    ObjectSource, sealed,
+    CheckedCounters, CounterSpec, InstanceDesc, InstanceKind, InstanceName, InstanceSpec,
+    ObjectHeader, ObjectSource, sealed,
 };
 
 /// One object over one snapshot set.
@@ -31,10 +31,18 @@ use crate::v1::writer::{
 pub struct SetObject<'a> {
     header: ObjectHeader,
     counters: &'a [CounterSpec],
+    /// The counter block length of `counters`, when they were checked already.
+    checked: Option<usize>,
     kind: InstanceKind,
     set: Option<SetView<'a>>,
     /// The set's counter blocks are laid out as `counters` say.
     same_layout: bool,
+    /// The checked counters' definitions as the reply holds them (empty if not checked, or
+    /// without the `alloc` feature).
+    definitions: &'a [[u8; crate::v1::wire::field::counter_definition::LEN]],
+    /// For checked counters, when the object can be written as its definitions and one copy:
+    /// its instance count and what is copied, worked out once when it is made.
+    prepared: Option<(usize, &'a [u8])>,
 }
 
 impl<'a> SetObject<'a> {
@@ -53,13 +61,80 @@ impl<'a> SetObject<'a> {
                     c.offset as usize == offset && c.size as usize == size
                 })
         });
+        Self::with_layout(header, counters, kind, set, same_layout)
+    }
+
+    fn with_layout(
+        header: ObjectHeader,
+        counters: &'a [CounterSpec],
+        kind: InstanceKind,
+        set: Option<SetView<'a>>,
+        same_layout: bool,
+    ) -> Self {
         Self {
             header,
             counters,
+            checked: None,
             kind,
             set,
             same_layout,
+            definitions: &[],
+            prepared: None,
         }
+    }
+
+    /// [`SetObject::new`] for counter definitions checked already: the writer then takes their
+    /// block length instead of checking them again on every reply.
+    pub fn checked<C: AsRef<[CounterSpec]>>(
+        header: ObjectHeader,
+        counters: &'a CheckedCounters<C>,
+        kind: InstanceKind,
+        set: Option<SetView<'a>>,
+    ) -> Self {
+        let specs = counters.counters();
+        // Counters laid out by their sizes alone (as the snapshot's sets are): the same layout
+        // exactly when the sizes are the same.
+        let base = if counters.canonical() {
+            let same_layout = set.is_some_and(|s| {
+                let sizes = s.counter_sizes();
+                sizes.len() == specs.len()
+                    && sizes
+                        .iter()
+                        .zip(specs)
+                        .all(|(s, c)| u32::from(*s) == c.size)
+            });
+            Self::with_layout(header, specs, kind, set, same_layout)
+        } else {
+            Self::new(header, specs, kind, set)
+        };
+        let mut object = Self {
+            checked: Some(counters.block_len()),
+            definitions: counters.definition_bytes(),
+            ..base
+        };
+        object.prepared = object.prepare(counters.block_len());
+        object
+    }
+
+    /// What [`ObjectSource::ready`] hands over besides the definitions: the instance count and
+    /// the set's records (a multi-instance object; none without a set) or its one counter block
+    /// (a single-instance one), when they can be copied.
+    fn prepare(&self, block_len: usize) -> Option<(usize, &'a [u8])> {
+        match (self.kind, self.set) {
+            (InstanceKind::Multi, None) => Some((0, &[][..])),
+            (InstanceKind::Multi, Some(_)) => {
+                let set = self.copyable(block_len)?;
+                Some((set.instance_count(), set.records()))
+            }
+            (InstanceKind::Single, _) => Some((0, self.single_block(block_len)?)),
+        }
+    }
+
+    /// The single instance's counter block, when it can be copied into a reply whose blocks
+    /// take `block_len` bytes.
+    fn single_block(&self, block_len: usize) -> Option<&'a [u8]> {
+        let block = self.copyable(block_len)?.instance(0)?.block();
+        (block.len() == block_len).then_some(block)
     }
 
     /// The set read, if any.
@@ -143,23 +218,40 @@ impl ObjectSource for SetObject<'_> {
         }
     }
 
-    fn write_instances(&self, plan: &sealed::Plan<'_>, out: &mut [u8], _: sealed::Token) -> usize {
-        // The records, copied whole; the sizing pass has made room for them.
-        let Some(records) = self.copyable(plan.block_len()).map(|s| s.records()) else {
-            return 0;
-        };
-        match out.get_mut(..records.len()) {
-            Some(dst) => {
-                dst.copy_from_slice(records);
-                records.len()
-            }
-            None => 0,
-        }
+    /// The object ready to write when its counter definitions were checked and the set's
+    /// records (a multi-instance object; none without a set) or its one counter block (a
+    /// single-instance one) can be copied.
+    fn ready(&self, _: sealed::Token) -> Option<sealed::Ready<'_>> {
+        let block_len = self.checked?;
+        let (instance_count, body) = self.prepared?;
+        Some(sealed::Ready {
+            header: self.header,
+            counters: self.counters,
+            definitions: self.definitions,
+            block_len,
+            kind: self.kind,
+            instance_count,
+            body,
+        })
+    }
+
+    fn checked_block_len(&self, _: sealed::Token) -> Option<usize> {
+        self.checked
+    }
+
+    /// The set's records, copied whole by the writer.
+    fn instance_records(&self, block_len: usize, _: sealed::Token) -> Option<&[u8]> {
+        self.copyable(block_len).map(|s| s.records())
+    }
+
+    /// Never reached for a set the writer accepted (it copies [`Self::instance_records`]);
+    /// writes nothing.
+    fn write_instances(&self, _: &sealed::Plan<'_>, _: &mut [u8], _: sealed::Token) -> usize {
+        0
     }
 
     fn counter_block(&self, block_len: usize, _: sealed::Token) -> Option<&[u8]> {
-        let block = self.copyable(block_len)?.instance(0)?.block();
-        (block.len() == block_len).then_some(block)
+        self.single_block(block_len)
     }
 }
 
@@ -285,6 +377,32 @@ mod tests {
             }
         };
         let mine = write(&ours);
+        // The same object over checked definitions (the writer's ready path, when the layout
+        // agrees) writes the same bytes, or is refused the same way; so does its metadata.
+        // Definitions built per reply, then rendered once and copied.
+        let mut both = CheckedCounters::new(counters).map(|c| (c.clone(), c));
+        if let Ok((_, rendered)) = &mut both {
+            rendered.render_definitions().unwrap();
+            assert_eq!(rendered.definition_bytes().len(), counters.len());
+        }
+        for checked in both.iter().flat_map(|(a, b)| [a, b]) {
+            let fast = SetObject::checked(
+                header(10, false),
+                checked,
+                InstanceKind::Multi,
+                snapshot.find_set(0),
+            );
+            assert_eq!(write(&fast), mine, "checked definitions");
+            for mode in [Mode::Data, Mode::Metadata] {
+                assert_eq!(objects_len(&[&fast], mode), objects_len(&[&ours], mode));
+                if let Ok(needed) = objects_len(&[&ours], mode) {
+                    let (mut a, mut b) = (vec![0x11u8; needed], vec![0x22u8; needed]);
+                    write_objects(&[&ours], mode, &mut a).unwrap();
+                    write_objects(&[&fast], mode, &mut b).unwrap();
+                    assert_eq!(a, b, "{mode:?}");
+                }
+            }
+        }
         if let Ok(needed) = objects_len(&[&ours], Mode::Data) {
             for size in [0, needed / 2, needed - 8, needed - 1] {
                 let mut buf = vec![0x77u8; size];
@@ -426,6 +544,84 @@ mod tests {
         let mut expected = vec![0u8; needed];
         write_objects(&fixed, Mode::Data, &mut expected).unwrap();
         assert_eq!(buf, expected);
+        // Over checked definitions too (the single and the absent set ready, the empty one
+        // written from its zeros).
+        let mut checked = CheckedCounters::new(&c[..]).unwrap();
+        checked.render_definitions().unwrap();
+        let objects = [
+            SetObject::checked(
+                header(12, false),
+                &checked,
+                InstanceKind::Single,
+                snapshot.find_set(1),
+            ),
+            SetObject::checked(header(14, false), &checked, InstanceKind::Single, None),
+            SetObject::checked(header(16, false), &checked, InstanceKind::Multi, None),
+        ];
+        assert!(objects[0].ready(sealed::Token).is_some());
+        assert!(objects[1].ready(sealed::Token).is_none());
+        assert!(objects[2].ready(sealed::Token).is_some());
+        let objects: [&dyn ObjectSource; 3] = [&objects[0], &objects[1], &objects[2]];
+        let mut again = vec![0u8; needed];
+        assert_eq!(objects_len(&objects, Mode::Data), Ok(needed));
+        write_objects(&objects, Mode::Data, &mut again).unwrap();
+        assert_eq!(again, expected);
+    }
+
+    #[test]
+    fn checked_counters_refuse_what_the_writer_refuses() {
+        let mut c = [
+            counter(CounterType::Rawcount, 4, 0),
+            counter(CounterType::BulkCount, 8, 0),
+        ];
+        assign_offsets(&mut c).unwrap();
+        assert_eq!(CheckedCounters::new(&c[..]).map(|c| c.block_len()), Ok(16));
+        let mut misaligned = c;
+        misaligned[1].offset = 12;
+        assert_eq!(
+            CheckedCounters::new(&misaligned[..]),
+            Err(WriteError::MisalignedCounter { counter: 1 })
+        );
+        let mut bad_size = c;
+        bad_size[0].size = 8;
+        assert_eq!(
+            CheckedCounters::new(&bad_size[..]),
+            Err(WriteError::BadCounterSize { counter: 0 })
+        );
+    }
+
+    #[test]
+    fn checked_objects_see_the_layout_new_sees() {
+        // The set: sizes 4, 4, 8 (offsets 4, 8, 16).
+        let names = [String::from("a")];
+        let mut words = encode(&names, &[vec![1, 2, 3]], &sizes(3), None);
+        let snapshot = Snapshot::parse(bytes_of(&mut words)).unwrap();
+        let set = snapshot.find_set(0);
+        let canonical = counters(3);
+        // The same sizes elsewhere in the block (not as assign_offsets lays them out).
+        let mut moved = canonical.clone();
+        moved[0].offset = 12;
+        moved[1].offset = 8;
+        let mut other_sizes = counters(2);
+        other_sizes.push(counter(CounterType::Rawcount, 4, 0));
+        assign_offsets(&mut other_sizes).unwrap();
+        for (c, same) in [
+            (&canonical, true),
+            (&moved, false),
+            (&other_sizes, false),
+            (&counters(2), false),
+            (&counters(4), false),
+        ] {
+            let checked = CheckedCounters::new(&c[..]).unwrap();
+            assert_eq!(checked.canonical(), *c != moved, "{c:?}");
+            let fast = SetObject::checked(header(10, false), &checked, InstanceKind::Multi, set);
+            let slow = SetObject::new(header(10, false), c, InstanceKind::Multi, set);
+            assert_eq!(
+                (fast.same_layout(), slow.same_layout()),
+                (same, same),
+                "{c:?}"
+            );
+        }
     }
 
     #[test]

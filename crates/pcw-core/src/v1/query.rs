@@ -119,11 +119,26 @@ fn trimmed(query: &[u16]) -> &[u16] {
     text.get(start..stop).unwrap_or_default()
 }
 
+/// Whether `query` is exactly `Global` in any case, NUL-terminated or at its end: what Perflib
+/// passes on almost every collection, recognised with two word compares (a letter's case is
+/// its bit 5).
+#[inline]
+fn is_global(query: &[u16]) -> bool {
+    const LOWER: [u16; 6] = [0x67, 0x6C, 0x6F, 0x62, 0x61, 0x6C];
+    query
+        .first_chunk::<6>()
+        .is_some_and(|head| head.iter().zip(LOWER).all(|(u, l)| u | 0x20 == l))
+        && query.get(6).is_none_or(|u| *u == 0)
+}
+
 /// Classifies a query string (`None` for a NULL pointer).
 pub fn classify(query: Option<&[u16]>) -> Query<'_> {
     let Some(query) = query else {
         return Query::Null;
     };
+    if is_global(query) {
+        return Query::Global;
+    }
     let text = trimmed(query);
     if text.is_empty() {
         return Query::Global;
@@ -166,6 +181,26 @@ mod tests {
     extern crate std;
     use std::boxed::Box;
     use std::vec::Vec;
+
+    #[test]
+    fn global_is_recognised_first_in_any_case_and_only_whole() {
+        for g in [
+            "Global",
+            "GLOBAL",
+            "gLoBaL",
+            "Global\0junk",
+            " Global ",
+            "\tglobal",
+        ] {
+            assert_eq!(q(g), Query::Global, "{g:?}");
+        }
+        for other in ["Globalx", "Globa", "Glob@l", "G1obal", "Global2"] {
+            assert_ne!(q(other), Query::Global, "{other:?}");
+        }
+        // Only the two cases of each letter fold onto it (a unit's high byte is compared too).
+        assert!(!is_global(&[0x147, 0x6C, 0x6F, 0x62, 0x61, 0x6C]));
+        assert!(!is_global(&[0x67, 0x6C, 0x6F, 0x62, 0x41 ^ 0x60, 0x6C]));
+    }
 
     #[test]
     fn keywords_are_case_insensitive_and_whole() {

@@ -80,11 +80,6 @@ impl Template {
 pub const SLOTS: usize = 16;
 
 impl<'c> Plan<'c> {
-    /// Bytes of the object's counter block.
-    pub(crate) const fn block_len(&self) -> usize {
-        self.words * 8
-    }
-
     /// The plan of a block of `block_len` bytes (a multiple of 8).
     pub(in crate::v1::writer) fn new(counters: &'c [CounterSpec], block_len: usize) -> Self {
         let mut plan = Self {

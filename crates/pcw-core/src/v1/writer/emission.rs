@@ -6,12 +6,12 @@
 use core::borrow::Borrow;
 
 use crate::bytes::{len32, units_le};
-use crate::v1::wire::{self, CounterDefinition, CounterDefinitionRepr, ObjectType, ObjectTypeRepr};
+use crate::v1::wire::{self, CounterDefinitionRepr, ObjectTypeRepr};
 use crate::v1::writer::block::write_block;
-use crate::v1::writer::sizing::{add, check_counters, fits_u32, measure_object};
+use crate::v1::writer::sizing::{add, check_counters, fits_u32, measure_ready, measure_unready};
 use crate::v1::writer::{
-    CheckedName, InstanceDesc, InstanceKind, InstanceName, InstanceSpec, Mode, ObjectSource,
-    WriteError, Written, sealed,
+    CheckedName, CounterSpec, InstanceDesc, InstanceKind, InstanceName, InstanceSpec, Mode,
+    ObjectHeader, ObjectSource, WriteError, Written, sealed,
 };
 
 /// Objects whose counter block length the sizing pass of [`write_objects`] keeps for the
@@ -31,14 +31,35 @@ pub fn write_objects(
     mode: Mode,
     buf: &mut [u8],
 ) -> Result<Written, WriteError> {
+    write_selected(objects, |_, _| true, mode, buf)
+}
+
+/// [`write_objects`] for the objects of `objects` that `wanted` accepts, given each object's
+/// index and the object (asked twice per object, in the sizing and the writing pass: it must
+/// answer the same both times).
+#[inline]
+pub(crate) fn write_selected(
+    objects: &[&dyn ObjectSource],
+    wanted: impl Fn(usize, &dyn ObjectSource) -> bool,
+    mode: Mode,
+    buf: &mut [u8],
+) -> Result<Written, WriteError> {
     // Block lengths fit in u32: each object's length does.
     let mut blocks = [0u32; KEPT_BLOCKS];
     let mut needed = 0usize;
-    for (index, o) in objects.iter().enumerate() {
-        let (len, block) = measure_object(*o, mode)?;
+    let mut index = 0usize;
+    for (i, &o) in objects.iter().enumerate() {
+        if !wanted(i, o) {
+            continue;
+        }
+        let (len, block) = match o.ready(sealed::Token) {
+            Some(ready) => measure_ready(&ready, mode)?,
+            None => measure_unready(o, mode)?,
+        };
         if let Some(slot) = blocks.get_mut(index) {
             *slot = len32(block);
         }
+        index += 1;
         needed = add(needed, len)?;
     }
     let needed = fits_u32(needed)?;
@@ -46,17 +67,45 @@ pub fn write_objects(
         .get_mut(..needed)
         .ok_or(WriteError::NoSpace { needed })?;
     let mut at = 0usize;
-    for (index, o) in objects.iter().enumerate() {
-        let block_len = match blocks.get(index) {
+    let mut written = 0usize;
+    for (i, &o) in objects.iter().enumerate() {
+        if !wanted(i, o) {
+            continue;
+        }
+        let block_len = match blocks.get(written) {
             Some(block) => *block as usize,
-            None => check_counters(o.counters()).unwrap_or(0),
+            None => o
+                .checked_block_len(sealed::Token)
+                .unwrap_or_else(|| check_counters(o.counters()).unwrap_or(0)),
         };
         let rest = out.get_mut(at..).unwrap_or_default();
-        at += emit_object(*o, mode, block_len, rest);
+        at += emit_object(o, o.ready(sealed::Token), mode, block_len, rest);
+        written += 1;
     }
     Ok(Written {
         bytes: at,
-        objects: objects.len(),
+        objects: written,
+    })
+}
+
+/// [`write_selected`] of one object: asked whether it is ready once for both passes.
+#[inline]
+pub(crate) fn write_one(
+    object: &dyn ObjectSource,
+    mode: Mode,
+    buf: &mut [u8],
+) -> Result<Written, WriteError> {
+    let ready = object.ready(sealed::Token);
+    let (needed, block_len) = match &ready {
+        Some(ready) => measure_ready(ready, mode)?,
+        None => measure_unready(object, mode)?,
+    };
+    let out = buf
+        .get_mut(..needed)
+        .ok_or(WriteError::NoSpace { needed })?;
+    Ok(Written {
+        bytes: emit_object(object, ready, mode, block_len, out),
+        objects: 1,
     })
 }
 
@@ -73,27 +122,133 @@ pub fn write_object(
 }
 
 /// Emits an object whose description `object_len` has accepted and whose bytes fit in `buf`;
-/// returns the bytes written. Every store is bounds-checked (per field for the object's
+/// returns the bytes written. Every store is bounds-checked (per definition for the object's
 /// definitions, per record for its instances), so a source that changed since it was measured
 /// yields a short object inside `buf`, never a write outside it.
-fn emit_object(src: &dyn ObjectSource, mode: Mode, block_len: usize, buf: &mut [u8]) -> usize {
+fn emit_object(
+    src: &dyn ObjectSource,
+    ready: Option<sealed::Ready<'_>>,
+    mode: Mode,
+    block_len: usize,
+    buf: &mut [u8],
+) -> usize {
+    if let Some(ready) = ready {
+        // The definitions, then one copy of what the source holds ready.
+        let parts = (
+            ready.header,
+            ready.counters,
+            ready.kind,
+            ready.instance_count,
+        );
+        return emit_with(parts, ready.definitions, mode, buf, |rest| {
+            match rest.get_mut(..ready.body.len()) {
+                Some(dst) => {
+                    dst.copy_from_slice(ready.body);
+                    ready.body.len()
+                }
+                None => 0,
+            }
+        });
+    }
     let counters = src.counters();
-    let header = src.header();
-    let definition_length =
-        wire::field::object_type::LEN + counters.len() * wire::field::counter_definition::LEN;
-    let instance_count = match src.kind() {
+    let kind = src.kind();
+    let instance_count = match kind {
         InstanceKind::Single => 0,
         InstanceKind::Multi => src.instance_count(),
     };
-    let num_instances = match (mode, src.kind()) {
+    emit_with(
+        (src.header(), counters, kind, instance_count),
+        &[],
+        mode,
+        buf,
+        |rest| {
+            // What the source holds ready is copied; anything else is written to a plan of the
+            // block, worked out only then.
+            let ready = match kind {
+                InstanceKind::Single => src.counter_block(block_len, sealed::Token),
+                InstanceKind::Multi => src.instance_records(block_len, sealed::Token),
+            };
+            if let Some(ready) = ready {
+                return match rest.get_mut(..ready.len()) {
+                    Some(dst) => {
+                        dst.copy_from_slice(ready);
+                        ready.len()
+                    }
+                    None => 0,
+                };
+            }
+            let plan = sealed::Plan::new(counters, block_len);
+            match kind {
+                InstanceKind::Single => match rest.as_chunks_mut::<8>().0.get_mut(..plan.words) {
+                    Some(block) => {
+                        write_block(block, &plan, src.instance(0).values);
+                        block_len
+                    }
+                    None => 0,
+                },
+                InstanceKind::Multi => src.write_instances(&plan, rest, sealed::Token),
+            }
+        },
+    )
+}
+
+/// The 40 bytes of `c`'s `PERF_COUNTER_DEFINITION`.
+#[inline]
+pub(super) fn definition_bytes(c: &CounterSpec) -> [u8; wire::field::counter_definition::LEN] {
+    CounterDefinitionRepr {
+        byte_length: len32(wire::field::counter_definition::LEN),
+        counter_name_title_index: c.name_title_index,
+        counter_help_title_index: c.help_title_index,
+        default_scale: c.default_scale,
+        detail_level: c.detail_level,
+        counter_type: c.counter_type,
+        counter_size: c.size,
+        counter_offset: c.offset,
+    }
+    .to_bytes()
+}
+
+/// The object of `header`, `counters`, `kind` and `instance_count` into `buf`: its definitions
+/// (copied from `definitions` when it holds one per counter, else built), then (for a data
+/// reply) what `body` writes after them, then the `PERF_OBJECT_TYPE` with the total; the bytes
+/// written.
+#[inline]
+fn emit_with(
+    (header, counters, kind, instance_count): (ObjectHeader, &[CounterSpec], InstanceKind, usize),
+    definitions: &[[u8; wire::field::counter_definition::LEN]],
+    mode: Mode,
+    buf: &mut [u8],
+    body: impl FnOnce(&mut [u8]) -> usize,
+) -> usize {
+    let definition_length =
+        wire::field::object_type::LEN + counters.len() * wire::field::counter_definition::LEN;
+    let num_instances = match (mode, kind) {
         (Mode::Metadata, InstanceKind::Single) => wire::PERF_METADATA_NO_INSTANCES,
         (Mode::Metadata, InstanceKind::Multi) => wire::PERF_METADATA_MULTIPLE_INSTANCES,
         (Mode::Data, InstanceKind::Single) => wire::PERF_NO_INSTANCES,
         (Mode::Data, InstanceKind::Multi) => i32::try_from(instance_count).unwrap_or(i32::MAX),
     };
-    // `object_len` bounded every length below by a total that fits in u32.
-    let mut repr = ObjectTypeRepr {
-        total_byte_length: 0,
+    let mut at = wire::field::object_type::LEN;
+    // The definitions copied whole when the source has them; else each built whole and
+    // copied into the next 40 bytes that fit.
+    let defs = buf.get_mut(at..).unwrap_or_default().as_chunks_mut().0;
+    if definitions.len() == counters.len() {
+        for (dst, d) in defs.iter_mut().zip(definitions) {
+            *dst = *d;
+        }
+    } else {
+        for (dst, c) in defs.iter_mut().zip(counters) {
+            *dst = definition_bytes(c);
+        }
+    }
+    at += counters.len() * wire::field::counter_definition::LEN;
+    if mode == Mode::Data {
+        at += body(buf.get_mut(at..).unwrap_or_default());
+    }
+    let at = at.min(buf.len());
+    // `object_len` bounded every length here by a total that fits in u32.
+    let repr = ObjectTypeRepr {
+        total_byte_length: len32(at),
         definition_length: len32(definition_length),
         header_length: len32(wire::field::object_type::LEN),
         object_name_title_index: header.name_title_index,
@@ -106,45 +261,8 @@ fn emit_object(src: &dyn ObjectSource, mode: Mode, block_len: usize, buf: &mut [
         perf_time: header.perf_time,
         perf_freq: header.perf_freq,
     };
-    let mut at = wire::field::object_type::LEN;
-    for c in counters {
-        let repr = CounterDefinitionRepr {
-            byte_length: len32(wire::field::counter_definition::LEN),
-            counter_name_title_index: c.name_title_index,
-            counter_help_title_index: c.help_title_index,
-            default_scale: c.default_scale,
-            detail_level: c.detail_level,
-            counter_type: c.counter_type,
-            counter_size: c.size,
-            counter_offset: c.offset,
-        };
-        if let Some(Ok(mut view)) = buf.get_mut(at..).map(CounterDefinition::new_checked) {
-            repr.emit(&mut view);
-        }
-        at += wire::field::counter_definition::LEN;
-    }
-    if mode == Mode::Data {
-        let rest = buf.get_mut(at..).unwrap_or_default();
-        let plan = sealed::Plan::new(counters, block_len);
-        match src.kind() {
-            InstanceKind::Single => {
-                if let Some(ready) = src.counter_block(block_len, sealed::Token) {
-                    if let Some(dst) = rest.get_mut(..ready.len()) {
-                        dst.copy_from_slice(ready);
-                        at += ready.len();
-                    }
-                } else if let Some(block) = rest.as_chunks_mut::<8>().0.get_mut(..plan.words) {
-                    write_block(block, &plan, src.instance(0).values);
-                    at += block_len;
-                }
-            }
-            InstanceKind::Multi => at += src.write_instances(&plan, rest, sealed::Token),
-        }
-    }
-    let at = at.min(buf.len());
-    repr.total_byte_length = len32(at);
-    if let Ok(mut view) = ObjectType::new_checked(&mut *buf) {
-        repr.emit(&mut view);
+    if let Some(dst) = buf.first_chunk_mut() {
+        *dst = repr.to_bytes();
     }
     at
 }

@@ -31,9 +31,11 @@ mod shaped;
 mod sizing;
 
 pub use emission::{write_object, write_objects};
+pub(crate) use emission::{write_one, write_selected};
 pub use model::{
-    CheckedName, CounterSpec, InstanceDesc, InstanceKind, InstanceName, InstanceSpec,
-    InstancesDesc, MAX_INSTANCE_NAME_UNITS, ObjectDesc, ObjectHeader, ObjectSource, PaddedName,
+    CheckedCounters, CheckedName, CounterSpec, InstanceDesc, InstanceKind, InstanceName,
+    InstanceSpec, InstancesDesc, MAX_INSTANCE_NAME_UNITS, ObjectDesc, ObjectHeader, ObjectSource,
+    PaddedName,
 };
 pub(crate) use sizing::place_counter;
 pub use sizing::{assign_offsets, object_len, objects_len};
@@ -47,6 +49,30 @@ pub(crate) mod sealed {
     pub struct Token;
 
     pub use super::block::{Plan, TEMPLATE_WORDS, Template};
+
+    /// Everything about an object whose reply a source holds ready (its counter definitions
+    /// checked, its instances or counter block as the reply holds them), given by one call of
+    /// `ObjectSource::ready`: the writer sizes it from these lengths and writes it as its
+    /// definitions and one copy of `body`.
+    #[derive(Clone, Copy, Debug)]
+    pub struct Ready<'a> {
+        /// As `ObjectSource::header`.
+        pub header: super::ObjectHeader,
+        /// As `ObjectSource::counters`, checked.
+        pub counters: &'a [super::CounterSpec],
+        /// Their `PERF_COUNTER_DEFINITION`s as the reply holds them, when the source has them
+        /// (empty otherwise: the writer builds them).
+        pub definitions: &'a [[u8; crate::v1::wire::field::counter_definition::LEN]],
+        /// Their counter block length.
+        pub block_len: usize,
+        /// As `ObjectSource::kind`.
+        pub kind: super::InstanceKind,
+        /// As `ObjectSource::instance_count` (0 for a single-instance object).
+        pub instance_count: usize,
+        /// The instance definitions and counter blocks (multi-instance), or the counter block
+        /// (single-instance), as the reply holds them.
+        pub body: &'a [u8],
+    }
 }
 
 /// Why a description could not be written.

@@ -56,7 +56,7 @@ pub fn assign_offsets(counters: &mut [CounterSpec]) -> Result<u32, WriteError> {
 
 /// Checks one object's counter definitions and returns its counter block length (8-aligned,
 /// at least 8).
-pub(super) fn check_counters(counters: &[CounterSpec]) -> Result<usize, WriteError> {
+pub(crate) fn check_counters(counters: &[CounterSpec]) -> Result<usize, WriteError> {
     let mut end = wire::field::counter_block::LEN;
     for (index, c) in counters.iter().enumerate() {
         let err_size = WriteError::BadCounterSize { counter: index };
@@ -110,8 +110,32 @@ pub(super) fn measure_object(
     src: &dyn ObjectSource,
     mode: Mode,
 ) -> Result<(usize, usize), WriteError> {
+    match src.ready(sealed::Token) {
+        Some(ready) => measure_ready(&ready, mode),
+        None => measure_unready(src, mode),
+    }
+}
+
+/// [`measure_object`] of an object its source holds ready.
+#[inline]
+pub(super) fn measure_ready(
+    ready: &sealed::Ready<'_>,
+    mode: Mode,
+) -> Result<(usize, usize), WriteError> {
+    let len = ready_len(ready, mode).ok_or(WriteError::TooLarge)?;
+    Ok((fits_u32(len)?, ready.block_len))
+}
+
+/// [`measure_object`] of an object its source does not hold ready.
+pub(super) fn measure_unready(
+    src: &dyn ObjectSource,
+    mode: Mode,
+) -> Result<(usize, usize), WriteError> {
     let counters = src.counters();
-    let block = check_counters(counters)?;
+    let block = match src.checked_block_len(sealed::Token) {
+        Some(block) => block,
+        None => check_counters(counters)?,
+    };
     let defs = counters
         .len()
         .checked_mul(wire::field::counter_definition::LEN)
@@ -208,6 +232,20 @@ pub fn objects_len(objects: &[&dyn ObjectSource], mode: Mode) -> Result<usize, W
         total = add(total, object_len(*o, mode)?)?;
     }
     fits_u32(total)
+}
+
+/// Bytes of an object given [ready](sealed::Ready): its definitions, and its body for a data
+/// reply; `None` past `usize`.
+pub(super) fn ready_len(ready: &sealed::Ready<'_>, mode: Mode) -> Option<usize> {
+    let defs = ready
+        .counters
+        .len()
+        .checked_mul(wire::field::counter_definition::LEN)?
+        .checked_add(wire::field::object_type::LEN)?;
+    match mode {
+        Mode::Data => defs.checked_add(ready.body.len()),
+        Mode::Metadata => Some(defs),
+    }
 }
 
 #[cfg(test)]
