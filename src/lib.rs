@@ -9,6 +9,14 @@
 //! On a Windows target the crate is `no_std`; everywhere else it is an ordinary library whose
 //! PCW imports resolve to pcw-sim, which is how its tests and `pcw typeperf` run the driver's
 //! real code. The kernel paths (callbacks, unload) never panic and never allocate.
+#![forbid(
+    clippy::undocumented_unsafe_blocks,
+    clippy::multiple_unsafe_ops_per_block,
+    clippy::missing_safety_doc,
+    clippy::unnecessary_safety_doc,
+    clippy::unnecessary_safety_comment,
+    reason = "every unsafe block and unsafe fn states its safety argument; no module opts out"
+)]
 #![cfg_attr(target_os = "windows", no_std)]
 #![cfg_attr(
     not(test),

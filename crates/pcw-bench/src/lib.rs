@@ -13,6 +13,14 @@
 //! Apart from those, [`manifests`] writes large, varied counter manifests for the manifest
 //! tools' scaling bench (`benches/manifest.rs`; `src/bin/pcw-bench-manifest.rs` writes one to
 //! a file, for timing the `pcw` binary).
+#![forbid(
+    clippy::undocumented_unsafe_blocks,
+    clippy::multiple_unsafe_ops_per_block,
+    clippy::missing_safety_doc,
+    clippy::unnecessary_safety_doc,
+    clippy::unnecessary_safety_comment,
+    reason = "every unsafe block and unsafe fn states its safety argument; no module opts out"
+)]
 
 pub mod alloc_count;
 pub mod c;

@@ -10,6 +10,14 @@
 //! Nothing in this crate panics or indexes out of bounds, whatever the input: clippy's
 //! `unwrap_used`, `expect_used`, `panic` and `indexing_slicing` are denied outside tests, and
 //! every wire accessor goes through a length check first.
+#![forbid(
+    clippy::undocumented_unsafe_blocks,
+    clippy::multiple_unsafe_ops_per_block,
+    clippy::missing_safety_doc,
+    clippy::unnecessary_safety_doc,
+    clippy::unnecessary_safety_comment,
+    reason = "every unsafe block and unsafe fn states its safety argument; no module opts out"
+)]
 #![no_std]
 #![cfg_attr(
     not(test),

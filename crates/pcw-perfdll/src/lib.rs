@@ -41,6 +41,14 @@
 //! [`tables`] (generated from the manifest by `build.rs`), [`linkage`], [`source`] (the
 //! [`source::SnapshotSource`] trait, device and synthetic), [`synthetic`], [`buffer`],
 //! [`objects`], [`log`], [`install`] (the `.reg` fragment), `win` (Windows-only edges).
+#![forbid(
+    clippy::undocumented_unsafe_blocks,
+    clippy::multiple_unsafe_ops_per_block,
+    clippy::missing_safety_doc,
+    clippy::unnecessary_safety_doc,
+    clippy::unnecessary_safety_comment,
+    reason = "every unsafe block and unsafe fn states its safety argument; no module opts out"
+)]
 #![cfg_attr(
     not(test),
     deny(

@@ -15,6 +15,14 @@
 //! `register_publisher`; the library answers PCW's queries — `InstanceId`, `InstanceMask`,
 //! `CounterMask`, enumeration, cancellation, the first `PcwAddInstance` failure — without the
 //! driver writing `unsafe`.
+#![forbid(
+    clippy::undocumented_unsafe_blocks,
+    clippy::multiple_unsafe_ops_per_block,
+    clippy::missing_safety_doc,
+    clippy::unnecessary_safety_doc,
+    clippy::unnecessary_safety_comment,
+    reason = "every unsafe block and unsafe fn states its safety argument; no module opts out"
+)]
 #![no_std]
 // Kernel-side code: the callback path never panics.
 #![cfg_attr(

@@ -30,6 +30,14 @@
 //! `Win32_System_Performance` bindings. On Windows they link to `advapi32.dll`; on any other
 //! host the same symbols resolve to pcw-sim's simulated Perflib (`pcw_sim::usermode`) in a
 //! binary that links pcw-sim, so the code under test is the code Windows runs.
+#![forbid(
+    clippy::undocumented_unsafe_blocks,
+    clippy::multiple_unsafe_ops_per_block,
+    clippy::missing_safety_doc,
+    clippy::unnecessary_safety_doc,
+    clippy::unnecessary_safety_comment,
+    reason = "every unsafe block and unsafe fn states its safety argument; no module opts out"
+)]
 
 use std::ffi::c_void;
 use std::marker::PhantomData;

@@ -9,6 +9,14 @@
 //! cap, all in one call.
 //! `--quick` runs N = 1 and 100 only; any other argument keeps only the cases whose label
 //! contains it (for profiling one case).
+#![forbid(
+    clippy::undocumented_unsafe_blocks,
+    clippy::multiple_unsafe_ops_per_block,
+    clippy::missing_safety_doc,
+    clippy::unnecessary_safety_doc,
+    clippy::unnecessary_safety_comment,
+    reason = "every unsafe block and unsafe fn states its safety argument; no module opts out"
+)]
 
 use pcw_bench::alloc_count::{self, CountingAlloc};
 use pcw_bench::{SIZES, c, noop_added, scenarios};

@@ -9,6 +9,14 @@
 //!
 //! `--user`: a user-mode schema 1.1 provider instead of a kernel-mode schema 2.0 one;
 //! `--one-line`: the whole document on one line.
+#![forbid(
+    clippy::undocumented_unsafe_blocks,
+    clippy::multiple_unsafe_ops_per_block,
+    clippy::missing_safety_doc,
+    clippy::unnecessary_safety_doc,
+    clippy::unnecessary_safety_comment,
+    reason = "every unsafe block and unsafe fn states its safety argument; no module opts out"
+)]
 
 use std::io::Write as _;
 use std::process::ExitCode;
