@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! The checks of the reader: each set's fixed part, then its records, a word at a time, before
+//! any view is handed out.
+
+use crate::bytes::{self};
+use crate::v1::wire::PERF_NO_UNIQUE_ID;
+
+use super::field::{block as bf, instance as inf, set as sf};
+use super::layout::{
+    DEF_WORD1, NAME_OFFSET, block_len_of, instance_len, name_area_len, round8, set_head_len, slots,
+};
+use super::{MAX_COUNTERS, MAX_INSTANCES, MAX_NAME_UNITS, SET_FLAG_MULTI, SnapshotError};
+/// Validates the set record at `pos` (8-aligned, inside `bytes`) and returns its index.
+pub(super) fn check_set(bytes: &[u8], pos: usize, last: Option<u16>) -> Result<u16, SnapshotError> {
+    let total = bytes.len();
+    let at = |off: usize| pos.saturating_add(off);
+    let bad_len = SnapshotError::BadLength { offset: pos };
+    if at(sf::LEN) > total {
+        return Err(bad_len);
+    }
+    let set_len = bytes::u32_at(bytes, at(sf::SET_LEN)) as usize;
+    let end = pos.checked_add(set_len).ok_or(bad_len)?;
+    if set_len < sf::LEN || !set_len.is_multiple_of(8) || end > total {
+        return Err(bad_len);
+    }
+    let index = bytes::u16_at(bytes, at(sf::INDEX));
+    if last.is_some_and(|l| index <= l) {
+        return Err(SnapshotError::BadIndex {
+            offset: at(sf::INDEX),
+        });
+    }
+    let flags = bytes::u16_at(bytes, at(sf::FLAGS));
+    if flags & !SET_FLAG_MULTI != 0 {
+        return Err(SnapshotError::Reserved {
+            offset: at(sf::FLAGS),
+        });
+    }
+    let counters = bytes::u16_at(bytes, at(sf::COUNTER_COUNT));
+    if counters > MAX_COUNTERS {
+        return Err(SnapshotError::LimitExceeded {
+            offset: at(sf::COUNTER_COUNT),
+        });
+    }
+    let count = bytes::u32_at(bytes, at(sf::INSTANCE_COUNT));
+    let max = if flags & SET_FLAG_MULTI != 0 {
+        MAX_INSTANCES
+    } else {
+        1
+    };
+    if count > max {
+        return Err(SnapshotError::LimitExceeded {
+            offset: at(sf::INSTANCE_COUNT),
+        });
+    }
+    let (counters, count) = (usize::from(counters), count as usize);
+    let head = set_head_len(counters, count).ok_or(bad_len)?;
+    if head > set_len {
+        return Err(bad_len);
+    }
+    // `head <= set_len`: the sizes and the identities are inside the set.
+    let sizes = bytes
+        .get(at(sf::SIZES)..at(sf::SIZES + counters))
+        .unwrap_or(&[]);
+    let block_len = block_len_of(sizes).map_err(|i| SnapshotError::BadCounterSize {
+        offset: at(sf::SIZES + i),
+    })?;
+    if usize::from(bytes::u16_at(bytes, at(sf::BLOCK_LEN))) != block_len {
+        return Err(SnapshotError::BadLength {
+            offset: at(sf::BLOCK_LEN),
+        });
+    }
+    check_zero(
+        bytes,
+        at(sf::SIZES + counters),
+        at(sf::SIZES + round8(counters)),
+    )?;
+    // The identities hold any values. The records are whole words: the set and its head are
+    // multiples of 8 bytes.
+    let block = BlockCheck::new(sizes, block_len);
+    // The loop compiled for the usual block lengths (the block's masks constant-sized).
+    let records = (at(head), end, count);
+    let ipos = match block.words {
+        1 => walk::<1>(bytes, records, &block, sizes)?,
+        2 => walk::<2>(bytes, records, &block, sizes)?,
+        3 => walk::<3>(bytes, records, &block, sizes)?,
+        4 => walk::<4>(bytes, records, &block, sizes)?,
+        _ => walk::<0>(bytes, records, &block, sizes)?,
+    };
+    if ipos != end {
+        return Err(bad_len);
+    }
+    Ok(index)
+}
+
+/// Checks the `count` instance records from `start` to `end` whose counter blocks `block`
+/// describes (`W` words; 0 for a length checked field by field); returns where they end.
+#[inline]
+pub(super) fn walk<const W: usize>(
+    bytes: &[u8],
+    (start, end, count): (usize, usize, usize),
+    block: &BlockCheck,
+    sizes: &[u8],
+) -> Result<usize, SnapshotError> {
+    // The records are whole words, ending at `end`: the set and its head are multiples of 8
+    // bytes. So a record's position is `end` less the words left.
+    let mut rest = bytes.get(start..end).unwrap_or(&[]).as_chunks::<8>().0;
+    let mut left = count;
+    let zero = block.zero.first_chunk::<W>().copied();
+    while left > 0 {
+        // The usual case, in one pass over each record, for as many records as it accepts;
+        // a record it does not accept is examined field by field, for the exact error.
+        if let Some(zero) = &zero
+            && W > 0
+        {
+            while let Some(after) = valid_record::<W>(rest, zero, block.byte_length) {
+                rest = after;
+                left -= 1;
+                if left == 0 {
+                    return Ok(end - 8 * rest.len());
+                }
+            }
+        }
+        let next = check_record(bytes, (end - 8 * rest.len(), end), sizes, block)?;
+        rest = bytes.get(next..end).unwrap_or(&[]).as_chunks::<8>().0;
+        left -= 1;
+    }
+    Ok(end - 8 * rest.len())
+}
+
+/// Most counter-block words [`BlockCheck`] holds masks for.
+pub(super) const MASKED_WORDS: usize = 4;
+
+/// A set's counter block as masks over its words: word 0's low half is `ByteLength`, and the
+/// bits set in `zero` must be zero (the bytes no counter covers).
+pub(super) struct BlockCheck {
+    words: usize,
+    byte_length: u64,
+    zero: [u64; MASKED_WORDS],
+    /// For a block of 5 to 64 words: [`gap_halves`], so that [`check_record`]'s work per
+    /// record follows the block's bytes rather than its counter count (counters of size 0 take
+    /// no bytes).
+    gaps: Option<[u64; 2]>,
+}
+
+impl BlockCheck {
+    /// The masks of a block of `block_len` bytes holding counters of `sizes`, each 0, 4 or 8
+    /// (checked by `block_len_of`), laid out as `slots` lays them out.
+    fn new(sizes: &[u8], block_len: usize) -> Self {
+        let mut zero = [u64::MAX; MASKED_WORDS];
+        if let Some(first) = zero.first_mut() {
+            *first = 0xFFFF_FFFF_0000_0000;
+        }
+        let words = block_len / 8;
+        // `slots`' layout, for the three sizes only (measured with callgrind: 30 → 10
+        // instructions a counter).
+        let mut end = bf::LEN;
+        for &size in sizes {
+            let (offset, covered) = match size {
+                8 => (round8(end), u64::MAX),
+                4 => (end, 0xFFFF_FFFF << (8 * (end % 8))),
+                _ => (end, 0),
+            };
+            end = offset + usize::from(size);
+            if let Some(word) = zero.get_mut(offset / 8) {
+                *word &= !covered;
+            }
+        }
+        Self {
+            words,
+            byte_length: block_len as u64,
+            zero,
+            // Needed for every record only when no masks apply; otherwise worked out by
+            // `check_record` when it reports an error.
+            gaps: (words > MASKED_WORDS && words <= 64).then(|| gap_halves(sizes, words)),
+        }
+    }
+}
+
+/// The 4-byte halves of a counter block of `words` words (at most 64) that no counter of
+/// `sizes` covers, one bit each; half 0, `ByteLength`, is not one.
+pub(super) fn gap_halves(sizes: &[u8], words: usize) -> [u64; 2] {
+    let mut gaps = [0u64; 2];
+    for (i, g) in gaps.iter_mut().enumerate() {
+        let halves = (2 * words).saturating_sub(64 * i).min(64);
+        *g = if halves == 64 {
+            u64::MAX
+        } else {
+            (1u64 << halves) - 1
+        };
+    }
+    if let Some(first) = gaps.first_mut() {
+        *first &= !1;
+    }
+    for (offset, size) in slots(sizes) {
+        // The counter's halves (offsets are multiples of 4).
+        for half in (offset / 4)..(offset + size) / 4 {
+            if let Some(g) = gaps.get_mut(half / 64) {
+                *g &= !(1u64 << (half % 64));
+            }
+        }
+    }
+    gaps
+}
+
+/// Whether `records` (whole words) starts with a valid instance record whose counter block is
+/// `W` words, `zero` the bits of each that must be zero and `byte_length` its length; the words
+/// after it if so. Accepts only what [`check_record`] accepts (word by word: the definition,
+/// the name area's whole words of units, its last word of units, NUL and padding, then the
+/// counter block); `None` sends the record to [`check_record`].
+#[allow(
+    clippy::inline_always,
+    reason = "the per-record test of the parse loop; measured: a call per record costs more"
+)]
+#[inline(always)]
+pub(super) fn valid_record<'r, const W: usize>(
+    records: &'r [[u8; 8]],
+    zero: &[u64; W],
+    byte_length: u64,
+) -> Option<&'r [[u8; 8]]> {
+    let ([w0, w1, w2], tail) = records.split_first_chunk::<3>()?;
+    let w2 = u64::from_le_bytes(*w2);
+    // `NameOffset` 24 and an even `NameLength` (its bit 0 is the word's bit 32) from 2 to
+    // 2 × MAX_NAME_UNITS + 2 (below 2 wraps to a large value).
+    let name_length = (w2 >> 32) as usize;
+    if w2 & 0x1_FFFF_FFFF != NAME_OFFSET
+        || name_length.wrapping_sub(2) > 2 * usize::from(MAX_NAME_UNITS)
+    {
+        return None;
+    }
+    // Words of the name area (at least 1): its units, the NUL and the padding.
+    let area = name_length.div_ceil(8);
+    if u64::from_le_bytes(*w0) != (inf::LEN + 8 * area) as u64
+        || u64::from_le_bytes(*w1) != DEF_WORD1
+    {
+        return None;
+    }
+    let units = name_length / 2 - 1;
+    // The name area's words, then the counter block's.
+    let name = tail.get(..area)?;
+    let (block, after) = tail.get(area..)?.split_first_chunk::<W>()?;
+    // Non-zero if a unit is 0 or a byte after the units is not.
+    let mut stray = match tail.first_chunk::<4>() {
+        // A short name (at most 15 units: up to 4 words) with 32 bytes to read: tested 16
+        // bytes at a time.
+        Some(words) if area <= 4 => short_name_stray(words, area, units),
+        _ => name_stray(name, units),
+    };
+    // The counter block: `ByteLength`, and nothing where no counter is.
+    for (w, z) in block.iter().zip(zero) {
+        stray |= u64::from_le_bytes(*w) & z;
+    }
+    let first = block
+        .first()
+        .map_or(0, |w| u64::from_le_bytes(*w) & 0xFFFF_FFFF);
+    (stray == 0 && first == byte_length).then_some(after)
+}
+
+/// Non-zero unless the name area `name` (whole words) holds `units` units (`units < 4 ×
+/// name.len()`) none of which is 0, then only zero units (the NUL and the padding). Word by
+/// word (`zero_lanes`, its mask applied once at the end).
+#[inline(always)]
+#[allow(
+    clippy::inline_always,
+    reason = "part of the per-record test (see `valid_record`)"
+)]
+pub(super) fn name_stray(name: &[[u8; 8]], units: usize) -> u64 {
+    let Some((last, full)) = name.split_last() else {
+        return 1;
+    };
+    let mut zero_units = 0;
+    for w in full {
+        let w = u64::from_le_bytes(*w);
+        zero_units |= w.wrapping_sub(bytes::LANE_ONES) & !w;
+    }
+    // The last word: its units (4 per whole word before it), then zeroes.
+    let last = u64::from_le_bytes(*last);
+    let mask = (1u64 << (16 * (units % 4))) - 1;
+    (zero_units & bytes::LANE_HIGHS) | bytes::zero_lanes(last | !mask) | (last & !mask)
+}
+
+/// [`name_stray`] for a name area of `area` words (1 to 4) at the start of `words`, 16 bytes at
+/// a time where the target has a 16-byte compare (reading the 32 bytes of `words`, whatever
+/// follows the area), else word by word.
+#[inline(always)]
+#[allow(
+    clippy::inline_always,
+    reason = "part of the per-record test (see `valid_record`)"
+)]
+pub(super) fn short_name_stray(words: &[[u8; 8]; 4], area: usize, units: usize) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{
+            __m128i, _mm_cmpeq_epi16, _mm_loadu_si128, _mm_movemask_epi8, _mm_setzero_si128,
+        };
+        #[allow(
+            clippy::cast_ptr_alignment,
+            reason = "read with unaligned loads (`_mm_loadu_si128`), which take any address"
+        )]
+        let at = words.as_ptr().cast::<__m128i>();
+        // SAFETY: `words` is 32 readable bytes: two unaligned 16-byte loads at 0 and 16.
+        let low = unsafe { _mm_loadu_si128(at) };
+        // SAFETY: as above.
+        let high = unsafe { _mm_loadu_si128(at.wrapping_add(1)) };
+        // SAFETY: SSE2 is part of every x86-64 target.
+        let zero = unsafe { _mm_setzero_si128() };
+        // SAFETY: SSE2 is part of every x86-64 target.
+        let low = unsafe { _mm_cmpeq_epi16(low, zero) };
+        // SAFETY: SSE2 is part of every x86-64 target.
+        let high = unsafe { _mm_cmpeq_epi16(high, zero) };
+        // Two bits per unit, set for a zero unit: units 0 to 7, then 8 to 15.
+        // SAFETY: SSE2 is part of every x86-64 target.
+        let low = unsafe { _mm_movemask_epi8(low) };
+        // SAFETY: SSE2 is part of every x86-64 target.
+        let high = unsafe { _mm_movemask_epi8(high) };
+        #[allow(clippy::cast_sign_loss, reason = "a 16-bit movemask, never negative")]
+        let zeros = low as u32 | (high as u32) << 16;
+        // The area's bits must be set exactly past the units.
+        let in_area = u32::MAX >> (32 - 8 * area);
+        let past_units = in_area & (u32::MAX << (2 * units));
+        u64::from((zeros & in_area) ^ past_units)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        name_stray(words.get(..area).unwrap_or_default(), units)
+    }
+}
+
+/// Validates the instance record at `pos` (8-aligned) that must end by `end`, whose counter
+/// block has counters of `sizes` as `block` describes; returns its end.
+pub(super) fn check_record(
+    bytes: &[u8],
+    (pos, end): (usize, usize),
+    sizes: &[u8],
+    block: &BlockCheck,
+) -> Result<usize, SnapshotError> {
+    let block_len = 8 * block.words;
+    let at = |off: usize| pos.saturating_add(off);
+    let bad_len = SnapshotError::BadLength { offset: pos };
+    if at(inf::LEN) > end {
+        return Err(bad_len);
+    }
+    check_zero(
+        bytes,
+        at(inf::PARENT_OBJECT_TITLE_INDEX),
+        at(inf::UNIQUE_ID),
+    )?;
+    if bytes::i32_at(bytes, at(inf::UNIQUE_ID)) != PERF_NO_UNIQUE_ID {
+        return Err(SnapshotError::Reserved {
+            offset: at(inf::UNIQUE_ID),
+        });
+    }
+    if u64::from(bytes::u32_at(bytes, at(inf::NAME_OFFSET))) != NAME_OFFSET {
+        return Err(SnapshotError::BadLength {
+            offset: at(inf::NAME_OFFSET),
+        });
+    }
+    let name_length = bytes::u32_at(bytes, at(inf::NAME_LENGTH)) as usize;
+    if !name_length.is_multiple_of(2)
+        || name_length < 2
+        || name_length > 2 * usize::from(MAX_NAME_UNITS) + 2
+    {
+        return Err(SnapshotError::BadName {
+            offset: at(inf::NAME_LENGTH),
+        });
+    }
+    let units = name_length / 2 - 1;
+    let area = name_area_len(units);
+    if bytes::u32_at(bytes, at(inf::BYTE_LENGTH)) as usize != inf::LEN + area {
+        return Err(bad_len);
+    }
+    let len = instance_len(units, block_len).ok_or(bad_len)?;
+    let next = pos.checked_add(len).ok_or(bad_len)?;
+    if next > end {
+        return Err(bad_len);
+    }
+    let name_at = at(inf::LEN);
+    let name_end = name_at.saturating_add(2 * units);
+    let name = bytes.get(name_at..name_end).unwrap_or(&[]);
+    if bytes::has_zero_unit_le(name)
+        && let Some(u) = name.as_chunks::<2>().0.iter().position(|u| *u == [0, 0])
+    {
+        return Err(SnapshotError::BadName {
+            offset: name_at.saturating_add(2 * u),
+        });
+    }
+    // The NUL and the padding.
+    let block_at = name_at.saturating_add(area);
+    check_zero(bytes, name_end, block_at)?;
+    if bytes::u32_at(bytes, block_at) as usize != block_len {
+        return Err(SnapshotError::BadLength { offset: block_at });
+    }
+    // The bytes between the counters, and after the last: the halves no counter covers (in
+    // order, so the first byte at fault is reported), or, for a block of more than 64 words,
+    // counter by counter (at most 1 024 counters for more than 512 bytes of block).
+    let gaps = block
+        .gaps
+        .or_else(|| (block.words <= 64).then(|| gap_halves(sizes, block.words)));
+    if let Some(gaps) = gaps {
+        for (i, mut bits) in gaps.into_iter().enumerate() {
+            while bits != 0 {
+                let half = 64 * i + bits.trailing_zeros() as usize;
+                let start = block_at.saturating_add(4 * half);
+                check_zero(bytes, start, start.saturating_add(4))?;
+                bits &= bits - 1;
+            }
+        }
+    } else {
+        let mut covered = block_at.saturating_add(bf::LEN);
+        for (offset, size) in slots(sizes) {
+            let start = block_at.saturating_add(offset);
+            check_zero(bytes, covered, start)?;
+            covered = start.saturating_add(size);
+        }
+        check_zero(bytes, covered, next)?;
+    }
+    Ok(next)
+}
+
+/// Checks `bytes[from..to]` is all zero.
+pub(super) fn check_zero(bytes: &[u8], from: usize, to: usize) -> Result<(), SnapshotError> {
+    let pad = bytes.get(from..to).unwrap_or(&[]);
+    match pad.iter().position(|b| *b != 0) {
+        Some(i) => Err(SnapshotError::Reserved {
+            offset: from.saturating_add(i),
+        }),
+        None => Ok(()),
+    }
+}

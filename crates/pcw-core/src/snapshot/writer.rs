@@ -1,0 +1,836 @@
+// SPDX-License-Identifier: MIT OR Apache-2.0
+//! The writer: sets opened in index order, their records written in batches straight into the
+//! caller's buffer.
+
+use crate::bytes::{self, len32};
+use crate::v1::writer::place_counter;
+
+use super::field::{block as bf, header as hf, identity as idf, instance as inf, set as sf};
+use super::layout::{
+    DEF_WORD1, NAME_OFFSET, SnapshotHeader, block_len_of, instance_len, name_area_len, round8,
+    set_head_len, slots,
+};
+use super::{
+    HEADER_LEN, MAX_COUNTERS, MAX_INSTANCES, MAX_NAME_UNITS, MAX_SETS, MAX_TOTAL_LEN,
+    SET_FLAG_MULTI, SNAPSHOT_MAGIC, SNAPSHOT_VERSION, SnapshotError,
+};
+/// The set being written.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct OpenSet {
+    start: usize,
+    /// Offset of the next instance's entry in the identity table.
+    ident: usize,
+    written: bool,
+    counters: u16,
+    block_len: usize,
+    count: u32,
+    added: u32,
+}
+
+/// The first three words of an instance definition for a name of `units` units (at most
+/// [`MAX_NAME_UNITS`]): `ByteLength` and the zero `ParentObjectTitleIndex`; the zero
+/// `ParentObjectInstance` and `UniqueID` −1; `NameOffset` and `NameLength`.
+#[inline]
+pub(super) const fn definition(units: usize) -> [[u8; 8]; 3] {
+    let area = name_area_len(units);
+    [
+        ((inf::LEN + area) as u64).to_le_bytes(),
+        DEF_WORD1.to_le_bytes(),
+        (NAME_OFFSET | ((2 * units + 2) as u64) << 32).to_le_bytes(),
+    ]
+}
+
+/// Copies `name` into its name area `area` (exactly `units / 4 + 1` words: four units per word;
+/// the last word holds the last 0 to 3 units, the NUL and the padding). Returns whether the
+/// name holds a 0 unit (found while copying: the caller refuses the instance).
+///
+/// The last word is zeroed first; then a name of 4 to 16 units is copied as its first and its
+/// last 8 (or 4) units, overlapping in the middle, so a usual name takes a few wide loads and
+/// stores whatever its length; a longer one four units at a time, a shorter one unit by unit.
+#[allow(
+    clippy::inline_always,
+    reason = "part of the per-record copy; measured with callgrind: a call per record costs \
+              more than the copy of a short name"
+)]
+#[inline(always)]
+pub(super) fn put_name(area: &mut [[u8; 8]], name: &[u16]) -> bool {
+    let n = name.len();
+    if let Some(last) = area.last_mut() {
+        *last = [0; 8];
+    }
+    let flat = area.as_flattened_mut();
+    match n {
+        8..=16 => match (name.first_chunk::<8>(), name.last_chunk::<8>()) {
+            (Some(head), Some(tail)) => {
+                let mut zero = copy_octet(flat.first_chunk_mut(), head);
+                zero |= copy_octet(
+                    flat.get_mut(2 * n - 16..).and_then(|d| d.first_chunk_mut()),
+                    tail,
+                );
+                zero
+            }
+            _ => true,
+        },
+        4..=7 => match (name.first_chunk::<4>(), name.last_chunk::<4>()) {
+            (Some(head), Some(tail)) => {
+                let (head, tail) = (bytes::pack4(*head), bytes::pack4(*tail));
+                if let Some(d) = flat.first_chunk_mut::<8>() {
+                    *d = head.to_le_bytes();
+                }
+                if let Some(d) = flat.get_mut(2 * n - 8..).and_then(|d| d.first_chunk_mut()) {
+                    *d = tail.to_le_bytes();
+                }
+                bytes::zero_lanes(head) | bytes::zero_lanes(tail) != 0
+            }
+            _ => true,
+        },
+        _ => {
+            // Four units at a time, then the last 0 to 3 (their word zeroed above).
+            let (quads, tail) = name.as_chunks::<4>();
+            let Some((last, words)) = area.split_last_mut() else {
+                return false;
+            };
+            let mut zero_lanes = 0;
+            for (d, quad) in words.iter_mut().zip(quads) {
+                let w = bytes::pack4(*quad);
+                zero_lanes |= w.wrapping_sub(bytes::LANE_ONES) & !w;
+                *d = w.to_le_bytes();
+            }
+            let mut zero = zero_lanes & bytes::LANE_HIGHS != 0;
+            let mut w = 0u64;
+            for (k, unit) in tail.iter().enumerate() {
+                zero |= *unit == 0;
+                w |= u64::from(*unit) << (16 * k);
+            }
+            *last = w.to_le_bytes();
+            zero
+        }
+    }
+}
+
+/// Copies eight units into `dst` (when given); whether one of them is 0. Sixteen bytes at a
+/// time where the target has 16-byte loads and compares.
+#[inline(always)]
+#[allow(
+    clippy::inline_always,
+    reason = "part of the per-record copy (see `put_name`)"
+)]
+#[allow(
+    clippy::cast_ptr_alignment,
+    reason = "unaligned loads and stores (`_mm_loadu_si128`, `_mm_storeu_si128`) take any address"
+)]
+pub(super) fn copy_octet(dst: Option<&mut [u8; 16]>, units: &[u16; 8]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{
+            __m128i, _mm_cmpeq_epi16, _mm_loadu_si128, _mm_movemask_epi8, _mm_setzero_si128,
+            _mm_storeu_si128,
+        };
+        // SAFETY: `units` is 16 readable bytes (an unaligned load).
+        let v = unsafe { _mm_loadu_si128(units.as_ptr().cast::<__m128i>()) };
+        if let Some(dst) = dst {
+            // SAFETY: `dst` is 16 writable bytes (an unaligned store).
+            unsafe { _mm_storeu_si128(dst.as_mut_ptr().cast::<__m128i>(), v) };
+        }
+        // SAFETY: SSE2 is part of every x86-64 target.
+        let zero = unsafe { _mm_setzero_si128() };
+        // SAFETY: SSE2 is part of every x86-64 target.
+        let z = unsafe { _mm_cmpeq_epi16(v, zero) };
+        // SAFETY: SSE2 is part of every x86-64 target.
+        unsafe { _mm_movemask_epi8(z) != 0 }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let (a, b) = units.split_at(4);
+        let mut zero = 0;
+        let mut out = [0u8; 16];
+        for (d, q) in out.chunks_exact_mut(8).zip([a, b]) {
+            let w = q.iter().rev().fold(0u64, |w, u| w << 16 | u64::from(*u));
+            zero |= bytes::zero_lanes(w);
+            d.copy_from_slice(&w.to_le_bytes());
+        }
+        if let Some(dst) = dst {
+            *dst = out;
+        }
+        zero != 0
+    }
+}
+
+/// Writes a counter block into `block` (exactly its words): `ByteLength`, each value's low
+/// bytes where `slots` puts it, zeros elsewhere.
+#[inline]
+pub(super) fn put_block(
+    block: &mut [[u8; 8]],
+    slots: impl Iterator<Item = (usize, usize)>,
+    values: &[u64],
+) {
+    let byte_length = len32(8 * block.len());
+    block.fill([0; 8]);
+    let flat = block.as_flattened_mut();
+    if let Some(dst) = flat.first_chunk_mut::<4>() {
+        *dst = byte_length.to_le_bytes();
+    }
+    for ((offset, size), value) in slots.zip(values) {
+        let bytes = value.to_le_bytes();
+        if let (Some(dst), Some(src)) = (
+            flat.get_mut(offset..offset.saturating_add(size)),
+            bytes.get(..size),
+        ) {
+            dst.copy_from_slice(src);
+        }
+    }
+}
+
+/// Writes an instance record into `record` (exactly its words): the definition, the name area
+/// (`name.len() / 4 + 1` words), then the counter block in the words after it, by
+/// `write_block`. Every byte is written. Returns whether the name holds a 0 unit.
+#[inline]
+pub(super) fn write_record(
+    record: &mut [[u8; 8]],
+    name: &[u16],
+    write_block: impl FnOnce(&mut [[u8; 8]]),
+) -> bool {
+    let Some((def, rest)) = record.split_first_chunk_mut::<3>() else {
+        return false;
+    };
+    *def = definition(name.len());
+    let (area, block) = rest.split_at_mut((name.len() / 4 + 1).min(rest.len()));
+    write_block(block);
+    put_name(area, name)
+}
+
+/// The sizes of a set's counters (0, 4 or 8 bytes each, in descriptor order) as a type: what
+/// [`SnapshotWriter::instances`] compiles its counter-block stores for. Implemented by the
+/// driver for each counterset, from its descriptors.
+pub trait CounterSizes<const N: usize> {
+    /// The sizes, as given to [`SnapshotWriter::begin_set`].
+    const SIZES: [u8; N];
+}
+
+/// One instance for [`SnapshotWriter::instances`]: its id, its parent ([`PARENT_NONE`](super::PARENT_NONE) for
+/// none), its name (at most [`MAX_NAME_UNITS`] units, none 0) and its `N` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Record<'n, const N: usize> {
+    /// The instance id.
+    pub id: u32,
+    /// Zero-based position of the parent instance in the parent object, or [`PARENT_NONE`](super::PARENT_NONE).
+    pub parent: u32,
+    /// The name, UTF-16, no terminator.
+    pub name: &'n [u16],
+    /// One raw value per counter, in counterset descriptor order.
+    pub values: [u64; N],
+}
+
+/// An identity table entry: the id, then the parent.
+#[inline]
+pub(super) fn identity(id: u32, parent: u32) -> [u8; 8] {
+    (u64::from(id) | u64::from(parent) << 32).to_le_bytes()
+}
+
+/// Where [`SnapshotWriter::batch`] stopped: the position after the last record written, how
+/// many it wrote, the record it refused (id, parent, name), and whether for a NUL unit.
+pub(super) struct BatchEnd<'n> {
+    pos: usize,
+    filled: u32,
+    refused: Option<(u32, u32, &'n [u16])>,
+    nul: bool,
+}
+
+/// A counter block for records of `N` values of known sizes, worked out at compile time:
+/// `ByteLength`, its words, and per value its word, the shift into it and the mask of its size
+/// (0 for a counter of no bytes), as `slots` places it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct BlockPlan<const N: usize> {
+    byte_length: u32,
+    words: usize,
+    at: [(usize, u32, u64); N],
+}
+
+impl<const N: usize> BlockPlan<N> {
+    /// The plan of counters of `sizes` (each 0, 4 or 8: another size takes no bytes, and the
+    /// writer never uses the plan of such sizes, which no set can have).
+    #[allow(
+        clippy::indexing_slicing,
+        reason = "below N, checked; evaluated at compile time only"
+    )]
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "the 4-byte block header; offsets within a block of at most 8 200 bytes"
+    )]
+    const fn of(sizes: &[u8; N]) -> Self {
+        let mut at = [(0, 0, 0); N];
+        let mut end = bf::LEN as u32;
+        let mut rest: &[u8] = sizes;
+        let mut i = 0;
+        while let [size, tail @ ..] = rest {
+            let (offset, next) = match place_counter(end, *size as u32) {
+                Some(placed) => placed,
+                None => (end, end),
+            };
+            let mask = match *size {
+                8 => u64::MAX,
+                4 => 0xFFFF_FFFF,
+                _ => 0,
+            };
+            if i < N {
+                at[i] = ((offset / 8) as usize, 8 * (offset % 8), mask);
+            }
+            end = next;
+            rest = tail;
+            i += 1;
+        }
+        let block_len = round8(end as usize);
+        Self {
+            byte_length: block_len as u32,
+            words: block_len / 8,
+            at,
+        }
+    }
+
+    /// The block of `W` words: zeros and `ByteLength`, then each value's bytes, all plain
+    /// stores at offsets that are constants for a constant plan (building the words in a local
+    /// array first sent the block through the stack, whose wider reloads stalled).
+    #[inline]
+    fn write<const W: usize>(&self, block: &mut [[u8; 8]], values: &[u64; N]) {
+        let Some(block) = block.first_chunk_mut::<W>() else {
+            return;
+        };
+        *block = [[0; 8]; W];
+        let flat = block.as_flattened_mut();
+        if let Some(dst) = flat.first_chunk_mut::<4>() {
+            *dst = self.byte_length.to_le_bytes();
+        }
+        for ((word, shift, mask), value) in self.at.iter().zip(values) {
+            let at = 8 * word + (*shift as usize) / 8;
+            let Some(dst) = flat.get_mut(at..) else {
+                continue;
+            };
+            match *mask {
+                u64::MAX => {
+                    if let Some(dst) = dst.first_chunk_mut::<8>() {
+                        *dst = value.to_le_bytes();
+                    }
+                }
+                0xFFFF_FFFF => {
+                    if let Some(dst) = dst.first_chunk_mut::<4>() {
+                        #[allow(
+                            clippy::cast_possible_truncation,
+                            reason = "a 4-byte counter keeps the low half"
+                        )]
+                        let low = *value as u32;
+                        *dst = low.to_le_bytes();
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Writes a snapshot into a caller's buffer, or measures it, without allocating or panicking.
+///
+/// Call [`begin_set`](Self::begin_set) for each counterset in increasing index order, then
+/// [`instance`](Self::instance) exactly as many times as announced, then
+/// [`finish`](Self::finish). Running out of space is not reported until `finish` (which then
+/// gives the exact size of the whole snapshot); misuse is reported at once and again by every
+/// later call.
+#[derive(Debug)]
+pub struct SnapshotWriter<'a> {
+    buf: &'a mut [u8],
+    measuring: bool,
+    header: SnapshotHeader,
+    /// Bytes of snapshot so far (written or not).
+    pos: usize,
+    /// Some record did not fit: nothing more is written.
+    overflow: bool,
+    error: Option<SnapshotError>,
+    set_count: u32,
+    last_index: Option<u16>,
+    set: Option<OpenSet>,
+}
+
+impl<'a> SnapshotWriter<'a> {
+    /// A writer into `buf` (any length, any alignment).
+    pub fn new(buf: &'a mut [u8], header: SnapshotHeader) -> Self {
+        let overflow = buf.len() < HEADER_LEN;
+        Self {
+            buf,
+            measuring: false,
+            header,
+            pos: HEADER_LEN,
+            overflow,
+            error: None,
+            set_count: 0,
+            last_index: None,
+            set: None,
+        }
+    }
+
+    /// A writer that only measures: [`finish`](Self::finish) returns the size the snapshot needs.
+    pub fn measuring(header: SnapshotHeader) -> SnapshotWriter<'static> {
+        SnapshotWriter {
+            measuring: true,
+            ..SnapshotWriter::new(&mut [], header)
+        }
+    }
+
+    /// Bytes of snapshot so far (written or only counted).
+    pub const fn len(&self) -> usize {
+        self.pos
+    }
+
+    /// Whether nothing but the header has been added.
+    pub const fn is_empty(&self) -> bool {
+        self.pos == HEADER_LEN
+    }
+
+    /// Starts the set of counterset `index`, which must exceed the previous set's, with one
+    /// counter per entry of `sizes` (each counter's size in bytes in the V1 counter block: 0, 4
+    /// or 8, in descriptor order) and `instance_count` instances to follow (at most 1 for a
+    /// single-instance set).
+    ///
+    /// # Errors
+    /// [`SnapshotError::CountMismatch`] if the previous set is incomplete,
+    /// [`SnapshotError::BadIndex`], [`SnapshotError::BadCounterSize`],
+    /// [`SnapshotError::LimitExceeded`] past a limit; an earlier error again. Never
+    /// [`SnapshotError::NoSpace`].
+    pub fn begin_set(
+        &mut self,
+        index: u16,
+        multi: bool,
+        sizes: &[u8],
+        instance_count: u32,
+    ) -> Result<(), SnapshotError> {
+        let result = self.begin_set_inner(index, multi, sizes, instance_count);
+        self.sticky(result)
+    }
+
+    fn begin_set_inner(
+        &mut self,
+        index: u16,
+        multi: bool,
+        sizes: &[u8],
+        instance_count: u32,
+    ) -> Result<(), SnapshotError> {
+        if let Some(set) = self.set {
+            return Err(SnapshotError::CountMismatch {
+                expected: set.count,
+                found: set.added,
+            });
+        }
+        let start = self.pos;
+        let at = |off: usize| start.saturating_add(off);
+        if self.set_count >= MAX_SETS {
+            return Err(SnapshotError::LimitExceeded {
+                offset: hf::SET_COUNT,
+            });
+        }
+        if self.last_index.is_some_and(|l| index <= l) {
+            return Err(SnapshotError::BadIndex {
+                offset: at(sf::INDEX),
+            });
+        }
+        let counters = u16::try_from(sizes.len())
+            .ok()
+            .filter(|c| *c <= MAX_COUNTERS)
+            .ok_or(SnapshotError::LimitExceeded {
+                offset: at(sf::COUNTER_COUNT),
+            })?;
+        let block_len = block_len_of(sizes).map_err(|i| SnapshotError::BadCounterSize {
+            offset: at(sf::SIZES).saturating_add(i),
+        })?;
+        if instance_count > (if multi { MAX_INSTANCES } else { 1 }) {
+            return Err(SnapshotError::LimitExceeded {
+                offset: at(sf::INSTANCE_COUNT),
+            });
+        }
+        let len = set_head_len(sizes.len(), instance_count as usize).ok_or(
+            SnapshotError::LimitExceeded {
+                offset: at(sf::INSTANCE_COUNT),
+            },
+        )?;
+        let written = self.reserve(len)?;
+        if written {
+            // The fixed part and the sizes with their padding; each identity is written with
+            // its instance (a set ends only when all its instances are in).
+            bytes::zero(self.buf, start, sf::SIZES + round8(sizes.len()));
+            let flags = if multi { SET_FLAG_MULTI } else { 0 };
+            bytes::set_u16(self.buf, at(sf::INDEX), index);
+            bytes::set_u16(self.buf, at(sf::FLAGS), flags);
+            bytes::set_u16(self.buf, at(sf::COUNTER_COUNT), counters);
+            bytes::set_u16(
+                self.buf,
+                at(sf::BLOCK_LEN),
+                u16::try_from(block_len).unwrap_or(u16::MAX),
+            );
+            bytes::set_u32(self.buf, at(sf::INSTANCE_COUNT), instance_count);
+            bytes::put(self.buf, at(sf::SIZES), sizes);
+        }
+        self.set_count += 1;
+        self.last_index = Some(index);
+        self.set = Some(OpenSet {
+            start,
+            ident: at(sf::SIZES + round8(sizes.len())),
+            written,
+            counters,
+            block_len,
+            count: instance_count,
+            added: 0,
+        });
+        if instance_count == 0 {
+            self.close_set();
+        }
+        Ok(())
+    }
+
+    /// Adds the next instance of the open set: its `id`, its `parent` ([`PARENT_NONE`](super::PARENT_NONE) for
+    /// none), its `name` (at most [`MAX_NAME_UNITS`] units, none 0) and exactly one value per
+    /// counter announced (a counter of 4 bytes keeps the value's low 32 bits, one of 0 none).
+    ///
+    /// # Errors
+    /// [`SnapshotError::CountMismatch`] if the set already has all its instances (or none is
+    /// open) or `values` has the wrong length, [`SnapshotError::BadName`],
+    /// [`SnapshotError::LimitExceeded`] if the snapshot would exceed [`MAX_TOTAL_LEN`]; an
+    /// earlier error again. Never [`SnapshotError::NoSpace`].
+    pub fn instance(
+        &mut self,
+        id: u32,
+        parent: u32,
+        name: &[u16],
+        values: &[u64],
+    ) -> Result<(), SnapshotError> {
+        let result = self.instance_inner(id, parent, name, values);
+        self.sticky(result)
+    }
+
+    /// Adds the next instances of the open set, as many calls of [`instance`](Self::instance)
+    /// would, with `N` values each, for a set begun with the sizes `L` names (a layout known
+    /// where the records are made, as the driver's and the benches' sets are): the counter
+    /// block's stores are worked out at compile time, the checks that hold for the whole set
+    /// (no error so far, a set open and written with those sizes) are made once, and the loop
+    /// keeps its position in registers, so each record costs its copy, its length check and its
+    /// identity. A set begun with other sizes takes the general path, one record at a time.
+    ///
+    /// # Errors
+    /// As [`instance`](Self::instance), for the first record refused; the records after it are
+    /// not read.
+    pub fn instances<'n, L, const N: usize, I>(&mut self, records: I) -> Result<(), SnapshotError>
+    where
+        L: CounterSizes<N>,
+        I: IntoIterator<Item = Record<'n, N>>,
+    {
+        let mut records = records.into_iter();
+        let Some(set) = self.set else {
+            return self.instances_general(None, records);
+        };
+        let sizes = self
+            .buf
+            .get(set.start.saturating_add(sf::SIZES)..)
+            .and_then(|s| s.first_chunk::<N>());
+        if self.error.is_some()
+            || self.overflow
+            || !set.written
+            || usize::from(set.counters) != N
+            || sizes != Some(&L::SIZES)
+        {
+            return self.instances_general(None, records);
+        }
+        let plan = const { BlockPlan::<N>::of(&L::SIZES) };
+        // One loop, for the block's length, with the block built in registers and stored whole.
+        let end = match plan.words {
+            1 => self.batch(set, &mut records, 1, |b, v| plan.write::<1>(b, v)),
+            2 => self.batch(set, &mut records, 2, |b, v| plan.write::<2>(b, v)),
+            3 => self.batch(set, &mut records, 3, |b, v| plan.write::<3>(b, v)),
+            4 => self.batch(set, &mut records, 4, |b, v| plan.write::<4>(b, v)),
+            words => self.batch(set, &mut records, words, |b, v| {
+                put_block(b, slots(&L::SIZES), v);
+            }),
+        };
+        let BatchEnd {
+            pos,
+            filled,
+            refused,
+            nul,
+        } = end;
+        let added = set.added + filled;
+        self.pos = pos;
+        self.set = Some(OpenSet {
+            ident: set.ident.saturating_add(idf::LEN * filled as usize),
+            added,
+            ..set
+        });
+        if added == set.count {
+            self.close_set();
+        }
+        if nul && let Some((_, _, name)) = refused {
+            return self.nul_unit(pos.saturating_add(inf::LEN), name);
+        }
+        let refused = refused.map(|(id, parent, name)| Record {
+            id,
+            parent,
+            name,
+            values: [0; N],
+        });
+        self.instances_general(refused, records)
+    }
+
+    /// The loop of [`Self::instances`] over the open set `set` (written, `N` counters), each
+    /// counter block of `block_words` words written by `write_block`; stops at the first record
+    /// it does not write.
+    #[inline]
+    fn batch<'n, const N: usize, I, B>(
+        &mut self,
+        set: OpenSet,
+        records: &mut I,
+        block_words: usize,
+        write_block: B,
+    ) -> BatchEnd<'n>
+    where
+        I: Iterator<Item = Record<'n, N>>,
+        B: Fn(&mut [[u8; 8]], &[u64; N]),
+    {
+        // The identities still to fill, then the space left for records (the format's limit
+        // included) as whole words: records are whole words from a multiple of 8.
+        let limit = self.buf.len().min(MAX_TOTAL_LEN);
+        let buf = self.buf.get_mut(..limit).unwrap_or_default();
+        let (head, rest) = buf.split_at_mut_checked(self.pos).unwrap_or_default();
+        let mut rest = rest.as_chunks_mut::<8>().0;
+        let table = head
+            .get_mut(set.ident..)
+            .unwrap_or_default()
+            .as_chunks_mut::<8>()
+            .0;
+        let table = table
+            .get_mut(..(set.count - set.added) as usize)
+            .unwrap_or_default();
+        let mut refused = None;
+        let mut nul = false;
+        // A record the loop does not write goes to the general path, which refuses it (too
+        // many records, a name too long) or only counts it (no room): so its values are never
+        // written and need not be kept. A name with a NUL unit is reported here, its record
+        // left as written, as `instance` leaves it. The position and the count are worked out
+        // after the loop, from the words and the identities it took.
+        let (mut filled, mut used) = (0usize, 0usize);
+        for entry in table.iter_mut() {
+            let Some(record) = records.next() else {
+                break;
+            };
+            let units = record.name.len();
+            // At most 3 + 256 + 1 025 words (a longer name is refused below).
+            let record_words = 3 + units / 4 + 1 + block_words;
+            if units > usize::from(MAX_NAME_UNITS) || rest.len() < record_words {
+                refused = Some((record.id, record.parent, record.name));
+                break;
+            }
+            let Some((dst, after)) = core::mem::take(&mut rest).split_at_mut_checked(record_words)
+            else {
+                // Not reached: the length was checked just above.
+                break;
+            };
+            if write_record(dst, record.name, |b| {
+                write_block(b, &record.values);
+            }) {
+                refused = Some((record.id, record.parent, record.name));
+                nul = true;
+                break;
+            }
+            *entry = identity(record.id, record.parent);
+            rest = after;
+            used += record_words;
+            filled += 1;
+        }
+        // Every identity filled: a record more is one too many.
+        if refused.is_none()
+            && filled == table.len()
+            && let Some(record) = records.next()
+        {
+            refused = Some((record.id, record.parent, record.name));
+        }
+        BatchEnd {
+            pos: self.pos + 8 * used,
+            #[allow(
+                clippy::cast_possible_truncation,
+                reason = "at most the set's instance count, a u32"
+            )]
+            filled: filled as u32,
+            refused,
+            nul,
+        }
+    }
+
+    /// Reports the first NUL unit of the name whose area starts at `name_at`, as
+    /// [`Self::instance`] does.
+    #[cold]
+    #[inline(never)]
+    fn nul_unit(&mut self, name_at: usize, name: &[u16]) -> Result<(), SnapshotError> {
+        let i = name.iter().position(|u| *u == 0).unwrap_or(0);
+        self.sticky(Err(SnapshotError::BadName {
+            offset: name_at.saturating_add(2 * i),
+        }))
+    }
+
+    /// The rest of [`Self::instances`]: the record refused by its loop, if any, then any other,
+    /// one by one (errors, a measuring writer, no room, too many records).
+    #[cold]
+    #[inline(never)]
+    fn instances_general<'n, const N: usize, I>(
+        &mut self,
+        refused: Option<Record<'n, N>>,
+        records: I,
+    ) -> Result<(), SnapshotError>
+    where
+        I: Iterator<Item = Record<'n, N>>,
+    {
+        for record in refused.into_iter().chain(records) {
+            self.instance(record.id, record.parent, record.name, &record.values)?;
+        }
+        Ok(())
+    }
+
+    fn instance_inner(
+        &mut self,
+        id: u32,
+        parent: u32,
+        name: &[u16],
+        values: &[u64],
+    ) -> Result<(), SnapshotError> {
+        let Some(mut set) = self.set else {
+            return Err(SnapshotError::CountMismatch {
+                expected: 0,
+                found: 1,
+            });
+        };
+        if values.len() != usize::from(set.counters) {
+            return Err(SnapshotError::CountMismatch {
+                expected: u32::from(set.counters),
+                found: len32(values.len()),
+            });
+        }
+        let start = self.pos;
+        let at = |off: usize| start.saturating_add(off);
+        if name.len() > usize::from(MAX_NAME_UNITS) {
+            return Err(SnapshotError::BadName {
+                offset: at(inf::NAME_LENGTH),
+            });
+        }
+        let len = instance_len(name.len(), set.block_len).ok_or(SnapshotError::LimitExceeded {
+            offset: hf::TOTAL_LEN,
+        })?;
+        // The name is checked for NUL units while it is copied (a refused instance leaves its
+        // bytes in the buffer, but no snapshot is ever returned after an error); a measuring
+        // writer, or one out of space, checks it apart. The sizes are read back from the set
+        // written before the record.
+        let (head, tail) = self.buf.split_at_mut_checked(start).unwrap_or_default();
+        let record = tail
+            .get_mut(..len)
+            .filter(|_| !self.overflow && set.written);
+        let nul = match record {
+            Some(record) => {
+                let sizes = head
+                    .get(set.start.saturating_add(sf::SIZES)..)
+                    .and_then(|s| s.get(..usize::from(set.counters)))
+                    .unwrap_or_default();
+                write_record(record.as_chunks_mut::<8>().0, name, |block| {
+                    put_block(block, slots(sizes), values);
+                })
+            }
+            None => bytes::has_zero_unit(name),
+        };
+        if nul && let Some(i) = name.iter().position(|u| *u == 0) {
+            return Err(SnapshotError::BadName {
+                offset: at(inf::LEN).saturating_add(2 * i),
+            });
+        }
+        self.reserve(len)?;
+        if set.written {
+            bytes::put(self.buf, set.ident, &identity(id, parent));
+        }
+        set.ident = set.ident.saturating_add(idf::LEN);
+        set.added += 1;
+        self.set = Some(set);
+        if set.added == set.count {
+            self.close_set();
+        }
+        Ok(())
+    }
+
+    /// Completes the snapshot.
+    ///
+    /// Returns its length: the bytes written at the start of the buffer (all of them, padding
+    /// included), or the bytes needed for a measuring writer.
+    ///
+    /// # Errors
+    /// [`SnapshotError::NoSpace`] with the exact size of the whole snapshot if the buffer is too
+    /// small; the buffer then holds, if it is at least [`HEADER_LEN`] long, a header announcing
+    /// that size and otherwise nothing meaningful. [`SnapshotError::CountMismatch`] if the last
+    /// set is incomplete; an earlier error again.
+    pub fn finish(self) -> Result<usize, SnapshotError> {
+        if let Some(error) = self.error {
+            return Err(error);
+        }
+        if let Some(set) = self.set {
+            return Err(SnapshotError::CountMismatch {
+                expected: set.count,
+                found: set.added,
+            });
+        }
+        if self.buf.len() >= HEADER_LEN {
+            let buf = &mut *self.buf;
+            bytes::put(buf, hf::MAGIC, &SNAPSHOT_MAGIC);
+            bytes::set_u16(buf, hf::VERSION, SNAPSHOT_VERSION);
+            bytes::set_u16(
+                buf,
+                hf::HEADER_LEN,
+                u16::try_from(HEADER_LEN).unwrap_or(u16::MAX),
+            );
+            bytes::set_u32(buf, hf::TOTAL_LEN, len32(self.pos));
+            bytes::set_u32(buf, hf::SET_COUNT, self.set_count);
+            bytes::set_i64(buf, hf::PERF_TIME, self.header.perf_time);
+            bytes::set_i64(buf, hf::PERF_FREQ, self.header.perf_freq);
+            bytes::set_i64(buf, hf::SYSTEM_TIME, self.header.system_time);
+        }
+        if self.overflow && !self.measuring {
+            return Err(SnapshotError::NoSpace { needed: self.pos });
+        }
+        Ok(self.pos)
+    }
+
+    /// Records the first error and returns it from then on.
+    fn sticky(&mut self, result: Result<(), SnapshotError>) -> Result<(), SnapshotError> {
+        if let Some(error) = self.error {
+            return Err(error);
+        }
+        if let Err(error) = result {
+            self.error = Some(error);
+        }
+        result
+    }
+
+    /// Counts `len` more bytes; returns true if they fit (and everything before did): the
+    /// caller then writes every one of them.
+    fn reserve(&mut self, len: usize) -> Result<bool, SnapshotError> {
+        let start = self.pos;
+        let end = start
+            .checked_add(len)
+            .filter(|e| *e <= MAX_TOTAL_LEN)
+            .ok_or(SnapshotError::LimitExceeded {
+                offset: hf::TOTAL_LEN,
+            })?;
+        self.pos = end;
+        if self.overflow || end > self.buf.len() {
+            self.overflow = true;
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    /// Writes the open set's length and closes it.
+    fn close_set(&mut self) {
+        if let Some(set) = self.set.take()
+            && set.written
+        {
+            let len = self.pos.saturating_sub(set.start);
+            bytes::set_u32(self.buf, set.start.saturating_add(sf::SET_LEN), len32(len));
+        }
+    }
+}
