@@ -23,7 +23,6 @@ pub struct UmCRefs {
 /// `KCS_INSTANCE` of `c/kcs.c`.
 #[repr(C)]
 #[derive(Clone, Copy)]
-#[allow(missing_debug_implementations)]
 pub struct KcsInstance {
     /// Instance id.
     pub id: u32,

@@ -352,7 +352,7 @@ const MANIFEST_COMPOSITE: &str = "perf_counter_composite";
 pub const MANIFEST_SCHEMA_TYPE_NAMES: [&str; 38] = manifest_schema_type_names();
 
 /// [`MANIFEST_TYPE_NAMES`], collected from the rows at compile time.
-#[allow(
+#[expect(
     clippy::indexing_slicing,
     reason = "evaluated only at compile time, where an index out of bounds fails the build"
 )]
@@ -372,7 +372,7 @@ const fn manifest_type_names() -> [(&'static str, CounterType); 37] {
 }
 
 /// [`MANIFEST_SCHEMA_TYPE_NAMES`], from [`MANIFEST_TYPE_NAMES`] at compile time.
-#[allow(
+#[expect(
     clippy::indexing_slicing,
     reason = "evaluated only at compile time, where an index out of bounds fails the build"
 )]

@@ -80,7 +80,7 @@ impl<'a> InstanceFilter<'a> {
     /// and keeps its state in registers. Without this, an optimiser that inlines the matcher
     /// into this function finds it too big to inline into the loop (the cross-built driver:
     /// a call per instance, 28 instructions for a filter that passes everything).
-    #[allow(
+    #[expect(
         clippy::inline_always,
         reason = "seen in the cross-built driver: left out of line, the call takes the filter's \
                   address, and with it the callback's whole visitor is kept in memory"

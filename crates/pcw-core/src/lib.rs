@@ -25,15 +25,18 @@
         clippy::unwrap_used,
         clippy::expect_used,
         clippy::panic,
-        clippy::indexing_slicing
+        clippy::indexing_slicing,
+        reason = "the driver and the V1 collect path run this code: it must not panic, whatever \
+                  the input (tests may, to report a failure)"
     )
 )]
 #![cfg_attr(
     test,
-    allow(
+    expect(
         clippy::cast_possible_truncation,
         clippy::items_after_statements,
-        reason = "tests build small fixtures with literal sizes"
+        reason = "test fixtures are a few hundred bytes, so their sizes fit any integer type; a \
+                  test declares its helper items beside the step that uses them"
     )
 )]
 

@@ -256,8 +256,10 @@ impl<T> Inner<T> {
 
     fn find_name(&self, name: &[u16]) -> Option<usize> {
         let mask = self.names.len().checked_sub(1)?;
-        // Truncating the hash to the table size is the point of the mask.
-        #[allow(clippy::cast_possible_truncation)]
+        #[expect(
+            clippy::cast_possible_truncation,
+            reason = "the hash is cut to the table's size by the mask anyway, so its high bits may go"
+        )]
         let mut at = (name_hash(name) as usize) & mask;
         for _ in 0..self.names.len() {
             match self.names.get(at).copied() {
@@ -296,7 +298,10 @@ impl<T> Inner<T> {
         let mask = want - 1;
         for (slot, s) in self.slots.iter().enumerate() {
             if let Some(e) = &s.entry {
-                #[allow(clippy::cast_possible_truncation)]
+                #[expect(
+                    clippy::cast_possible_truncation,
+                    reason = "the hash is cut to the table's size by the mask anyway, so its high bits may go"
+                )]
                 let mut at = (name_hash(&e.name) as usize) & mask;
                 while table.get(at).is_some_and(|v| *v != 0) {
                     at = (at + 1) & mask;
@@ -316,7 +321,10 @@ impl<T> Inner<T> {
         let Some(mask) = self.names.len().checked_sub(1) else {
             return;
         };
-        #[allow(clippy::cast_possible_truncation)]
+        #[expect(
+            clippy::cast_possible_truncation,
+            reason = "the hash is cut to the table's size by the mask anyway, so its high bits may go"
+        )]
         let mut at = (name_hash(name) as usize) & mask;
         while self
             .names
@@ -464,7 +472,7 @@ impl<L: RawRwLock, T> Registry<L, T> {
     }
 
     /// Runs `f` with a consistent view, under the shared lock. Never allocates.
-    #[allow(
+    #[expect(
         clippy::inline_always,
         reason = "a wrapper around the caller's closure: measured with callgrind, left out of \
                   line it cost a callback a call, six register saves and restores, and the \

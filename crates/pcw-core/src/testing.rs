@@ -77,7 +77,10 @@ pub const fn header(index: u32, costly: bool) -> ObjectHeader {
 }
 
 /// `sizeof(PERF_DATA_BLOCK)`: where the computer name starts.
-#[allow(clippy::cast_possible_truncation, reason = "88 fits any integer type")]
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "`PERF_DATA_BLOCK` is 88 bytes, which fits any integer type"
+)]
 const NAME_OFFSET: u32 = wire::field::data_block::LEN as u32;
 
 /// The `SystemTime` of every fixture block: 2026-11-22 12:34:56.789 UTC.

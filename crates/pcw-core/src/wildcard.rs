@@ -142,13 +142,20 @@ fn position_of(units: &[u16], fold: u16, folded: u16, other: u16) -> Option<usiz
     if other == folded {
         scan(units, |u| u | fold == folded)
     } else {
-        #[allow(clippy::needless_bitwise_bool)] // no branch: the loops must vectorise
+        #[expect(
+            clippy::needless_bitwise_bool,
+            reason = "`|` instead of `||` keeps the test free of branches, so the loops vectorise"
+        )]
         scan(units, |u| (u | fold == folded) | (u == other))
     }
 }
 
 /// [`position_of`]'s loops for one branch-free test `hit`.
-#[allow(clippy::inline_always)] // each test needs its own copy of the loops to vectorise
+#[expect(
+    clippy::inline_always,
+    reason = "each of `position_of`'s two tests needs its own copy of the loops, inlined, for \
+              them to vectorise"
+)]
 #[inline(always)]
 fn scan(units: &[u16], hit: impl Fn(u16) -> bool + Copy) -> Option<usize> {
     let any = |block: &[u16; SCAN_BLOCK]| block.iter().fold(false, |any, &u| any | hit(u));

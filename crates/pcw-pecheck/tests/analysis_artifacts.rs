@@ -8,8 +8,6 @@
 //! the limit, an x87 or AVX instruction patched into a callback, a DLL without its
 //! `CollectPerformanceData` symbol.
 
-#![allow(clippy::unwrap_used, reason = "test code")]
-
 use std::io::Write as _;
 use std::path::PathBuf;
 

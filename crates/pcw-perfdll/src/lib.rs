@@ -55,7 +55,9 @@
         clippy::unwrap_used,
         clippy::expect_used,
         clippy::panic,
-        clippy::indexing_slicing
+        clippy::indexing_slicing,
+        reason = "Perflib calls the DLL across a C ABI in a host process: nothing may panic \
+                  (tests may, to report a failure)"
     )
 )]
 
@@ -414,7 +416,6 @@ impl ObjectSource for NoObject {
 /// `context` is NULL or points to a `REG_MULTI_SZ` readable up to its double NUL (at most
 /// [`linkage::MAX_CONTEXT_UNITS`] units are read).
 #[unsafe(no_mangle)]
-#[allow(non_snake_case, reason = "the C name Perflib looks up")]
 pub unsafe extern "system" fn OpenPerformanceData(context: *mut u16) -> u32 {
     // SAFETY: the caller's contract is `read_multi_sz`'s.
     match unsafe { linkage::read_multi_sz(context) } {
@@ -431,7 +432,6 @@ pub unsafe extern "system" fn OpenPerformanceData(context: *mut u16) -> u32 {
 /// or valid for reads and writes of its pointee; `*data` is NULL or points to `*total_bytes`
 /// writable bytes nothing else accesses during the call.
 #[unsafe(no_mangle)]
-#[allow(non_snake_case, reason = "the C name Perflib looks up")]
 pub unsafe extern "system" fn CollectPerformanceData(
     value_name: *mut u16,
     data: *mut *mut c_void,
@@ -519,7 +519,6 @@ unsafe fn query_units<'a>(p: *const u16) -> &'a [u16] {
 /// None beyond the V1 host's protocol (it takes no pointers); `unsafe` like the other two
 /// exports so the three share the shape Perflib calls.
 #[unsafe(no_mangle)]
-#[allow(non_snake_case, reason = "the C name Perflib looks up")]
 pub unsafe extern "system" fn ClosePerformanceData() -> u32 {
     close()
 }

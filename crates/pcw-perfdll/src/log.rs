@@ -113,7 +113,7 @@ impl Ring {
 pub struct DefaultLogger {
     #[cfg_attr(
         windows,
-        allow(dead_code, reason = "the file sink is not built on Windows")
+        expect(dead_code, reason = "the file sink is not built on Windows")
     )]
     file: Option<String>,
 }

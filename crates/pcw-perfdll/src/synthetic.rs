@@ -39,7 +39,7 @@ pub const WAVES: [(&str, u64, u64); 3] = [
 pub const QUEUES: [&str; 2] = ["Queue A", "Queue B"];
 
 /// `s` (ASCII) as UTF-16, at compile time: the instance names need no allocation at Open.
-#[allow(
+#[expect(
     clippy::indexing_slicing,
     reason = "evaluated at compile time only (`utf16!`), where a bad index fails the build; the loop bounds both"
 )]

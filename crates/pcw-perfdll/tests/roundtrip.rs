@@ -4,8 +4,6 @@
 //! source's in-process IOCTL) → the DLL's exports → V1 blocks whose raw values equal what the
 //! driver's PCW callback hands the simulated kernel at the same (frozen) instant.
 
-mod common;
-
 use std::sync::Arc;
 
 use pcw_core::v1::validate::{self, Expect};

@@ -45,8 +45,8 @@ use std::sync::atomic::{AtomicU32, AtomicU64};
 use std::sync::{Arc, Mutex, PoisonError};
 
 mod sys {
-    pub use windows_sys::Win32::Foundation::{GetLastError, HANDLE};
-    pub use windows_sys::Win32::System::Performance::{
+    pub(crate) use windows_sys::Win32::Foundation::{GetLastError, HANDLE};
+    pub(crate) use windows_sys::Win32::System::Performance::{
         PERF_ADD_COUNTER, PERF_COLLECT_END, PERF_COLLECT_START, PERF_COUNTER_IDENTITY,
         PERF_COUNTER_INFO, PERF_COUNTERSET_INFO, PERF_COUNTERSET_INSTANCE, PERF_ENUM_INSTANCES,
         PERF_PROVIDER_CONTEXT, PERF_REMOVE_COUNTER, PerfCreateInstance,
@@ -55,7 +55,7 @@ mod sys {
         PerfSetCounterSetInfo, PerfSetULongCounterValue, PerfSetULongLongCounterValue,
         PerfStartProviderEx, PerfStopProvider,
     };
-    pub use windows_sys::core::GUID;
+    pub(crate) use windows_sys::core::GUID;
 }
 
 /// `PERF_ATTRIB_BY_REFERENCE`: the counter's value is read through an address.

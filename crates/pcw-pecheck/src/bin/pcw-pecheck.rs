@@ -19,7 +19,10 @@
 //! names and descriptions of a schema 2.0 manifest with the image's `RT_STRING` resources,
 //! which `lodctr /m:` reads them from, and names every id missing or different. Exit status 0 when every
 //! check holds, 1 when one fails, 2 on bad usage or an unreadable input.
-#![forbid(unsafe_code)]
+#![forbid(
+    unsafe_code,
+    reason = "argument parsing and reporting over the library's safe analyses"
+)]
 
 use std::process::ExitCode;
 

@@ -5,13 +5,17 @@
 
 #![allow(
     dead_code,
+    reason = "crafted.rs uses every part, so an expectation would go unfulfilled there; \
+              artifacts.rs uses only `put16`"
+)]
+#![expect(
     clippy::cast_possible_truncation,
-    reason = "shared by several test files; offsets are small by construction"
+    reason = "a crafted image is a few KiB, so its offsets and lengths fit the PE format's `u32`s"
 )]
 
 /// What to put in a crafted image.
 #[derive(Clone, Debug)]
-pub struct Spec {
+pub(crate) struct Spec {
     pub subsystem: u16,
     pub dll_characteristics: u16,
     /// `AddressOfEntryPoint`.
@@ -26,9 +30,9 @@ pub struct Spec {
 }
 
 /// `IMAGE_SCN_CNT_CODE | MEM_EXECUTE | MEM_READ`.
-pub const TEXT_RX: u32 = 0x6000_0020;
+pub(crate) const TEXT_RX: u32 = 0x6000_0020;
 /// `IMAGE_SCN_MEM_WRITE`.
-pub const MEM_WRITE: u32 = 0x8000_0000;
+pub(crate) const MEM_WRITE: u32 = 0x8000_0000;
 const RDATA: u32 = 0x4000_0040;
 const TEXT_RVA: u32 = 0x1000;
 const RDATA_RVA: u32 = 0x2000;
@@ -41,7 +45,7 @@ fn owned(items: &[&str]) -> Vec<String> {
 
 impl Spec {
     /// An image with every fact of the driver (`pcw_driver.sys`) holding.
-    pub fn driver() -> Self {
+    pub(crate) fn driver() -> Self {
         let mut ntoskrnl = owned(pcw_pecheck::DRIVER_REQUIRED_IMPORTS);
         ntoskrnl.push("ExAllocatePool2".to_owned());
         Self {
@@ -59,7 +63,7 @@ impl Spec {
     }
 
     /// An image with every fact of the perf DLL (`pcw_perfdll.dll`) holding.
-    pub fn perf_dll() -> Self {
+    pub(crate) fn perf_dll() -> Self {
         Self {
             subsystem: 3,
             dll_characteristics: 0x0160,
@@ -83,7 +87,7 @@ impl Spec {
     }
 
     /// Adds `function` imported from `dll` (a new DLL entry when `dll` is not listed yet).
-    pub fn import(mut self, dll: &str, function: &str) -> Self {
+    pub(crate) fn import(mut self, dll: &str, function: &str) -> Self {
         if let Some((_, fs)) = self.imports.iter_mut().find(|(d, _)| d == dll) {
             fs.push(function.to_owned());
         } else {
@@ -94,7 +98,7 @@ impl Spec {
     }
 
     /// Removes `function` from every DLL's imports.
-    pub fn without_import(mut self, function: &str) -> Self {
+    pub(crate) fn without_import(mut self, function: &str) -> Self {
         for (_, fs) in &mut self.imports {
             fs.retain(|f| f != function);
         }
@@ -102,13 +106,13 @@ impl Spec {
     }
 
     /// Adds an export.
-    pub fn export(mut self, name: &str, rva: u32) -> Self {
+    pub(crate) fn export(mut self, name: &str, rva: u32) -> Self {
         self.exports.push((name.to_owned(), rva));
         self
     }
 
     /// The image's bytes.
-    pub fn build(&self) -> Vec<u8> {
+    pub(crate) fn build(&self) -> Vec<u8> {
         let mut rdata = Rdata::default();
         let import_dir = (!self.imports.is_empty()).then(|| rdata.imports(&self.imports));
         let export_dir = (!self.exports.is_empty()).then(|| rdata.exports(&self.exports));
@@ -188,11 +192,11 @@ fn section(f: &mut [u8], at: usize, name: &[u8], rva: u32, size: u32, raw: u32, 
     put32(f, at + 36, ch);
 }
 
-pub fn put16(f: &mut [u8], at: usize, v: u16) {
+pub(crate) fn put16(f: &mut [u8], at: usize, v: u16) {
     f[at..at + 2].copy_from_slice(&v.to_le_bytes());
 }
 
-pub fn put32(f: &mut [u8], at: usize, v: u32) {
+pub(crate) fn put32(f: &mut [u8], at: usize, v: u32) {
     f[at..at + 4].copy_from_slice(&v.to_le_bytes());
 }
 

@@ -78,8 +78,8 @@ impl Device {
                 core::ptr::null_mut(),
             )
         };
-        // SAFETY: no precondition.
         let error = if ok == 0 {
+            // SAFETY: no precondition.
             unsafe { GetLastError() }
         } else {
             0

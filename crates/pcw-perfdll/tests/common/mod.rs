@@ -14,7 +14,11 @@
 //! `CARGO_TARGET_TMPDIR` and loads the copy, so every test gets its own instance (the dynamic
 //! loader identifies objects by file, not by content).
 
-#![allow(dead_code, reason = "each test file uses part of this module")]
+#![allow(
+    dead_code,
+    reason = "cdylib.rs uses every helper, so an expectation would go unfulfilled there; \
+              disclosure.rs and dump.rs use a part each"
+)]
 
 use std::ffi::c_void;
 use std::path::{Path, PathBuf};
@@ -23,12 +27,12 @@ use pcw_core::v1::validate::{self, Expect};
 use pcw_sim::v1_host::CollectFn;
 
 /// The ABI of `OpenPerformanceData` (`PM_OPEN_PROC`).
-pub type OpenFn = unsafe extern "system" fn(*mut u16) -> u32;
+pub(crate) type OpenFn = unsafe extern "system" fn(*mut u16) -> u32;
 /// The ABI of `ClosePerformanceData` (`PM_CLOSE_PROC`).
-pub type CloseFn = unsafe extern "system" fn() -> u32;
+pub(crate) type CloseFn = unsafe extern "system" fn() -> u32;
 
 /// The built cdylib.
-pub fn cdylib_path() -> PathBuf {
+pub(crate) fn cdylib_path() -> PathBuf {
     let name = format!(
         "{}pcw_perfdll{}",
         std::env::consts::DLL_PREFIX,
@@ -44,7 +48,7 @@ pub fn cdylib_path() -> PathBuf {
 }
 
 /// One loaded copy of the DLL and its three exports.
-pub struct Dll {
+pub(crate) struct Dll {
     // Kept alive while the function pointers are used.
     _lib: libloading::Library,
     pub open: OpenFn,
@@ -55,7 +59,7 @@ pub struct Dll {
 
 impl Dll {
     /// Loads a private copy named after `tag`.
-    pub fn load(tag: &str) -> Self {
+    pub(crate) fn load(tag: &str) -> Self {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pcw-perfdll-copies");
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(format!(
@@ -83,7 +87,7 @@ impl Dll {
 
     /// `OpenPerformanceData` with `strings` as the `Linkage\Export` multi-string (`None`:
     /// NULL).
-    pub fn open_with(&self, strings: Option<&[&str]>) -> u32 {
+    pub(crate) fn open_with(&self, strings: Option<&[&str]>) -> u32 {
         let mut multi: Option<Vec<u16>> = strings.map(|s| {
             let mut v = Vec::new();
             for e in s {
@@ -99,7 +103,7 @@ impl Dll {
     }
 
     /// `ClosePerformanceData`.
-    pub fn close(&self) -> u32 {
+    pub(crate) fn close(&self) -> u32 {
         // SAFETY: no pointers involved.
         unsafe { (self.close)() }
     }
@@ -114,15 +118,15 @@ impl Drop for Dll {
 /// First Counter the tests install: the objects get 238, 244 and 260 — so that `2380` and
 /// `23` are near misses of a real index, which only a whole-token numeric match rejects
 /// (`docs/v1-queries.md`).
-pub const FIRST_COUNTER: u32 = 238;
+pub(crate) const FIRST_COUNTER: u32 = 238;
 /// First Help.
-pub const FIRST_HELP: u32 = 239;
+pub(crate) const FIRST_HELP: u32 = 239;
 /// Object indexes with [`FIRST_COUNTER`]: Geometric Waves, Provider Statistics, Dynamic
 /// Queues (the generated `.h` offsets 0, 6, 22).
-pub const OBJECTS: [u32; 3] = [238, 244, 260];
+pub(crate) const OBJECTS: [u32; 3] = [238, 244, 260];
 
 /// The synthetic linkage with a fixed clock at `t` (100 ns units), not advancing.
-pub fn synthetic(t: i64) -> Vec<String> {
+pub(crate) fn synthetic(t: i64) -> Vec<String> {
     vec![
         "source=synthetic".to_owned(),
         format!("first-counter={FIRST_COUNTER}"),
@@ -132,12 +136,12 @@ pub fn synthetic(t: i64) -> Vec<String> {
 }
 
 /// `Vec<String>` as `&[&str]`.
-pub fn strs(v: &[String]) -> Vec<&str> {
+pub(crate) fn strs(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()
 }
 
 /// Object title indexes of a reply (validating it).
-pub fn indexes(data: &[u8], objects: u32, expect: Expect) -> Vec<u32> {
+pub(crate) fn indexes(data: &[u8], objects: u32, expect: Expect) -> Vec<u32> {
     validate::validate_objects(data, objects as usize, expect).unwrap();
     validate::objects(data, 0, expect)
         .map(|o| o.unwrap().header().object_name_title_index)
@@ -146,7 +150,7 @@ pub fn indexes(data: &[u8], objects: u32, expect: Expect) -> Vec<u32> {
 
 /// Calls a raw collect with a caller-built query pointer (for queries the host cannot pass,
 /// such as NULL output pointers).
-pub fn raw_collect(
+pub(crate) fn raw_collect(
     f: CollectFn,
     query: *mut u16,
     data: *mut *mut c_void,

@@ -29,12 +29,12 @@ pub struct Plan<'c> {
 }
 
 /// Most words a [`Template`] describes.
-pub const TEMPLATE_WORDS: usize = 4;
+pub(crate) const TEMPLATE_WORDS: usize = 4;
 
 /// A counter block as a fixed list of words, each `base | values[a] & mask_a |
 /// values[b] << 32 & mask_b`: `ByteLength`, the zeros and the values in one store per word.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Template {
+pub(crate) struct Template {
     /// Per word: the constant bits (`ByteLength` in word 0, zero elsewhere).
     pub(in crate::v1::writer) base: [u64; TEMPLATE_WORDS],
     /// Per word: the value stored in it whole or in its low half (mask 0: none)…
@@ -77,7 +77,7 @@ impl Template {
 }
 
 /// Most counters of each size a [`Plan`] lists.
-pub const SLOTS: usize = 16;
+pub(crate) const SLOTS: usize = 16;
 
 impl<'c> Plan<'c> {
     /// The plan of a block of `block_len` bytes (a multiple of 8).

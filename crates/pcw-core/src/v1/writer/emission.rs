@@ -291,7 +291,7 @@ where
         };
         // `def` lies inside the reply, whose length fits in u32 (`measure_object`), so does it;
         // and `name_length` is at most its length.
-        #[allow(
+        #[expect(
             clippy::cast_possible_truncation,
             reason = "both are at most the reply's length, which fits in u32"
         )]
@@ -305,7 +305,7 @@ where
 }
 
 /// Words of the instance definition of an instance named `name`, and its `NameLength`.
-#[allow(
+#[expect(
     clippy::inline_always,
     reason = "part of the per-instance loop; measured: outlined, it costs a call per instance"
 )]
@@ -352,7 +352,7 @@ const fn pair(lo: u32, hi: u32) -> [u8; 8] {
 
 /// Writes an instance definition, its name, the NUL and zeroed padding into `def`, which is
 /// exactly the definition's length.
-#[allow(
+#[expect(
     clippy::inline_always,
     reason = "part of the per-instance loop; measured: outlined, it costs a call per instance"
 )]
@@ -395,7 +395,7 @@ fn put_name(name: &mut [[u8; 8]], spec_name: InstanceName<'_>) {
 
 /// Copies a name area into `area` (the same number of words for a name measured as it is):
 /// short names as two possibly overlapping pairs of words, without the set-up of a loop.
-#[allow(
+#[expect(
     clippy::inline_always,
     reason = "part of the per-instance loop; measured: outlined, it costs a call per instance"
 )]
@@ -434,7 +434,7 @@ fn put_units(area: &mut [[u8; 8]], units: &[u16]) {
 /// [`put_units`] for a name in UTF-16LE bytes (an even number): `area` has one word more
 /// than the name has whole words; that last word takes the name's tail, the NUL and the
 /// padding.
-#[allow(
+#[expect(
     clippy::inline_always,
     reason = "part of the per-instance loop; measured: outlined, it costs a call per instance"
 )]

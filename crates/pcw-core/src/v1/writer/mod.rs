@@ -48,7 +48,7 @@ pub(crate) mod sealed {
     #[derive(Clone, Copy, Debug)]
     pub struct Token;
 
-    pub use super::block::{Plan, TEMPLATE_WORDS, Template};
+    pub(crate) use super::block::{Plan, TEMPLATE_WORDS, Template};
 
     /// Everything about an object whose reply a source holds ready (its counter definitions
     /// checked, its instances or counter block as the reply holds them), given by one call of

@@ -111,7 +111,7 @@ impl<'a> PaddedName<'a> {
     /// write outside it.
     #[inline]
     pub(crate) const fn from_checked(area: &'a [[u8; 8]], units: usize) -> Self {
-        #[allow(
+        #[expect(
             clippy::cast_possible_truncation,
             reason = "checked names have at most MAX_INSTANCE_NAME_UNITS units"
         )]

@@ -153,7 +153,7 @@ where
         let Some((block, tail)) = tail.split_first_chunk_mut::<W>() else {
             break;
         };
-        #[allow(
+        #[expect(
             clippy::cast_possible_truncation,
             reason = "both are at most the reply's length, which fits in u32"
         )]
@@ -237,7 +237,7 @@ fn shape_of(template: &sealed::Template) -> u32 {
 
 /// The template of block shape `shape` (as in [`shapes!`]). Evaluated at compile time only
 /// (outside tests).
-#[allow(
+#[expect(
     clippy::indexing_slicing,
     reason = "evaluated in const blocks only, where an index out of range is a compile error; \
               every index is below TEMPLATE_WORDS anyway"
@@ -285,7 +285,7 @@ const fn shape_template(shape: u32) -> sealed::Template {
 
 /// The counter block of shape `S` (of `W` words): as [`write_template`] with
 /// `shape_template(S)`, whose constants are folded into the code.
-#[allow(
+#[expect(
     clippy::inline_always,
     reason = "the block stores of the per-instance loop compiled for this shape"
 )]
