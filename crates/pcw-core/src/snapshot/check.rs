@@ -207,7 +207,7 @@ pub(super) fn gap_halves(sizes: &[u8], words: usize) -> [u64; 2] {
 /// after it if so. Accepts only what [`check_record`] accepts (word by word: the definition,
 /// the name area's whole words of units, its last word of units, NUL and padding, then the
 /// counter block); `None` sends the record to [`check_record`].
-#[allow(
+#[expect(
     clippy::inline_always,
     reason = "the per-record test of the parse loop; measured: a call per record costs more"
 )]
@@ -259,7 +259,7 @@ pub(super) fn valid_record<'r, const W: usize>(
 /// name.len()`) none of which is 0, then only zero units (the NUL and the padding). Word by
 /// word (`zero_lanes`, its mask applied once at the end).
 #[inline(always)]
-#[allow(
+#[expect(
     clippy::inline_always,
     reason = "part of the per-record test (see `valid_record`)"
 )]
@@ -282,17 +282,13 @@ pub(super) fn name_stray(name: &[[u8; 8]], units: usize) -> u64 {
 /// a time where the target has a 16-byte compare (reading the 32 bytes of `words`, whatever
 /// follows the area), else word by word.
 #[inline(always)]
-#[allow(
-    clippy::inline_always,
-    reason = "part of the per-record test (see `valid_record`)"
-)]
 pub(super) fn short_name_stray(words: &[[u8; 8]; 4], area: usize, units: usize) -> u64 {
     #[cfg(target_arch = "x86_64")]
     {
         use core::arch::x86_64::{
             __m128i, _mm_cmpeq_epi16, _mm_loadu_si128, _mm_movemask_epi8, _mm_setzero_si128,
         };
-        #[allow(
+        #[expect(
             clippy::cast_ptr_alignment,
             reason = "read with unaligned loads (`_mm_loadu_si128`), which take any address"
         )]
@@ -312,7 +308,7 @@ pub(super) fn short_name_stray(words: &[[u8; 8]; 4], area: usize, units: usize) 
         let low = unsafe { _mm_movemask_epi8(low) };
         // SAFETY: SSE2 is part of every x86-64 target.
         let high = unsafe { _mm_movemask_epi8(high) };
-        #[allow(clippy::cast_sign_loss, reason = "a 16-bit movemask, never negative")]
+        #[expect(clippy::cast_sign_loss, reason = "a 16-bit movemask, never negative")]
         let zeros = low as u32 | (high as u32) << 16;
         // The area's bits must be set exactly past the units.
         let in_area = u32::MAX >> (32 - 8 * area);

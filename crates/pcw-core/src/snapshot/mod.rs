@@ -145,7 +145,7 @@ pub const SET_FLAG_MULTI: u16 = 1;
 pub const PARENT_NONE: u32 = u32::MAX;
 
 /// Field offsets, in bytes from the start of each record (see the module's layout table).
-#[allow(
+#[expect(
     missing_docs,
     reason = "each constant is the offset of the field of the layout table of that name"
 )]

@@ -47,7 +47,7 @@ pub(super) const fn definition(units: usize) -> [[u8; 8]; 3] {
 /// The last word is zeroed first; then a name of 4 to 16 units is copied as its first and its
 /// last 8 (or 4) units, overlapping in the middle, so a usual name takes a few wide loads and
 /// stores whatever its length; a longer one four units at a time, a shorter one unit by unit.
-#[allow(
+#[expect(
     clippy::inline_always,
     reason = "part of the per-record copy; measured with callgrind: a call per record costs \
               more than the copy of a short name"
@@ -111,11 +111,7 @@ pub(super) fn put_name(area: &mut [[u8; 8]], name: &[u16]) -> bool {
 /// Copies eight units into `dst` (when given); whether one of them is 0. Sixteen bytes at a
 /// time where the target has 16-byte loads and compares.
 #[inline(always)]
-#[allow(
-    clippy::inline_always,
-    reason = "part of the per-record copy (see `put_name`)"
-)]
-#[allow(
+#[expect(
     clippy::cast_ptr_alignment,
     reason = "unaligned loads and stores (`_mm_loadu_si128`, `_mm_storeu_si128`) take any address"
 )]
@@ -249,11 +245,11 @@ pub(super) struct BlockPlan<const N: usize> {
 impl<const N: usize> BlockPlan<N> {
     /// The plan of counters of `sizes` (each 0, 4 or 8: another size takes no bytes, and the
     /// writer never uses the plan of such sizes, which no set can have).
-    #[allow(
+    #[expect(
         clippy::indexing_slicing,
         reason = "below N, checked; evaluated at compile time only"
     )]
-    #[allow(
+    #[expect(
         clippy::cast_possible_truncation,
         reason = "the 4-byte block header; offsets within a block of at most 8 200 bytes"
     )]
@@ -313,7 +309,7 @@ impl<const N: usize> BlockPlan<N> {
                 }
                 0xFFFF_FFFF => {
                     if let Some(dst) = dst.first_chunk_mut::<4>() {
-                        #[allow(
+                        #[expect(
                             clippy::cast_possible_truncation,
                             reason = "a 4-byte counter keeps the low half"
                         )]
@@ -648,7 +644,7 @@ impl<'a> SnapshotWriter<'a> {
         }
         BatchEnd {
             pos: self.pos + 8 * used,
-            #[allow(
+            #[expect(
                 clippy::cast_possible_truncation,
                 reason = "at most the set's instance count, a u32"
             )]
