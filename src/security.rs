@@ -36,7 +36,7 @@ pub const LEN: usize = 20 + 8 + ace_len(1) + ace_len(2) + ace_len(2);
 const CONTROL: u16 = 0x8000 | 0x1000 | 0x0004;
 
 /// Writes `bytes` at `at` (compile time; bounds are the callers' constant layout).
-#[allow(
+#[expect(
     clippy::indexing_slicing,
     reason = "evaluated at compile time only, over the constant layout above"
 )]
@@ -57,7 +57,7 @@ const fn u32le(v: u32) -> [u8; 4] {
     v.to_le_bytes()
 }
 
-#[allow(
+#[expect(
     clippy::indexing_slicing,
     clippy::cast_possible_truncation,
     reason = "evaluated at compile time only, over the constant layout above"

@@ -54,7 +54,7 @@ pub fn write(out: &mut [u8]) -> Result<usize, usize> {
 /// of the V1 counter blocks the DLL copies (it checks the sizes against its own definitions).
 /// A size the format does not know becomes one the writer refuses, and the build fails on it
 /// below.
-#[allow(
+#[expect(
     clippy::indexing_slicing,
     reason = "evaluated at compile time, where an index out of range fails the build"
 )]
@@ -74,7 +74,7 @@ const fn sizes<const N: usize>(descriptors: &[pcw_rt::PCW_COUNTER_DESCRIPTOR; N]
 }
 
 /// Whether every size is one the snapshot format knows.
-#[allow(
+#[expect(
     clippy::indexing_slicing,
     reason = "evaluated at compile time, where an index out of range fails the build"
 )]

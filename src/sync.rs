@@ -9,7 +9,7 @@ use pcw_core::registry::RawRwLock;
 use crate::ffi::RegistryLock;
 
 /// `T` guarded by a [`RegistryLock`].
-pub struct Global<T> {
+pub(crate) struct Global<T> {
     lock: RegistryLock,
     value: UnsafeCell<T>,
 }
@@ -19,7 +19,7 @@ unsafe impl<T: Send + Sync> Sync for Global<T> {}
 
 impl<T> Global<T> {
     /// A global holding `value`.
-    pub const fn new(value: T) -> Self {
+    pub(crate) const fn new(value: T) -> Self {
         Self {
             lock: RegistryLock::INIT,
             value: UnsafeCell::new(value),
@@ -27,7 +27,7 @@ impl<T> Global<T> {
     }
 
     /// Runs `f` on the value under the shared lock.
-    pub fn read<R>(&self, f: impl FnOnce(&T) -> R) -> R {
+    pub(crate) fn read<R>(&self, f: impl FnOnce(&T) -> R) -> R {
         self.lock.lock_shared();
         // SAFETY: the shared lock is held until after `f` returns; writers need it exclusive.
         let r = f(unsafe { &*self.value.get() });
@@ -37,7 +37,7 @@ impl<T> Global<T> {
     }
 
     /// Runs `f` on the value under the exclusive lock.
-    pub fn write<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+    pub(crate) fn write<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
         self.lock.lock_exclusive();
         // SAFETY: the exclusive lock is held until after `f` returns; no other reference exists.
         let r = f(unsafe { &mut *self.value.get() });

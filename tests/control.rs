@@ -85,7 +85,7 @@ fn create_record_close_through_ioctls() {
 }
 
 #[test]
-#[allow(
+#[expect(
     clippy::too_many_lines,
     reason = "one table of hostile requests, one line each"
 )]
