@@ -29,6 +29,9 @@ cargo fmt --all -- --check
 step "cargo clippy (workspace, all targets, -D warnings)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+step "cargo doc (workspace, warnings are errors): every public item's documentation builds and every link in it resolves"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
+
 step "cargo test (workspace)"
 # pcw-perfdll's dump test runs the `pcw` binary; build it once here instead of in a nested build.
 cargo build --locked -p pcw-cli --bin pcw

@@ -74,7 +74,7 @@ impl<'a> InstanceFilter<'a> {
     /// Whether an instance passes.
     ///
     /// A name whose first unit already fails the mask is rejected inline
-    /// ([`wildcard::first_unit_rejects`]); any other is matched out of line ([`name_matches`]).
+    /// ([`wildcard::first_unit_rejects`]); any other is matched out of line.
     /// Inlined, with the name matching kept out of line: a caller's loop
     /// then folds the id and mask tests away for a filter it knows (as `InstanceFilter::all()`)
     /// and keeps its state in registers. Without this, an optimiser that inlines the matcher

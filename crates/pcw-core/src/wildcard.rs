@@ -246,7 +246,7 @@ pub fn matches(pattern: &[u16], name: &[u16]) -> bool {
 /// Whether `name` surely fails `pattern` at its first unit: the pattern starts with a literal
 /// ASCII unit (not `*` or `?`), which the name must match at its start, and the name is empty or
 /// starts with an ASCII unit that differs from it ignoring case. (A non-ASCII name unit may
-/// upper-case to ASCII — `ı`, `ſ` — so it is left to [`matches`].) A few instructions that
+/// upper-case to ASCII — `ı`, `ſ` — so it is left to [`matches()`].) A few instructions that
 /// settle most names of a prefix mask before the matcher is called; `false` decides nothing.
 #[inline]
 pub fn first_unit_rejects(pattern: &[u16], name: &[u16]) -> bool {

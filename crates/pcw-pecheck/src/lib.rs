@@ -31,7 +31,7 @@
 //!   allocation failure), reaches Rust's panic machinery; a root that is not found fails;
 //! * [`strings`]: the counter names and descriptions of the manifest are in the driver's
 //!   `RT_STRING` resources under their ids, as `lodctr /m:` reads them;
-//! * [`kernel`]: the driver's stack frames (1 KiB per frame from every entry point, no
+//! * [`constraints`]: the driver's stack frames (1 KiB per frame from every entry point, no
 //!   recursion, no `__chkstk` or dynamic allocation) and no x87/MMX/AVX or floating-point math.
 #![forbid(
     unsafe_code,

@@ -46,7 +46,7 @@
 //!    `inspect`): the object must be a counterset, the counter pattern must match a displayed
 //!    counter (counters without a name — bases, time stamps, `noDisplay` helpers — are never
 //!    listed), a single-instance set takes no `(instance)` and a multi-instance set needs one.
-//!    The computer, when given, must be [`MACHINE`], the simulated host's name.
+//!    The computer, when given, must be `MACHINE`, the simulated host's name.
 //! 2. Each sampled counterset is told `PcwCallbackAddCounter` with the mask of the counters
 //!    the query needs (PDH does this when a counter is added), then collected once: the
 //!    *priming* collection. Instance wildcards are expanded against the instances it returned

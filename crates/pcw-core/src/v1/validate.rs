@@ -5,7 +5,7 @@
 //! `TotalByteLength`, `NumInstances` matching the query, bases after their counters, name and
 //! counter bounds), each a distinct [`Rule`] reported with the byte offset where it was broken.
 //!
-//! [`parse_objects`] walks a run of `PERF_OBJECT_TYPE` blocks (what `CollectPerformanceData`
+//! `parse_objects` walks a run of `PERF_OBJECT_TYPE` blocks (what `CollectPerformanceData`
 //! returns); [`DataBlockRef::parse`] a whole `PERF_DATA_BLOCK` reply. An [`ObjectRef`] is only
 //! handed out after its whole object — definitions, instance chain, counter blocks — has been
 //! checked, so reading it afterwards cannot fail. Nothing here allocates or panics.

@@ -7,7 +7,7 @@
 //! struct, so the layout is the Windows one on any host (the i686 `SysV` ABI, for one, would put
 //! `PERF_DATA_BLOCK.PerfTime` at 52 instead of 56). A view is built with `new_checked`, which
 //! verifies the buffer holds the whole fixed-size structure; accessors then cannot fail. Nothing
-//! here panics: see [`crate::bytes`].
+//! here panics: every read goes through the crate's byte helpers.
 
 use crate::bytes;
 use crate::counter_type::{CounterType, DetailLevel};

@@ -16,8 +16,8 @@
 //! loader binds imports from it, `MmGetSystemRoutineAddress` answers from it, and
 //! `docs/loader-routines.md` is generated from it.
 //!
-//! One file per concept. The routine modules import only [`state`] (the shared state),
-//! [`irql`] (each thread's IRQL) and the helpers `memory` (pointer reads) and `format` (printf);
+//! One file per concept. The routine modules import only `state` (the shared state),
+//! `irql` (each thread's IRQL) and the helpers `memory` (pointer reads) and `format` (printf);
 //! `table` imports the routine modules and nothing but this file imports `table`, so there is
 //! no cycle between them.
 

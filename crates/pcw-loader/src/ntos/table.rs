@@ -39,9 +39,9 @@ pub struct Routine {
     /// What it is about, for the generated table (`pool`, `strings`, …).
     pub concept: &'static str,
     /// The highest IRQL it may be called at ([`PASSIVE_LEVEL`] … [`HIGH_LEVEL`]); a call above
-    /// it is a [`Violation`].
+    /// it is a [`Violation`](super::state::Violation).
     pub max_irql: u8,
-    /// Whether it can fail, and so whether [`fail_at`] counts it.
+    /// Whether it can fail, and so whether a fault injection counts it.
     pub fallible: bool,
     /// What its shim checks and how it answers, in a sentence or a few.
     pub contract: &'static str,
