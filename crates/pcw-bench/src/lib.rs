@@ -34,6 +34,11 @@ pub mod waves;
 
 pub use windows_sys;
 
+// The library's own unit tests resolve the driver's PCW and pcw-um's Perflib routines to
+// pcw-sim's (a build that keeps every reference, AddressSanitizer's, links them all).
+#[cfg(test)]
+use pcw_sim as _;
+
 /// Defines the no-op PCW every PCW and `Ke*` import of the driver resolves to in a binary that
 /// does not link pcw-sim: `PcwAddInstance` only counts its calls (read them with
 /// [`noop_added`]), the clocks return constants, nothing else does anything. Invoke it once, at

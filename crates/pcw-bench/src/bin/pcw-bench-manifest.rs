@@ -23,9 +23,11 @@ use std::process::ExitCode;
 
 use pcw_bench::manifests::{Spec, manifest};
 
-// The library links the driver, whose PCW routines every binary must resolve: nothing here
-// calls them, but a build that keeps every reference (AddressSanitizer's) links them all.
+// The library links the driver and pcw-um, whose PCW and Perflib routines every binary must
+// resolve: nothing here calls them, but a build that keeps every reference (AddressSanitizer's)
+// links them all.
 pcw_bench::noop_pcw!();
+pcw_bench::noop_perflib!();
 
 fn main() -> ExitCode {
     let mut counters = None;
