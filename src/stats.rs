@@ -64,7 +64,7 @@ impl Stats {
 
 /// Runs one visit of another counterset's publisher, `visit`, and records it in [`STATS`] when
 /// it collects data (timed only while watched).
-#[allow(
+#[expect(
     clippy::inline_always,
     reason = "measured with callgrind: out of line, the visitor's state crosses it in memory"
 )]

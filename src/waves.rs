@@ -105,7 +105,7 @@ fn phase(time: i64) -> u32 {
     // a multiply per constant, about half the instructions of the signed `rem_euclid` (a
     // negative time, which no clock returns, still gives a phase in 0..10).
     let seconds = time.cast_unsigned() / 10_000_000;
-    #[allow(
+    #[expect(
         clippy::cast_possible_truncation,
         reason = "a remainder of the division by the period, below 10"
     )]
@@ -118,7 +118,7 @@ const NO_PHASE: u32 = u32::MAX;
 
 /// [`values`] at a [`phase`]. With every counter asked for (the usual query) both values are
 /// computed without a test of the mask; otherwise the ones not asked for are left 0.
-#[allow(
+#[expect(
     clippy::inline_always,
     reason = "measured with callgrind: out of line (as LLVM left it for the `InstanceId` and \
               `CounterMask` queries), the call and its arguments cost about as much as the body"
@@ -145,7 +145,7 @@ pub struct Waves<'r>(pub &'r Registry<ffi::RegistryLock, Wave>);
 pub static PUBLISHER: Waves<'static> = Waves(&REGISTRY);
 
 /// Offers one wave (the `InstanceId` lookup), its values computed now if the query selects it.
-#[allow(
+#[expect(
     clippy::inline_always,
     reason = "inlined into the callback with the visitor, whose state then stays in registers"
 )]
@@ -161,7 +161,7 @@ fn offer(visitor: &mut Visitor<'_, set::Set>, entry: &Entry<Wave>) -> ControlFlo
 }
 
 impl Publish<set::Set> for Waves<'_> {
-    #[allow(
+    #[expect(
         clippy::inline_always,
         reason = "measured with callgrind: inlined into pcw-rt's callback, the visitor's state \
                   stays in registers"
@@ -226,7 +226,7 @@ impl Publish<set::Set> for Waves<'_> {
         )
     }
 
-    #[allow(clippy::inline_always, reason = "as for `visit`")]
+    #[expect(clippy::inline_always, reason = "as for `visit`")]
     #[inline(always)]
     fn visit_id(&self, id: u32, visitor: &mut Visitor<'_, set::Set>) -> ControlFlow<()> {
         timed(

@@ -6,5 +6,9 @@
 #![cfg(loom_driver)]
 
 #[path = "../src/stats/collect.rs"]
-#[allow(dead_code, reason = "only the model's tests use the module here")]
+#[expect(
+    dead_code,
+    unreachable_pub,
+    reason = "only the model's tests use the module here, and its `pub` items are the driver's"
+)]
 mod collect;

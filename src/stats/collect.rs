@@ -71,7 +71,7 @@ pub struct Totals {
 }
 
 /// The low half of a packed pair.
-#[allow(
+#[expect(
     clippy::cast_possible_truncation,
     reason = "the truncation is the point: the low 32 bits"
 )]

@@ -230,7 +230,7 @@ struct Progress {
     status: NTSTATUS,
 }
 
-#[allow(
+#[expect(
     clippy::elidable_lifetime_names,
     reason = "named, so compiler messages keep calling the methods `Visitor::<'q, S>::…` (the \
               compile-fail tests of pcw-gen-check hold those messages)"
@@ -240,7 +240,7 @@ impl<'q, S: Counterset> Visitor<'q, S> {
     /// and its values, computed by `values` only if the query selects the instance and
     /// collects data. Returns `Break` once the visit is over (cancelled, or `PcwAddInstance`
     /// failed): stop offering then.
-    #[allow(
+    #[expect(
         clippy::inline_always,
         reason = "the per-instance hot path: measured with callgrind, a call per instance costs \
                   more than the body"
@@ -277,7 +277,7 @@ impl<'q, S: Counterset> Visitor<'q, S> {
     /// as calling `instance` in a loop, but the visit's state is kept in locals for the loop, so
     /// offering from behind a closure (a lock guard's, say) costs no memory traffic per
     /// instance: the fast way to offer many instances.
-    #[allow(
+    #[expect(
         clippy::inline_always,
         reason = "inlined into the publisher's visit, and with it into the callback, the loop's \
                   state stays in registers (measured with callgrind)"
@@ -391,7 +391,7 @@ impl<'q, S: Counterset> Visitor<'q, S> {
 
 /// The loop of [`Visitor::instances`]: offers each item, `select` deciding from its name and id
 /// whether it is in (and with which id), until an offer ends the visit.
-#[allow(
+#[expect(
     clippy::inline_always,
     reason = "one copy per filter kind, each inlined where it runs"
 )]
@@ -436,7 +436,7 @@ where
 /// The loop of [`Visitor::instances`] for a query that selects everything and has no cancel
 /// event: adds each item until `PcwAddInstance` fails. Every instance considered is returned but
 /// the one that failed, so one count serves for both.
-#[allow(
+#[expect(
     clippy::inline_always,
     reason = "one copy per filter kind, each inlined where it runs"
 )]
@@ -498,7 +498,7 @@ where
         }
     };
     // The counts wrap at 2^32 (see `Summary`).
-    #[allow(
+    #[expect(
         clippy::cast_possible_truncation,
         reason = "the counts wrap at 2^32 (see `Summary`)"
     )]
@@ -518,7 +518,7 @@ where
 
 /// Offers one instance of a visit not yet over (`progress.status` is not an error): polls the
 /// cancel event when it is due, counts the instance, and adds it when `select` gives its id.
-#[allow(
+#[expect(
     clippy::inline_always,
     reason = "the per-instance hot path (see `Visitor::instance`)"
 )]
@@ -578,7 +578,7 @@ pub unsafe extern "system" fn callback<S: Counterset, P: Publish<S> + Sync>(
 ///
 /// # Safety
 /// `info` is NULL or a valid information block for `kind`, as PCW passes it to a callback.
-#[allow(
+#[expect(
     clippy::inline_always,
     reason = "one body with `callback`: out of line, `callback` is a two-instruction thunk that \
               the compiler may keep local to its codegen unit, and the image's PDB then has no \
@@ -624,7 +624,7 @@ pub unsafe fn respond<S: Counterset, P: Publish<S> + ?Sized>(
 }
 
 /// One `EnumerateInstances` (`collect` false) or `CollectData` visit.
-#[allow(
+#[expect(
     clippy::inline_always,
     reason = "measured with callgrind: out of line, the visitor is built in memory for the call"
 )]
@@ -654,7 +654,7 @@ fn visit<S: Counterset, P: Publish<S> + ?Sized>(
 
 /// Adds one selected instance to PCW's buffer: with its values when collecting, its name and id
 /// only when enumerating. The status of `PcwAddInstance`.
-#[allow(
+#[expect(
     clippy::inline_always,
     reason = "the per-instance hot path (see `Visitor::instance`)"
 )]
