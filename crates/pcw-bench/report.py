@@ -10,16 +10,13 @@ except in the manifest tools' scaling table (report_manifest.py), whose point is
 """
 
 import glob
-import json
-import math
 import os
 import re
 import sys
 
 import report_manifest
 
-BEGIN = "<!-- bench:begin -->"
-END = "<!-- bench:end -->"
+from report_common import BEGIN, END, exponent, load_criterion
 
 
 def load_rows(path):
@@ -149,16 +146,6 @@ def load_image(directory):
     return None if total is None else (total, calls_into(path, "pcw_loader::ntos::"))
 
 
-def load_criterion(target):
-    times = {}
-    for path in glob.glob(os.path.join(target, "criterion", "*", "new", "benchmark.json")):
-        with open(path) as f:
-            full_id = json.load(f)["full_id"]
-        with open(os.path.join(os.path.dirname(path), "estimates.json")) as f:
-            times[full_id] = json.load(f)["median"]["point_estimate"]
-    return times
-
-
 def split(label):
     scenario, variant, n, side = label.split("/")
     return scenario, variant, int(n), side
@@ -172,17 +159,6 @@ def fmt_count(x):
     if x is None:
         return "–"
     return f"{x:,.0f}" if x >= 100 else f"{x:.1f}"
-
-
-def exponent(points):
-    """Least-squares slope of log(cost) over log(N), N >= 100."""
-    pts = [(math.log(n), math.log(c)) for n, c in points if n >= 100 and c and c > 0]
-    if len(pts) < 2:
-        return None
-    mx = sum(p[0] for p in pts) / len(pts)
-    my = sum(p[1] for p in pts) / len(pts)
-    den = sum((p[0] - mx) ** 2 for p in pts)
-    return None if den == 0 else sum((p[0] - mx) * (p[1] - my) for p in pts) / den
 
 
 def main():

@@ -13,6 +13,8 @@ import re
 import subprocess
 import sys
 
+from report_common import END as SECTION_END, exponent, load_criterion
+
 BEGIN = "<!-- bench-manifest:begin -->"
 END = "<!-- bench-manifest:end -->"
 
@@ -54,8 +56,6 @@ def load_cli(out_dir):
 
 def section(out_dir, times):
     """Markdown lines for the generated section; `times` maps criterion ids to medians (ns)."""
-    # report.py's least-squares exponent (imported here: report.py imports this module).
-    from report import exponent
 
     by_op = {}
     for full_id, ns in times.items():
@@ -135,7 +135,6 @@ def main():
     """`report_manifest.py OUT_DIR TARGET [--stdout]`: the table alone (scripts/bench.sh
     --manifest), spliced into BENCHMARKS.md's generated section in place of the previous one
     (or before the section's end), leaving the other figures as they are."""
-    from report import END as SECTION_END, load_criterion
 
     out_dir, target = sys.argv[1], sys.argv[2]
     lines = section(out_dir, {k: v for k, v in load_criterion(target).items()

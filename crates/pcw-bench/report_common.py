@@ -1,0 +1,33 @@
+# SPDX-License-Identifier: MIT OR Apache-2.0
+"""What report.py and report_manifest.py share: the markers of BENCHMARKS.md's generated
+section, criterion's results, and the growth exponent of a cost over N."""
+
+import glob
+import json
+import math
+import os
+
+BEGIN = "<!-- bench:begin -->"
+END = "<!-- bench:end -->"
+
+
+def load_criterion(target):
+    times = {}
+    for path in glob.glob(os.path.join(target, "criterion", "*", "new", "benchmark.json")):
+        with open(path) as f:
+            full_id = json.load(f)["full_id"]
+        with open(os.path.join(os.path.dirname(path), "estimates.json")) as f:
+            times[full_id] = json.load(f)["median"]["point_estimate"]
+    return times
+
+
+
+def exponent(points):
+    """Least-squares slope of log(cost) over log(N), N >= 100."""
+    pts = [(math.log(n), math.log(c)) for n, c in points if n >= 100 and c and c > 0]
+    if len(pts) < 2:
+        return None
+    mx = sum(p[0] for p in pts) / len(pts)
+    my = sum(p[1] for p in pts) / len(pts)
+    den = sum((p[0] - mx) ** 2 for p in pts)
+    return None if den == 0 else sum((p[0] - mx) * (p[1] - my) for p in pts) / den
