@@ -39,6 +39,9 @@ static OVERFILTER: AtomicBool = AtomicBool::new(false);
 /// When set, the callback passes a block too short for the descriptors.
 static SHORT_BLOCK: AtomicBool = AtomicBool::new(false);
 static ADD_COUNTER_CALLS: AtomicU32 = AtomicU32::new(0);
+/// While set, an `AddCounter` callback waits (with `IN_ADD_COUNTER` set) until it is cleared.
+static HOLD_ADD_COUNTER: AtomicBool = AtomicBool::new(false);
+static IN_ADD_COUNTER: AtomicBool = AtomicBool::new(false);
 
 fn descriptors() -> [PCW_COUNTER_DESCRIPTOR; 2] {
     [
@@ -81,6 +84,13 @@ unsafe extern "system" fn callback(
     let info = unsafe { &*info };
     if kind == PcwCallbackAddCounter {
         ADD_COUNTER_CALLS.fetch_add(1, Ordering::Relaxed);
+        if HOLD_ADD_COUNTER.load(Ordering::SeqCst) {
+            IN_ADD_COUNTER.store(true, Ordering::SeqCst);
+            while HOLD_ADD_COUNTER.load(Ordering::SeqCst) {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            IN_ADD_COUNTER.store(false, Ordering::SeqCst);
+        }
         return STATUS_SUCCESS;
     }
     {
@@ -465,6 +475,57 @@ fn merged_registrations_and_stale_buffers() {
     assert_eq!(status, STATUS_INVALID_PARAMETER_2);
     unregister(a);
     assert_eq!(k.teardown().misuse, [Misuse::StaleBuffer]);
+}
+
+/// Providers free what their callback reads once `PcwUnregister` returns (the driver's image
+/// itself goes at unload), so, as PCW does, it waits for the registration's running callbacks.
+#[test]
+fn unregister_waits_for_a_running_callback_of_the_registration() {
+    /// Releases the held callback however the scope ends (a failed assertion must not leave
+    /// the consumer thread waiting, which would hang the scope's join).
+    struct Release;
+    impl Drop for Release {
+        fn drop(&mut self) {
+            HOLD_ADD_COUNTER.store(false, Ordering::SeqCst);
+        }
+    }
+    let k = Kernel::boot(BUILD_SERVER_2022);
+    let (status, handle) = register(PCW_VERSION_2, 0, "Held Waves");
+    assert_eq!(status, STATUS_SUCCESS);
+    HOLD_ADD_COUNTER.store(true, Ordering::SeqCst);
+    let unregistered = AtomicBool::new(false);
+    let release = Release;
+    // `release` is moved into the scope's closure: dropped below, or as the closure unwinds,
+    // before the scope joins the consumer.
+    std::thread::scope(|s| {
+        let consumer = s.spawn(|| k.notify("Held Waves", true, 1));
+        while !IN_ADD_COUNTER.load(Ordering::SeqCst) {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        let provider = s.spawn(|| {
+            unregister(handle);
+            unregistered.store(true, Ordering::SeqCst);
+        });
+        // Not a timing test: an unregister that does not wait returns at once, and one that
+        // waits cannot return before the callback is released below.
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(
+            !unregistered.load(Ordering::SeqCst),
+            "PcwUnregister returned while a callback of the registration was running"
+        );
+        assert!(IN_ADD_COUNTER.load(Ordering::SeqCst));
+        drop(release);
+        provider.join().unwrap();
+        assert!(
+            !IN_ADD_COUNTER.load(Ordering::SeqCst),
+            "the callback returned first"
+        );
+        assert_eq!(consumer.join().unwrap().unwrap(), [STATUS_SUCCESS]);
+    });
+    assert!(unregistered.load(Ordering::SeqCst));
+    // Gone: no callback of it runs any more.
+    assert!(k.notify("Held Waves", true, 1).is_err());
+    assert!(k.teardown().is_clean());
 }
 
 #[test]

@@ -21,7 +21,7 @@ use super::PCW_ANY_INSTANCE_ID;
 use super::clock::{self, Clock};
 use super::ddi::{Added, BUFFER_MAGIC, CollectBuffer, read_values};
 use super::providers::{
-    Bugcheck, Descriptor, Misuse, PcwCall, RealCallback, State, call_provider, state,
+    Bugcheck, Descriptor, Misuse, PcwCall, RealCallback, Running, State, call_provider, state,
 };
 
 /// Held by whoever drives the simulated kernel; one at a time, as there is one kernel.
@@ -244,11 +244,12 @@ impl Kernel {
         };
         Ok(callbacks
             .into_iter()
-            .filter_map(|(_, cb, ctx)| cb.map(|f| (f, ctx)))
-            .map(|(f, ctx)| {
+            .filter_map(|(handle, cb, ctx)| cb.map(|f| (handle, f, ctx)))
+            .filter_map(|(handle, f, ctx)| {
+                let _running = Running::enter(handle)?;
                 // SAFETY: `f` is the provider's registered PCW_CALLBACK and `ctx` its context;
                 // `info` lives across the call.
-                unsafe { call_provider(f, kind, &raw const info, ctx as *const c_void) }
+                Some(unsafe { call_provider(f, kind, &raw const info, ctx as *const c_void) })
             })
             .collect())
     }
@@ -347,7 +348,10 @@ impl Kernel {
             let mut added = Vec::new();
             let mut misuse = Vec::new();
             let mut universe = Vec::new();
-            if let Some(f) = callback {
+            // Counted as running while its callbacks run (PcwUnregister waits for them); a
+            // registration unregistered since it was looked up is skipped, as PCW would.
+            let running = Running::enter(handle);
+            if let (Some(f), Some(_)) = (callback, &running) {
                 if !enumerate {
                     // What the provider says exists, unfiltered: a collection that leaves out an
                     // instance the request selects has filtered too much.

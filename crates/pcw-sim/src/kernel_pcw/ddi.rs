@@ -19,6 +19,7 @@ use windows_sys::Win32::Foundation::{
 use super::FIRST_V2_BUILD;
 use super::providers::{
     Bugcheck, Created, Descriptor, InDdi, Misuse, PcwCall, RealCallback, Registration, state,
+    wait_for_callbacks,
 };
 
 /// `KeReadStateEvent`: the event's signal state.
@@ -208,6 +209,8 @@ pub unsafe extern "system" fn PcwUnregister(registration: PPCW_REGISTRATION) {
         return;
     }
     st.created.retain(|_, c| c.registration != registration);
+    // No callback of the registration starts now; wait for the running ones, as PCW does.
+    drop(wait_for_callbacks(st, registration));
 }
 
 /// `PcwAddInstance`.

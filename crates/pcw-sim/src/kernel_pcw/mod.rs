@@ -16,6 +16,8 @@
 //!   a descriptor's `Offset + Size`; values are copied at call time.
 //! * `PcwCreateInstance`/`PcwCloseInstance`: the provider's blocks are read at collection time,
 //!   under the same lock `PcwCloseInstance` takes, so once close returns no read is in flight.
+//! * `PcwUnregister`: no callback of the registration starts once it is called, and it waits
+//!   for the running ones to return (providers free what their callbacks read right after).
 //! * faults: any call can be made to fail at its n-th use (see [`Kernel::fail`]).
 //! * what real PCW would bugcheck on (a NULL or stale handle to `PcwUnregister`, closing an
 //!   instance twice) is recorded as a [`Bugcheck`] instead, and [`Kernel::teardown`] reports

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::ffi::c_void;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 use windows_sys::Wdk::System::SystemServices::{PCW_CALLBACK_INFORMATION, PCW_COUNTER_DESCRIPTOR};
 use windows_sys::Win32::Foundation::{NTSTATUS, STATUS_SUCCESS};
@@ -109,6 +109,8 @@ pub(super) struct State {
     pub(super) bugchecks: Vec<Bugcheck>,
     pub(super) misuse: Vec<Misuse>,
     pub(super) next_instance_id: u32,
+    /// Callbacks running now, by registration handle (see [`Running`]).
+    pub(super) running: BTreeMap<isize, usize>,
 }
 
 static STATE: Mutex<State> = Mutex::new(State {
@@ -121,7 +123,58 @@ static STATE: Mutex<State> = Mutex::new(State {
     bugchecks: Vec::new(),
     misuse: Vec::new(),
     next_instance_id: 0,
+    running: BTreeMap::new(),
 });
+
+/// Signalled whenever a callback returns (see [`Running`]).
+static CALLBACK_RETURNED: Condvar = Condvar::new();
+
+/// One callback of a registration running, as PCW's rundown protection of a registration
+/// counts it: `PcwUnregister` removes the registration, so that no callback of it starts, then
+/// waits for the ones running to return ([`wait_for_callbacks`]). Providers rely on this: once
+/// `PcwUnregister` returns, nothing of the registration runs, and the driver may free what its
+/// callback reads (its image itself goes at unload).
+pub(super) struct Running(isize);
+
+impl Running {
+    /// Counts a callback of `registration` as running; `None` if the registration is gone.
+    pub(super) fn enter(registration: isize) -> Option<Self> {
+        let mut st = state();
+        if !st.registrations.contains_key(&registration) {
+            return None;
+        }
+        *st.running.entry(registration).or_default() += 1;
+        Some(Self(registration))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let mut st = state();
+        if let Some(n) = st.running.get_mut(&self.0) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                st.running.remove(&self.0);
+            }
+        }
+        drop(st);
+        CALLBACK_RETURNED.notify_all();
+    }
+}
+
+/// Waits, releasing `st` meanwhile, until no callback of `registration` runs — unless this
+/// thread is itself running a provider callback, whose own return the wait would need.
+pub(super) fn wait_for_callbacks(
+    st: MutexGuard<'static, State>,
+    registration: isize,
+) -> MutexGuard<'static, State> {
+    if PROVIDER.with(|p| p.get().0) {
+        return st;
+    }
+    CALLBACK_RETURNED
+        .wait_while(st, |s| s.running.contains_key(&registration))
+        .unwrap_or_else(PoisonError::into_inner)
+}
 
 std::thread_local! {
     /// (a provider callback is running on this thread, simulator DDIs entered from it).
