@@ -23,8 +23,8 @@ struct Loaded {
 
 static STATE: Global<Option<Loaded>> = Global::new(None);
 
-/// What `DriverEntry` does: resets the statistics, installs the waves, registers the three
-/// countersets.
+/// What `DriverEntry` does: resets the statistics, installs the waves and freezes them (their
+/// readers then take no lock), registers the three countersets.
 ///
 /// # Errors
 /// The first failing `NTSTATUS`; nothing stays registered or installed after a failure.
@@ -40,10 +40,13 @@ pub fn load() -> Result<(), NTSTATUS> {
         let units: [u16; 16] = ffi::ascii_units(name);
         let len = name.len().min(units.len());
         if let Err(status) = waves::add(units.get(..len).unwrap_or_default(), wave) {
-            discard_waves();
+            // SAFETY: not frozen yet, and nothing reads the waves before they are registered.
+            unsafe { discard_waves() };
             return Err(status);
         }
     }
+    // Fixed from here until unload: the callback and the snapshot IOCTL read them lock-free.
+    waves::REGISTRY.freeze();
     let registered = register_all();
     match registered {
         Ok((loaded, queue_registration)) => {
@@ -52,7 +55,10 @@ pub fn load() -> Result<(), NTSTATUS> {
             Ok(())
         }
         Err(status) => {
-            discard_waves();
+            // SAFETY: the waves' registration failed or was dropped (unregistered) by
+            // `register_all`, so no callback reads them, and the control device, the snapshot
+            // IOCTL's reader, is created only after a successful load.
+            unsafe { discard_waves() };
             Err(status)
         }
     }
@@ -81,11 +87,21 @@ pub fn unload() {
     drop(loaded);
     // Free the (now empty) registries' tables: pool memory must not outlive the driver image.
     queues::REGISTRY.release();
-    discard_waves();
+    // SAFETY: the waves' counterset is unregistered (PCW runs none of its callbacks once
+    // `PcwUnregister` has returned), and the control device is deleted before unload is
+    // called (the I/O manager unloads a driver only when no request is in its dispatch).
+    unsafe { discard_waves() };
 }
 
-/// Removes the waves and frees their registry's tables (a failed load or an unload).
-fn discard_waves() {
+/// Thaws the waves, removes them and frees their registry's tables (a failed load or an
+/// unload).
+///
+/// # Safety
+/// No reader of [`waves::REGISTRY`] (the waves' callback, the snapshot IOCTL) is running or
+/// starts until the waves are frozen again ([`waves::REGISTRY`]'s `thaw` contract).
+unsafe fn discard_waves() {
+    // SAFETY: this function's contract.
+    unsafe { waves::REGISTRY.thaw() };
     waves::clear();
     waves::REGISTRY.release();
 }

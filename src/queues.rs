@@ -113,7 +113,10 @@ pub fn create(name: &[u16]) -> Result<u32, QueueError> {
             // A racing create of the same name won; our instance is closed as `Queue` drops.
             RegistryError::NameTaken { .. } => QueueError::NameTaken,
             RegistryError::BadName => QueueError::BadName,
-            RegistryError::Full | RegistryError::NoMemory => QueueError::NoResources,
+            // The queues' registry is never frozen (IOCTLs change it while collections read it).
+            RegistryError::Full | RegistryError::NoMemory | RegistryError::Frozen => {
+                QueueError::NoResources
+            }
         })
 }
 

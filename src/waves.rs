@@ -51,7 +51,8 @@ pub const WAVES: [(&str, Wave); 3] = [
     ),
 ];
 
-/// The live waves.
+/// The live waves. Added at load, then frozen while the counterset is registered (its readers,
+/// the callback and the snapshot IOCTL, take no lock), thawed and emptied at unload.
 pub static REGISTRY: Registry<ffi::RegistryLock, Wave> = Registry::new(64);
 
 /// Period of both waves, in seconds.
@@ -61,22 +62,24 @@ pub const PERIOD_SECONDS: i64 = 10;
 ///
 /// # Errors
 /// `STATUS_OBJECT_NAME_COLLISION` for a name in use (compared case-insensitively),
-/// `STATUS_INSUFFICIENT_RESOURCES` when the registry is full or memory ran out, and
-/// `STATUS_INVALID_PARAMETER_2` for an empty or over-long name.
+/// `STATUS_INSUFFICIENT_RESOURCES` when the registry is full or memory ran out,
+/// `STATUS_INVALID_PARAMETER_2` for an empty or over-long name, and
+/// `STATUS_INVALID_DEVICE_STATE` while the waves are frozen (the driver is loaded).
 pub fn add(name: &[u16], wave: Wave) -> Result<u32, NTSTATUS> {
     REGISTRY.insert(name, wave).map_err(|e| match e {
         RegistryError::NameTaken { .. } => STATUS_OBJECT_NAME_COLLISION,
         RegistryError::BadName => ffi::STATUS_INVALID_PARAMETER_2,
         RegistryError::Full | RegistryError::NoMemory => STATUS_INSUFFICIENT_RESOURCES,
+        RegistryError::Frozen => ffi::status::STATUS_INVALID_DEVICE_STATE,
     })
 }
 
-/// Removes a wave; `false` if no wave has this id.
+/// Removes a wave; `false` if no wave has this id or the waves are frozen.
 pub fn remove(id: u32) -> bool {
     REGISTRY.remove(id).is_some()
 }
 
-/// Removes every wave (at unload).
+/// Removes every wave (at unload, once thawed: a frozen registry keeps them).
 pub fn clear() {
     let ids: [u32; 64] = REGISTRY.read(|v| {
         let mut ids = [u32::MAX; 64];
@@ -97,10 +100,19 @@ pub fn values(wave: Wave, time: i64, counter_mask: u64) -> set::GeometricWaveVal
     values_at(wave, phase(time), counter_mask)
 }
 
-/// The position in the period at `time`, 0..10 (whole seconds): the triangle falls then rises,
-/// the square is high for the first half.
+/// Where in the period the waves are, as their values need it: computed once per collection,
+/// so that each wave's values take a multiplication and a mask.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Phase {
+    /// Whole seconds from the middle of the period (0..=5): the triangle falls then rises.
+    from_middle: u32,
+    /// All ones in the first half of the period, where the square is high; else 0.
+    high: u32,
+}
+
+/// The phase at `time` (100 ns units): the position in the period, 0..10 whole seconds.
 #[inline]
-fn phase(time: i64) -> u32 {
+fn phase(time: i64) -> Phase {
     // System time is never negative (100 ns units since 1601), so it is divided as unsigned:
     // a multiply per constant, about half the instructions of the signed `rem_euclid` (a
     // negative time, which no clock returns, still gives a phase in 0..10).
@@ -109,12 +121,18 @@ fn phase(time: i64) -> u32 {
         clippy::cast_possible_truncation,
         reason = "a remainder of the division by the period, below 10"
     )]
-    let phase = (seconds % PERIOD_SECONDS.unsigned_abs()) as u32;
-    phase
+    let index = (seconds % PERIOD_SECONDS.unsigned_abs()) as u32;
+    Phase {
+        from_middle: 5u32.abs_diff(index),
+        high: if index < 5 { u32::MAX } else { 0 },
+    }
 }
 
 /// A phase [`phase`] never returns: not read yet.
-const NO_PHASE: u32 = u32::MAX;
+const NO_PHASE: Phase = Phase {
+    from_middle: u32::MAX,
+    high: 0,
+};
 
 /// [`values`] at a [`phase`]. With every counter asked for (the usual query) both values are
 /// computed without a test of the mask; otherwise the ones not asked for are left 0.
@@ -124,25 +142,40 @@ const NO_PHASE: u32 = u32::MAX;
               `CounterMask` queries), the call and its arguments cost about as much as the body"
 )]
 #[inline(always)]
-fn values_at(wave: Wave, index: u32, counter_mask: u64) -> set::GeometricWaveValues {
+fn values_at(wave: Wave, at: Phase, counter_mask: u64) -> set::GeometricWaveValues {
     let mut v = set::GeometricWaveValues::default();
     let all = counter_mask == u64::MAX;
     if all || counter_wanted(counter_mask, set::ids::WAVE_TRIANGLE) {
-        v.triangle = wave.minimum + wave.amplitude * 5u32.abs_diff(index) / 5;
+        v.triangle = wave.minimum + wave.amplitude * at.from_middle / 5;
     }
     if all || counter_wanted(counter_mask, set::ids::WAVE_SQUARE) {
-        v.square = wave.minimum + if index < 5 { wave.amplitude } else { 0 };
+        v.square = wave.minimum + (wave.amplitude & at.high);
     }
     v
 }
 
-/// The waves of a registry as the counterset's publisher: pcw-rt's safe callback filters,
-/// adds and polls the cancel event; this only offers the waves (all of them, or the one an
-/// `InstanceId` names, found in O(1)) and computes the values of the ones selected.
-pub struct Waves<'r>(pub &'r Registry<ffi::RegistryLock, Wave>);
+/// The waves of a frozen registry as the counterset's publisher: pcw-rt's safe callback
+/// filters, adds and polls the cancel event; this only offers the waves (all of them, or the
+/// one an `InstanceId` names, found in O(1)) and computes the values of the ones selected. It
+/// reads the registry with no lock ([`Registry::read_frozen`]).
+pub struct Waves<'r>(&'r Registry<ffi::RegistryLock, Wave>);
+
+impl<'r> Waves<'r> {
+    /// The publisher of `registry`'s waves.
+    ///
+    /// # Safety
+    /// The publisher is visited only while `registry` is frozen ([`Registry::freeze`]): it is
+    /// registered after the freeze, and the registry is thawed only once `PcwUnregister` has
+    /// returned (or the publisher is visited no more).
+    pub const unsafe fn new(registry: &'r Registry<ffi::RegistryLock, Wave>) -> Self {
+        Self(registry)
+    }
+}
 
 /// The driver's publisher, over [`REGISTRY`] (registered with `register_publisher`).
-pub static PUBLISHER: Waves<'static> = Waves(&REGISTRY);
+// SAFETY: `lifecycle::load` freezes `REGISTRY` before registering this publisher, and
+// `lifecycle::unload` thaws it only after unregistering it.
+pub static PUBLISHER: Waves<'static> = unsafe { Waves::new(&REGISTRY) };
 
 /// Offers one wave (the `InstanceId` lookup), its values computed now if the query selects it.
 #[expect(
@@ -175,53 +208,54 @@ impl Publish<set::Set> for Waves<'_> {
                 // `instances`, not `instance` in a loop: the visitor's state stays in registers
                 // (measured with callgrind: a loop of `instance` calls behind the registry's closure
                 // cost 37 instructions per instance against 16).
-                self.0.read(
-                    #[inline(always)]
-                    |view| {
-                        // The phase the values are computed at: the clock read once per collection, and
-                        // only when an instance is selected (a query that selects none, or an
-                        // enumeration, needs no clock). When every instance will be, with every counter
-                        // (the usual query), before the loop, whose values then need no test of the
-                        // mask or of the phase; otherwise when the first instance is (`NO_PHASE` until
-                        // then: one register in the loop, where an `Option` takes two).
-                        if visitor.collecting() && visitor.selects_all() {
-                            if view.is_empty() {
-                                return ControlFlow::Continue(());
-                            }
-                            let at = phase(ffi::system_time());
-                            // Every counter asked for (the usual query): no test of the mask either.
-                            if visitor.counters() == CounterMask::ALL {
+                // SAFETY: visited only while the registry is frozen (`Waves::new`'s contract).
+                unsafe {
+                    self.0.read_frozen(
+                        #[inline(always)]
+                        |view| {
+                            // The phase the values are computed at: the clock read once per collection,
+                            // and not for an enumeration. When every instance is selected (the usual
+                            // query), before the loop, whose values then need no test of the phase (nor
+                            // of the mask, with every counter asked for) — without testing for an empty
+                            // registry first (measured with callgrind; the driver's waves are never
+                            // empty while registered); otherwise when the first instance is selected
+                            // (`NO_PHASE` until then), so that a query which selects none reads no clock.
+                            if visitor.collecting() && visitor.selects_all() {
+                                let at = phase(ffi::system_time());
+                                // Every counter asked for (the usual query): no test of the mask either.
+                                if visitor.counters() == CounterMask::ALL {
+                                    return visitor.instances(
+                                        view.iter(),
+                                        #[inline(always)]
+                                        |e| (e.name(), e.id()),
+                                        #[inline(always)]
+                                        |e, _| values_at(*e.value(), at, u64::MAX),
+                                    );
+                                }
                                 return visitor.instances(
                                     view.iter(),
                                     #[inline(always)]
                                     |e| (e.name(), e.id()),
                                     #[inline(always)]
-                                    |e, _| values_at(*e.value(), at, u64::MAX),
+                                    |e, counters| values_at(*e.value(), at, counters.bits()),
                                 );
                             }
-                            return visitor.instances(
+                            let mut at = NO_PHASE;
+                            visitor.instances(
                                 view.iter(),
                                 #[inline(always)]
                                 |e| (e.name(), e.id()),
                                 #[inline(always)]
-                                |e, counters| values_at(*e.value(), at, counters.bits()),
-                            );
-                        }
-                        let mut at = NO_PHASE;
-                        visitor.instances(
-                            view.iter(),
-                            #[inline(always)]
-                            |e| (e.name(), e.id()),
-                            #[inline(always)]
-                            |e, counters| {
-                                if at == NO_PHASE {
-                                    at = phase(ffi::system_time());
-                                }
-                                values_at(*e.value(), at, counters.bits())
-                            },
-                        )
-                    },
-                )
+                                |e, counters| {
+                                    if at == NO_PHASE {
+                                        at = phase(ffi::system_time());
+                                    }
+                                    values_at(*e.value(), at, counters.bits())
+                                },
+                            )
+                        },
+                    )
+                }
             },
         )
     }
@@ -233,17 +267,20 @@ impl Publish<set::Set> for Waves<'_> {
             visitor,
             #[inline(always)]
             |visitor| {
-                self.0.read(
-                    #[inline(always)]
-                    |view| {
-                        // A `match`, not `map_or`: a closure left out of line would take the visitor's
-                        // address and keep its state in memory for the whole callback.
-                        match view.get(id) {
-                            Some(e) => offer(visitor, e),
-                            None => ControlFlow::Continue(()),
-                        }
-                    },
-                )
+                // SAFETY: visited only while the registry is frozen (`Waves::new`'s contract).
+                unsafe {
+                    self.0.read_frozen(
+                        #[inline(always)]
+                        |view| {
+                            // A `match`, not `map_or`: a closure left out of line would take the visitor's
+                            // address and keep its state in memory for the whole callback.
+                            match view.get(id) {
+                                Some(e) => offer(visitor, e),
+                                None => ControlFlow::Continue(()),
+                            }
+                        },
+                    )
+                }
             },
         )
     }
@@ -254,12 +291,15 @@ impl Publish<set::Set> for Waves<'_> {
 /// benchmarks (crates/pcw-bench) run this same code over registries of up to 100 000 instances.
 ///
 /// # Safety
-/// `info` is NULL or a valid information block for `kind`, as PCW passes it to a callback.
+/// `info` is NULL or a valid information block for `kind`, as PCW passes it to a callback, and
+/// `registry` is frozen for the whole call ([`Waves::new`]).
 pub unsafe fn respond(
     registry: &Registry<ffi::RegistryLock, Wave>,
     kind: PCW_CALLBACK_TYPE,
     info: *const PCW_CALLBACK_INFORMATION,
 ) -> NTSTATUS {
+    // SAFETY: frozen for the call (contract).
+    let publisher = unsafe { Waves::new(registry) };
     // SAFETY: forwarded under this function's contract.
-    unsafe { ffi::respond::<set::Set, _>(&Waves(registry), kind, info) }
+    unsafe { ffi::respond::<set::Set, _>(&publisher, kind, info) }
 }

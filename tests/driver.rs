@@ -376,7 +376,15 @@ fn counter_mask_skips_unrequested_work() {
 fn the_adversarial_mask_against_a_long_name_finishes() {
     let k = boot(BUILD_SERVER_2022);
     let long: Vec<u16> = std::iter::repeat_n(u16::from(b'a'), 1000).collect();
+    // The waves are frozen while the driver is loaded: a change is refused.
+    assert_eq!(
+        waves::add(&long, waves::WAVES[0].1),
+        Err(pcw_driver::ffi::status::STATUS_INVALID_DEVICE_STATE)
+    );
+    // SAFETY: this test runs no collection or request while the waves are thawed.
+    unsafe { waves::REGISTRY.thaw() };
     let id = waves::add(&long, waves::WAVES[0].1).unwrap();
+    waves::REGISTRY.freeze();
     let started = std::time::Instant::now();
     let c = k.collect(WAVES, &mask("*a*a*a*a*a*a*a*a*b")).unwrap();
     assert!(c.instances.is_empty());
@@ -385,7 +393,11 @@ fn the_adversarial_mask_against_a_long_name_finishes() {
     assert_eq!(c.instances[0].id, id);
     // Not a timing test: an exponential matcher would not come back at all.
     assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    assert!(!waves::remove(id), "frozen");
+    // SAFETY: as above.
+    unsafe { waves::REGISTRY.thaw() };
     assert!(waves::remove(id));
+    waves::REGISTRY.freeze();
     assert!(shutdown(k).is_clean());
 }
 

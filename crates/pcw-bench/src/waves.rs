@@ -92,6 +92,8 @@ impl Population {
                 amplitude: wave.amplitude,
             });
         }
+        // As the driver's are between load and unload: read without a lock.
+        registry.freeze();
         Self {
             registry,
             names,
@@ -190,8 +192,8 @@ impl Call {
 /// (through a function pointer, with the registry as the callback context).
 ///
 /// # Safety
-/// As a `PCW_CALLBACK`: `info` is valid for `kind`; `context` points to a live
-/// `Registry<RegistryLock, Wave>`.
+/// As a `PCW_CALLBACK`: `info` is valid for `kind`; `context` points to a live, frozen
+/// `Registry<RegistryLock, Wave>` (a [`Population`]'s, frozen when it is made and never thawed).
 pub unsafe extern "system" fn registry_callback(
     kind: i32,
     info: *const PCW_CALLBACK_INFORMATION,
@@ -199,7 +201,8 @@ pub unsafe extern "system" fn registry_callback(
 ) -> NTSTATUS {
     // SAFETY: the context registered with this callback is always a live registry of waves.
     let registry = unsafe { &*context.cast::<Registry<RegistryLock, Wave>>() };
-    // SAFETY: `info` is valid for `kind` (PCW_CALLBACK contract, forwarded).
+    // SAFETY: `info` is valid for `kind` (PCW_CALLBACK contract, forwarded); the registry is
+    // frozen for good (contract).
     unsafe { driver_waves::respond(registry, kind, info) }
 }
 
