@@ -42,6 +42,9 @@ static ADD_COUNTER_CALLS: AtomicU32 = AtomicU32::new(0);
 /// While set, an `AddCounter` callback waits (with `IN_ADD_COUNTER` set) until it is cleared.
 static HOLD_ADD_COUNTER: AtomicBool = AtomicBool::new(false);
 static IN_ADD_COUNTER: AtomicBool = AtomicBool::new(false);
+/// When not 0, an `AddCounter` callback unregisters this registration (its own) and clears it.
+static UNREGISTER_FROM_CALLBACK: std::sync::atomic::AtomicIsize =
+    std::sync::atomic::AtomicIsize::new(0);
 
 fn descriptors() -> [PCW_COUNTER_DESCRIPTOR; 2] {
     [
@@ -84,6 +87,11 @@ unsafe extern "system" fn callback(
     let info = unsafe { &*info };
     if kind == PcwCallbackAddCounter {
         ADD_COUNTER_CALLS.fetch_add(1, Ordering::Relaxed);
+        let own = UNREGISTER_FROM_CALLBACK.swap(0, Ordering::SeqCst);
+        if own != 0 {
+            // SAFETY: a handle PcwRegister returned.
+            unsafe { PcwUnregister(own) };
+        }
         if HOLD_ADD_COUNTER.load(Ordering::SeqCst) {
             IN_ADD_COUNTER.store(true, Ordering::SeqCst);
             while HOLD_ADD_COUNTER.load(Ordering::SeqCst) {
@@ -499,7 +507,12 @@ fn unregister_waits_for_a_running_callback_of_the_registration() {
     // before the scope joins the consumer.
     std::thread::scope(|s| {
         let consumer = s.spawn(|| k.notify("Held Waves", true, 1));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         while !IN_ADD_COUNTER.load(Ordering::SeqCst) {
+            assert!(
+                !consumer.is_finished() && std::time::Instant::now() < deadline,
+                "the callback never started"
+            );
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
         let provider = s.spawn(|| {
@@ -526,6 +539,21 @@ fn unregister_waits_for_a_running_callback_of_the_registration() {
     // Gone: no callback of it runs any more.
     assert!(k.notify("Held Waves", true, 1).is_err());
     assert!(k.teardown().is_clean());
+}
+
+/// Real PCW would wait forever for the callback that is unregistering its own registration; the
+/// simulator says so instead of hanging.
+#[test]
+fn unregistering_from_the_registrations_own_callback_is_misuse() {
+    let k = Kernel::boot(BUILD_SERVER_2022);
+    let (status, handle) = register(PCW_VERSION_2, 0, "Self Waves");
+    assert_eq!(status, STATUS_SUCCESS);
+    UNREGISTER_FROM_CALLBACK.store(handle, Ordering::SeqCst);
+    assert_eq!(k.notify("Self Waves", true, 1).unwrap(), [STATUS_SUCCESS]);
+    assert!(k.notify("Self Waves", true, 1).is_err(), "unregistered");
+    let report = k.teardown();
+    assert_eq!(report.misuse, [Misuse::UnregisterInCallback]);
+    assert!(report.bugchecks.is_empty());
 }
 
 #[test]

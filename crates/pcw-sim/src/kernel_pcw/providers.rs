@@ -52,6 +52,9 @@ pub enum Misuse {
     DuplicateName(String),
     /// `PcwAddInstance` called with a buffer handle that is not a live collection.
     StaleBuffer,
+    /// `PcwUnregister` of a registration from inside one of its own callbacks: real PCW waits
+    /// for the registration's running callbacks, so it would wait for itself forever.
+    UnregisterInCallback,
 }
 
 /// A `PCW_COUNTER_DESCRIPTOR` as registered.
@@ -144,12 +147,19 @@ impl Running {
             return None;
         }
         *st.running.entry(registration).or_default() += 1;
+        RUNNING_HERE.with(|r| r.borrow_mut().push(registration));
         Some(Self(registration))
     }
 }
 
 impl Drop for Running {
     fn drop(&mut self) {
+        RUNNING_HERE.with(|r| {
+            let mut r = r.borrow_mut();
+            if let Some(at) = r.iter().rposition(|h| *h == self.0) {
+                r.remove(at);
+            }
+        });
         let mut st = state();
         if let Some(n) = st.running.get_mut(&self.0) {
             *n = n.saturating_sub(1);
@@ -163,12 +173,15 @@ impl Drop for Running {
 }
 
 /// Waits, releasing `st` meanwhile, until no callback of `registration` runs — unless this
-/// thread is itself running a provider callback, whose own return the wait would need.
+/// thread is itself running a callback of `registration`, whose own return the wait would
+/// need (real PCW would hang there; the simulator records [`Misuse::UnregisterInCallback`]
+/// and goes on).
 pub(super) fn wait_for_callbacks(
-    st: MutexGuard<'static, State>,
+    mut st: MutexGuard<'static, State>,
     registration: isize,
 ) -> MutexGuard<'static, State> {
-    if PROVIDER.with(|p| p.get().0) {
+    if RUNNING_HERE.with(|r| r.borrow().contains(&registration)) {
+        st.misuse.push(Misuse::UnregisterInCallback);
         return st;
     }
     CALLBACK_RETURNED
@@ -179,6 +192,8 @@ pub(super) fn wait_for_callbacks(
 std::thread_local! {
     /// (a provider callback is running on this thread, simulator DDIs entered from it).
     static PROVIDER: std::cell::Cell<(bool, u32)> = const { std::cell::Cell::new((false, 0)) };
+    /// The registrations whose callbacks this thread is running (innermost last).
+    static RUNNING_HERE: std::cell::RefCell<Vec<isize>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Whether the current thread is running provider code: inside a `PCW_CALLBACK` the simulator
