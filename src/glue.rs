@@ -228,7 +228,8 @@ mod runtime {
 
     /// The pool tag of every allocation: `PcwR` (read backwards in pool dumps).
     const POOL_TAG: u32 = u32::from_le_bytes(*b"PcwR");
-    /// `POOL_FLAG_NON_PAGED`: the registries are read at APC_LEVEL under a push lock.
+    /// `POOL_FLAG_NON_PAGED`: the registries are read at APC_LEVEL (the queues' under a push
+    /// lock; the waves', frozen, with none).
     const POOL_FLAG_NON_PAGED: u64 = 0x40;
 
     /// Non-paged pool, zeroed by `ExAllocatePool2`.

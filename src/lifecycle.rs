@@ -35,12 +35,18 @@ pub fn load() -> Result<(), NTSTATUS> {
     if STATE.read(Option::is_some) {
         return Ok(());
     }
+    // Frozen here only if another load is installing them now (DriverEntry runs once; a host
+    // test could race two loads): that load's waves stay as they are.
+    if waves::REGISTRY.is_frozen() {
+        return Err(ffi::status::STATUS_INVALID_DEVICE_STATE);
+    }
     stats::STATS.reset(ffi::perf_counter().0);
     for (name, wave) in waves::WAVES {
         let units: [u16; 16] = ffi::ascii_units(name);
         let len = name.len().min(units.len());
         if let Err(status) = waves::add(units.get(..len).unwrap_or_default(), wave) {
-            // SAFETY: not frozen yet, and nothing reads the waves before they are registered.
+            // SAFETY: not frozen (tested above; only `load` freezes them), and nothing reads
+            // the waves before they are registered.
             unsafe { discard_waves() };
             return Err(status);
         }
@@ -67,7 +73,9 @@ pub fn load() -> Result<(), NTSTATUS> {
 /// Registers the three sets in order; on failure the ones already registered are dropped
 /// (unregistered) as this function returns.
 fn register_all() -> Result<(Loaded, dynamic_queues::Registration), NTSTATUS> {
-    let waves = geometric_waves::register_publisher(&waves::PUBLISHER)?;
+    // SAFETY: the waves are frozen (by `load`, before calling this) until `unload` has
+    // unregistered the publisher, or until a failed load has dropped its registration.
+    let waves = geometric_waves::register_publisher(unsafe { waves::publisher() })?;
     let statistics = provider_statistics::register_publisher(&stats::STATS)?;
     // SAFETY: no callback: the set's instances are made with PcwCreateInstance.
     let queues = unsafe { dynamic_queues::register(None, core::ptr::null_mut()) }?;

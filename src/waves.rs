@@ -172,10 +172,21 @@ impl<'r> Waves<'r> {
     }
 }
 
+/// The driver's publisher, over [`REGISTRY`]: private, so that no safe code can register it
+/// (the generated `register_publisher` is safe) while the waves are thawed; [`publisher`] hands
+/// it out under its contract.
+// SAFETY: handed out only by `publisher`, whose callers visit it only while `REGISTRY` is
+// frozen.
+static PUBLISHER: Waves<'static> = unsafe { Waves::new(&REGISTRY) };
+
 /// The driver's publisher, over [`REGISTRY`] (registered with `register_publisher`).
-// SAFETY: `lifecycle::load` freezes `REGISTRY` before registering this publisher, and
-// `lifecycle::unload` thaws it only after unregistering it.
-pub static PUBLISHER: Waves<'static> = unsafe { Waves::new(&REGISTRY) };
+///
+/// # Safety
+/// It is visited only while [`REGISTRY`] is frozen: `lifecycle::load` freezes the waves before
+/// registering it, and `lifecycle::unload` thaws them only after unregistering it.
+pub const unsafe fn publisher() -> &'static Waves<'static> {
+    &PUBLISHER
+}
 
 /// Offers one wave (the `InstanceId` lookup), its values computed now if the query selects it.
 #[expect(

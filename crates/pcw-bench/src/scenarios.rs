@@ -75,6 +75,9 @@ pub fn driver_cases() -> Vec<Case> {
     vec![
         c_case,
         Case::new("callback/driver/3/host".to_owned(), 3, move || {
+            // SAFETY: visited while the driver is loaded (its waves frozen; this case loads
+            // it, above).
+            let publisher = unsafe { pcw_driver::waves::publisher() };
             // SAFETY: a valid CollectData block, as PCW passes it (the no-op PCW ignores the
             // buffer), and the context the driver registers: its static publisher.
             status(unsafe {
@@ -84,7 +87,7 @@ pub fn driver_cases() -> Vec<Case> {
                 >(
                     pcw_driver::ffi::PcwCallbackCollectData,
                     call.info(),
-                    core::ptr::from_ref(&pcw_driver::waves::PUBLISHER).cast(),
+                    core::ptr::from_ref(publisher).cast(),
                 )
             })
         }),
