@@ -183,10 +183,9 @@ fn main() {
         .configure_from_args();
     let file = "bench.man";
     let config = Config::new();
-    // One operation over every size before the next operation: an operation's scaling is then
-    // measured on the heap its own smaller runs left, not on what a heavier operation (generate
-    // keeps the most) left just before it (measured: the kernel-mode lint took 2.58x from
-    // 64 000 to 128 000 counters interleaved with generate and inspect, 2.08x alone).
+    // One operation over every size before the next operation; `scripts/bench.sh` runs each
+    // operation in a process of its own (its argument filters the rest out), since in one
+    // process an operation that follows a heavier one is measured on the heap that one left.
     let manifests: Vec<(usize, Vec<u8>)> = sizes
         .iter()
         .map(|&n| (n, valid(&Spec::kernel(n))))
