@@ -11,8 +11,21 @@ use pcw_harness::{BUILD_SERVER_2022, Kernel, Request, finish};
 
 const SET: &str = "Checksum Driver Algorithms";
 
+/// Held for the whole of each test: both use the driver's one registration slot, which only
+/// `DriverEntry` and `DriverUnload` touch, never at once. Run in parallel, the second test's
+/// stale registration, replaced by the first test's `register`, would be dropped — unregistering
+/// the first test's handle, since a freshly booted kernel hands out the same handles again.
+static DRIVER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn driver() -> std::sync::MutexGuard<'static, ()> {
+    DRIVER
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 #[test]
 fn the_publisher_alone_offers_one_instance_per_algorithm() {
+    let _driver = driver();
     let kernel = Kernel::boot(BUILD_SERVER_2022);
     for algorithm in Algorithm::ALL {
         algorithm.stats().reset();
@@ -48,6 +61,7 @@ fn the_publisher_alone_offers_one_instance_per_algorithm() {
 /// What `finish` says about a publisher that is never unregistered.
 #[test]
 fn a_registration_left_open_is_named_at_the_end() {
+    let _driver = driver();
     let kernel = Kernel::boot(BUILD_SERVER_2022);
     counters::register().unwrap();
     let e = finish(kernel).unwrap_err();
