@@ -78,13 +78,23 @@ pub fn driver_cases() -> Vec<Case> {
             // SAFETY: visited while the driver is loaded (its waves frozen; this case loads
             // it, above).
             let publisher = unsafe { pcw_driver::waves::publisher() };
-            // SAFETY: a valid CollectData block, as PCW passes it (the no-op PCW ignores the
-            // buffer), and the context the driver registers: its static publisher.
-            status(unsafe {
+            // The entry point the driver registers, called as PCW calls it and as the image's
+            // is called: through a pointer, so that it is measured as compiled, its test of a
+            // NULL context included, not inlined into this closure with the context known.
+            let callback: unsafe extern "system" fn(
+                pcw_driver::ffi::PCW_CALLBACK_TYPE,
+                *const pcw_driver::ffi::PCW_CALLBACK_INFORMATION,
+                *const core::ffi::c_void,
+            ) -> pcw_driver::ffi::NTSTATUS = core::hint::black_box(
                 pcw_driver::ffi::callback::<
                     pcw_driver::countersets::pcw_driver::geometric_waves::Set,
                     pcw_driver::waves::Waves<'static>,
-                >(
+                >,
+            );
+            // SAFETY: a valid CollectData block, as PCW passes it (the no-op PCW ignores the
+            // buffer), and the context the driver registers: its static publisher.
+            status(unsafe {
+                callback(
                     pcw_driver::ffi::PcwCallbackCollectData,
                     call.info(),
                     core::ptr::from_ref(publisher).cast(),
