@@ -639,6 +639,121 @@ fn counter_block_gaps_are_checked_byte_by_byte() {
     }
 }
 
+/// The verdict on `bytes`, a valid snapshot but for the records of `set`, had those records
+/// been checked by `check_record` alone (the other sets pass, and none after a refused set is
+/// read).
+fn verdict_by_fields(bytes: &[u8], set: &SetView<'_>) -> Result<(), SnapshotError> {
+    let end = set.offset() + set.byte_len();
+    let start = end - set.records().len();
+    let records = (start, end, set.instance_count());
+    match check::walk_by_fields(bytes, records, set.counter_sizes()) {
+        Err(e) => Err(e),
+        Ok(at) if at != end => Err(SnapshotError::BadLength {
+            offset: set.offset(),
+        }),
+        Ok(_) => Ok(()),
+    }
+}
+
+/// The records of a set of each counter-block length the parse loop has masks for (1 to 4
+/// words) and of one it has none for, with names short and long (so some records are read
+/// through a window of the longest short record, some through the exact record, the last of
+/// a set with the room it leaves): any change to a byte of them, or to the name's and the
+/// definition's lengths together, gets the verdict and the offset `check_record` alone gives.
+#[test]
+fn the_record_tests_of_the_parse_loop_agree_with_the_field_by_field_check() {
+    let layouts: [&[u8]; 6] = [&[], &[4], &[8], &[4, 4, 8], &[4, 4, 8, 8], &[8, 8, 8, 8]];
+    let lengths = (0..=17u16).chain([30, 31, 1]);
+    for sizes in layouts {
+        let values: Vec<u64> = sizes
+            .iter()
+            .map(|s| 0x0102_0304_0506_0708 >> (64 - 8 * u32::from(*s)))
+            .collect();
+        let instances: Vec<MInst> = lengths
+            .clone()
+            .enumerate()
+            .map(|(k, n)| MInst {
+                id: k as u32,
+                parent: PARENT_NONE,
+                name: (0..n).map(|i| 0x0141 + i).collect(),
+                values: values.clone(),
+            })
+            .collect();
+        let sets = [MSet {
+            index: 1,
+            multi: true,
+            sizes: sizes.to_vec(),
+            instances,
+        }];
+        let good = round_trip(&sets);
+        let snap = Snapshot::parse(&good).unwrap();
+        let set = snap.sets().next().unwrap();
+        let start = set.offset() + set.byte_len() - set.records().len();
+        let mut checked = 0;
+        let mut refused = 0;
+        let mut agree = |b: &[u8], what: &dyn Fn() -> alloc::string::String| {
+            let expected = verdict_by_fields(b, &set);
+            assert_eq!(
+                Snapshot::parse(b).map(|_| ()),
+                expected,
+                "{sizes:?}: {}",
+                what()
+            );
+            checked += 1;
+            refused += usize::from(expected.is_err());
+        };
+        for at in start..good.len() {
+            for x in [0x01, 0x02, 0x04, 0x10, 0x80, 0xFF, good[at]] {
+                let mut b = good.clone();
+                b[at] ^= x;
+                agree(&b, &|| alloc::format!("byte {at} ^ {x:#04x}"));
+            }
+        }
+        // A name length other than the record's, its `ByteLength` following it or not.
+        for i in set.instances() {
+            for name_length in 0..=40u32 {
+                for area in 0..=6u32 {
+                    let mut b = good.clone();
+                    b[i.offset()..i.offset() + 4].copy_from_slice(&(24 + 8 * area).to_le_bytes());
+                    b[i.offset() + 20..i.offset() + 24].copy_from_slice(&name_length.to_le_bytes());
+                    agree(&b, &|| {
+                        alloc::format!(
+                            "record at {}: NameLength {name_length}, area {area}",
+                            i.offset()
+                        )
+                    });
+                }
+            }
+        }
+        assert!(
+            refused > 0 && refused < checked,
+            "{sizes:?}: both verdicts occur"
+        );
+    }
+}
+
+/// The 16-byte test of a short name's units against the unit-by-unit one, for every pattern of
+/// zero and non-zero units (a non-zero unit with either byte zero, or both set).
+#[test]
+fn unit_zeros_finds_exactly_the_zero_units() {
+    use super::check::{unit_zeros, unit_zeros_by_unit};
+    for pattern in 0..=u16::MAX {
+        let mut units = [0u8; 32];
+        for (k, unit) in units.chunks_exact_mut(2).enumerate() {
+            if pattern & (1 << k) == 0 {
+                unit.copy_from_slice(&[[0x41, 0], [0, 0x41], [0x80, 0xFF]][k % 3]);
+            }
+        }
+        let words: Vec<[u8; 8]> = units
+            .chunks_exact(8)
+            .map(|c| c.try_into().unwrap())
+            .collect();
+        let name = [&words[0], &words[1], &words[2], &words[3]];
+        assert_eq!(unit_zeros(name), u32::from(pattern));
+        assert_eq!(unit_zeros_by_unit(name), u32::from(pattern));
+    }
+}
+
 #[test]
 fn name_areas_are_checked_and_add_up() {
     use SnapshotError as E;
