@@ -219,8 +219,20 @@ fn write_record_batch(
     if let Some(last) = record.get_mut(3 + quads) {
         *last = [0; 8];
     }
-    if let Some(def) = record.first_chunk_mut::<3>() {
-        *def = definition(n);
+    // The words `definition` gives, each from what the loop has at hand: `ByteLength` from
+    // the area's words, the third word as `NameOffset` (the name follows the definition) and
+    // `NameLength` apart. Built as `definition` builds them, they took two more registers
+    // where the loop has none to spare, and it spilled and shuffled others (measured with
+    // callgrind: 71 → 58 instructions per record in the bench).
+    if let Some([byte_length, fixed, name_at]) = record.first_chunk_mut::<3>() {
+        *byte_length = ((inf::LEN + 8 + 8 * quads) as u64).to_le_bytes();
+        *fixed = DEF_WORD1.to_le_bytes();
+        if let Some((offset, length)) = name_at.split_first_chunk_mut::<4>()
+            && let Some(length) = length.first_chunk_mut::<4>()
+        {
+            *offset = len32(inf::LEN).to_le_bytes();
+            *length = len32(2 * n + 2).to_le_bytes();
+        }
     }
     let window = match (name.first_chunk::<8>(), name.last_chunk::<8>()) {
         (Some(head), Some(tail)) if n <= 16 => record
