@@ -1160,6 +1160,126 @@ fn batch_of_a_long_counter_block_writes_what_single_calls_write() {
     );
 }
 
+/// Block layouts for [`batch_writes_what_single_calls_write_for_names_of_every_length`], with
+/// [`Layout`] and [`Wide`]: of one to four words (the blocks whose stores the batch loop
+/// compiles from a plan; the bench's is `Quad`), with gaps and counters of no bytes.
+struct Quad;
+impl CounterSizes<4> for Quad {
+    const SIZES: [u8; 4] = [4, 4, 8, 8];
+}
+struct Half;
+impl CounterSizes<1> for Half {
+    const SIZES: [u8; 1] = [4];
+}
+struct Gapped;
+impl CounterSizes<3> for Gapped {
+    const SIZES: [u8; 3] = [0, 4, 8];
+}
+struct Spread;
+impl CounterSizes<5> for Spread {
+    const SIZES: [u8; 5] = [8, 4, 0, 4, 8];
+}
+
+/// What a set of `L`'s layout of `records` writes into a buffer of `cap` bytes of 0xA5,
+/// through `instances` (`batch`) or one `instance` call per record: the calls' result,
+/// `finish`'s, and the buffer.
+fn write_set<L: CounterSizes<N>, const N: usize>(
+    records: &[Record<'_, N>],
+    cap: usize,
+    batch: bool,
+) -> (
+    Result<(), SnapshotError>,
+    Result<usize, SnapshotError>,
+    Vec<u8>,
+) {
+    let mut buf = vec![0xA5u8; cap];
+    let mut wr = SnapshotWriter::new(&mut buf, HDR);
+    let result = wr
+        .begin_set(3, true, &L::SIZES, records.len() as u32)
+        .and_then(|()| {
+            if batch {
+                wr.instances::<L, _, _>(records.iter().copied())
+            } else {
+                records
+                    .iter()
+                    .try_for_each(|r| wr.instance(r.id, r.parent, r.name, &r.values))
+            }
+        });
+    let finished = wr.finish();
+    (result, finished, buf)
+}
+
+/// `instances` writes the bytes `instance` writes for names of every length from 0 to 40
+/// units (the batch copies the usual lengths its own way), with a 0 unit anywhere, and in a
+/// buffer that ends at every byte of the snapshot.
+#[test]
+fn batch_writes_what_single_calls_write_for_names_of_every_length() {
+    fn records<const N: usize>(names: &[Vec<u16>]) -> Vec<Record<'_, N>> {
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| Record {
+                id: 0x1000 + i as u32,
+                parent: if i % 2 == 0 {
+                    PARENT_NONE
+                } else {
+                    i as u32 - 1
+                },
+                name,
+                values: core::array::from_fn(|k| {
+                    0x0102_0304_0506_0708u64.wrapping_mul((N * i + k + 1) as u64)
+                }),
+            })
+            .collect()
+    }
+    fn check<L: CounterSizes<N>, const N: usize>() {
+        let names: Vec<Vec<u16>> = (0..=40u16)
+            .map(|n| (0..n).map(|i| 0x4101 + 0x0100 * n + i).collect())
+            .collect();
+        let all = records::<N>(&names);
+        let full = {
+            let mut wr = SnapshotWriter::measuring(HDR);
+            wr.begin_set(3, true, &L::SIZES, all.len() as u32).unwrap();
+            wr.instances::<L, _, _>(all.iter().copied()).unwrap();
+            wr.finish().unwrap()
+        };
+        for cap in 0..=full + 8 {
+            let batch = write_set::<L, N>(&all, cap, true);
+            assert_eq!(
+                batch,
+                write_set::<L, N>(&all, cap, false),
+                "{:?}: {cap} bytes",
+                L::SIZES
+            );
+            assert_eq!(batch.1.is_ok(), cap >= full, "{cap}");
+        }
+        for n in 1..names.len() {
+            for at in 0..n {
+                let mut holed = names.clone();
+                holed[n][at] = 0;
+                let holed = records::<N>(&holed);
+                let batch = write_set::<L, N>(&holed, full, true);
+                assert_eq!(
+                    batch,
+                    write_set::<L, N>(&holed, full, false),
+                    "{:?}: a 0 unit at {at} of {n}",
+                    L::SIZES
+                );
+                assert!(
+                    matches!(batch.0, Err(SnapshotError::BadName { .. })),
+                    "{n}, {at}"
+                );
+            }
+        }
+    }
+    check::<Quad, 4>();
+    check::<Half, 1>();
+    check::<Gapped, 3>();
+    check::<Spread, 5>();
+    check::<Layout, 3>();
+    check::<Wide, 5>();
+}
+
 /// Names for [`batch_writes_what_single_calls_write`]: mostly valid, some with NUL units,
 /// some too long.
 fn arb_batch_name() -> impl Strategy<Value = Vec<u16>> {
