@@ -10,38 +10,48 @@ use super::layout::{
     DEF_WORD1, NAME_OFFSET, block_len_of, instance_len, name_area_len, round8, set_head_len, slots,
 };
 use super::{MAX_COUNTERS, MAX_INSTANCES, MAX_NAME_UNITS, SET_FLAG_MULTI, SnapshotError};
-/// Validates the set record at `pos` (8-aligned, inside `bytes`) and returns its index.
-pub(super) fn check_set(bytes: &[u8], pos: usize, last: Option<u16>) -> Result<u16, SnapshotError> {
+/// Validates the set record at `pos` (8-aligned, inside `bytes`), whose index must be at least
+/// `min_index`; returns its index and its end.
+pub(super) fn check_set(
+    bytes: &[u8],
+    pos: usize,
+    min_index: u32,
+) -> Result<(u16, usize), SnapshotError> {
     let total = bytes.len();
     let at = |off: usize| pos.saturating_add(off);
     let bad_len = SnapshotError::BadLength { offset: pos };
-    if at(sf::LEN) > total {
+    // The fixed part, read once: its fields need no bounds check of their own.
+    let Some(fixed) = bytes
+        .get(pos..)
+        .and_then(<[u8]>::first_chunk::<{ sf::LEN }>)
+    else {
         return Err(bad_len);
-    }
-    let set_len = bytes::u32_at(bytes, at(sf::SET_LEN)) as usize;
+    };
+    let u16_at = |off: usize| bytes::u16_at(fixed, off);
+    let set_len = bytes::u32_at(fixed, sf::SET_LEN) as usize;
     let end = pos.checked_add(set_len).ok_or(bad_len)?;
     if set_len < sf::LEN || !set_len.is_multiple_of(8) || end > total {
         return Err(bad_len);
     }
-    let index = bytes::u16_at(bytes, at(sf::INDEX));
-    if last.is_some_and(|l| index <= l) {
+    let index = u16_at(sf::INDEX);
+    if u32::from(index) < min_index {
         return Err(SnapshotError::BadIndex {
             offset: at(sf::INDEX),
         });
     }
-    let flags = bytes::u16_at(bytes, at(sf::FLAGS));
+    let flags = u16_at(sf::FLAGS);
     if flags & !SET_FLAG_MULTI != 0 {
         return Err(SnapshotError::Reserved {
             offset: at(sf::FLAGS),
         });
     }
-    let counters = bytes::u16_at(bytes, at(sf::COUNTER_COUNT));
+    let counters = u16_at(sf::COUNTER_COUNT);
     if counters > MAX_COUNTERS {
         return Err(SnapshotError::LimitExceeded {
             offset: at(sf::COUNTER_COUNT),
         });
     }
-    let count = bytes::u32_at(bytes, at(sf::INSTANCE_COUNT));
+    let count = bytes::u32_at(fixed, sf::INSTANCE_COUNT);
     let max = if flags & SET_FLAG_MULTI != 0 {
         MAX_INSTANCES
     } else {
@@ -57,10 +67,66 @@ pub(super) fn check_set(bytes: &[u8], pos: usize, last: Option<u16>) -> Result<u
     if head > set_len {
         return Err(bad_len);
     }
-    // `head <= set_len`: the sizes and the identities are inside the set.
-    let sizes = bytes
-        .get(at(sf::SIZES)..at(sf::SIZES + counters))
+    let (sizes, block_len, covered) = check_sizes(bytes, pos, counters, u16_at(sf::BLOCK_LEN))?;
+    // The identities hold any values. The records are whole words: the set and its head are
+    // multiples of 8 bytes. The loop compiled for the usual block lengths (the block's masks
+    // constant-sized).
+    let records = (at(head), end, count);
+    let block = (block_len, covered);
+    let ipos = match block_len / 8 {
+        1 => walk::<1>(bytes, records, block, sizes)?,
+        2 => walk::<2>(bytes, records, block, sizes)?,
+        3 => walk::<3>(bytes, records, block, sizes)?,
+        4 => walk::<4>(bytes, records, block, sizes)?,
+        _ => walk::<0>(bytes, records, block, sizes)?,
+    };
+    if ipos != end {
+        return Err(bad_len);
+    }
+    Ok((index, end))
+}
+
+/// The `counters` counter sizes of the set at `pos`, whose fixed part says `block_len` bytes of
+/// counter block, checked (sizes, block length, padding) when the set's head is inside it:
+/// the sizes, the block length and [`covered_halves`].
+#[expect(
+    clippy::inline_always,
+    reason = "part of `check_set`, once per set: measured, a call costs more than its work"
+)]
+#[inline(always)]
+fn check_sizes(
+    bytes: &[u8],
+    pos: usize,
+    counters: usize,
+    block_len: u16,
+) -> Result<(&[u8], usize, u64), SnapshotError> {
+    let at = |off: usize| pos.saturating_add(off);
+    // The sizes, whole words with their padding.
+    let area = bytes
+        .get(at(sf::SIZES)..at(sf::SIZES + round8(counters)))
         .unwrap_or(&[]);
+    let sizes = area.get(..counters).unwrap_or(&[]);
+    let (len, covered) = match sizes_layout(area.as_chunks::<8>().0, counters) {
+        Some(layout) => layout,
+        None => sizes_by_field(bytes, pos, sizes)?,
+    };
+    if usize::from(block_len) != len {
+        return Err(SnapshotError::BadLength {
+            offset: at(sf::BLOCK_LEN),
+        });
+    }
+    Ok((sizes, len, covered))
+}
+
+/// The counter sizes of the set at `pos` checked field by field, for the exact error: each
+/// size (`BadCounterSize`), then the counter block length, then the sizes' padding
+/// (`Reserved`); the block length and [`covered_halves`] if all hold.
+pub(super) fn sizes_by_field(
+    bytes: &[u8],
+    pos: usize,
+    sizes: &[u8],
+) -> Result<(usize, u64), SnapshotError> {
+    let at = |off: usize| pos.saturating_add(off);
     let block_len = block_len_of(sizes).map_err(|i| SnapshotError::BadCounterSize {
         offset: at(sf::SIZES + i),
     })?;
@@ -71,54 +137,196 @@ pub(super) fn check_set(bytes: &[u8], pos: usize, last: Option<u16>) -> Result<u
     }
     check_zero(
         bytes,
-        at(sf::SIZES + counters),
-        at(sf::SIZES + round8(counters)),
+        at(sf::SIZES + sizes.len()),
+        at(sf::SIZES + round8(sizes.len())),
     )?;
-    // The identities hold any values. The records are whole words: the set and its head are
-    // multiples of 8 bytes.
-    let block = BlockCheck::new(sizes, block_len);
-    // The loop compiled for the usual block lengths (the block's masks constant-sized).
-    let records = (at(head), end, count);
-    let ipos = match block.words {
-        1 => walk::<1>(bytes, records, &block, sizes)?,
-        2 => walk::<2>(bytes, records, &block, sizes)?,
-        3 => walk::<3>(bytes, records, &block, sizes)?,
-        4 => walk::<4>(bytes, records, &block, sizes)?,
-        _ => walk::<0>(bytes, records, &block, sizes)?,
-    };
-    if ipos != end {
-        return Err(bad_len);
-    }
-    Ok(index)
+    Ok((block_len, covered_halves(sizes)))
 }
 
-/// Checks the `count` instance records from `start` to `end` whose counter blocks `block`
-/// describes (`W` words; 0 for a length checked field by field); returns where they end.
+/// The 4-byte halves of the first 64 of a counter block of counters of `sizes` (each 0, 4 or
+/// 8) that `ByteLength` or a counter covers, one bit each (bit 0 `ByteLength`), counter by
+/// counter as `slots` lays them out: what [`sizes_layout`] works out four counters at a time.
+pub(super) fn covered_halves(sizes: &[u8]) -> u64 {
+    let mut covered = 1u64;
+    let mut h = 1u32;
+    for &size in sizes {
+        let n = u32::from(size / 4);
+        if n == 2 {
+            h += h & 1;
+        }
+        covered |= ((1u64 << n) - 1).checked_shl(h).unwrap_or(0);
+        h += n;
+    }
+    covered
+}
+
+/// The block length and [`covered_halves`] of `counters` counters whose sizes, then zero
+/// padding, are `words` (`counters` rounded up to whole words), if every size is 0, 4 or 8 and
+/// the padding is zero: whole words at a time, a table lookup per four counters. `None` sends
+/// the sizes to [`sizes_by_field`], which gives the same length and halves for what this
+/// accepts, and the exact error for the rest.
+#[expect(
+    clippy::inline_always,
+    reason = "called once per set; measured: the call and its result in memory cost more than \
+              the usual case's work"
+)]
+#[inline(always)]
+pub(super) fn sizes_layout(words: &[[u8; 8]], counters: usize) -> Option<(usize, u64)> {
+    match words {
+        // No counter: `ByteLength` and 4 bytes of padding.
+        [] => Some((8, 1)),
+        [word] => {
+            // Up to 8 counters, the common case: placed from half 1.
+            let w = u64::from_le_bytes(*word);
+            // The bytes after the sizes, shifted in two steps (8 × counters is up to 64).
+            let padding = (w >> 1) >> (8 * counters).saturating_sub(1);
+            let quarters = (w >> 2) & QUARTERS;
+            let first = quad(quarters, 1);
+            let mut covered = 1 | u64::from(first & QUAD_COVERED);
+            let mut h = u32::from(first >> QUAD_END_SHIFT);
+            if counters > 4 {
+                // From the even half at or before `h`, at most 10.
+                let base = h & !1;
+                let second = quad(quarters >> 32, h);
+                covered |= u64::from(second & QUAD_COVERED).wrapping_shl(base);
+                h = base + u32::from(second >> QUAD_END_SHIFT);
+            }
+            ((not_sizes(w) | padding) == 0).then_some((round8(4 * h as usize), covered))
+        }
+        _ => sizes_layout_words(words, counters),
+    }
+}
+
+/// [`sizes_layout`] for any number of words.
+pub(super) fn sizes_layout_words(words: &[[u8; 8]], counters: usize) -> Option<(usize, u64)> {
+    let mut stray = 0;
+    let mut covered = 1u64;
+    // The next free half (from the block's start).
+    let mut h = 1u32;
+    // Counters left from the word's first.
+    let mut left = counters;
+    for w in words {
+        let w = u64::from_le_bytes(*w);
+        stray |= not_sizes(w);
+        let quarters = (w >> 2) & QUARTERS;
+        for (k, quarters) in [quarters, quarters >> 32].into_iter().enumerate() {
+            // The second four only if they are not all padding.
+            if k == 1 && left <= 4 {
+                break;
+            }
+            let base = h & !1;
+            let group = quad(quarters, h);
+            covered |= u64::from(group & QUAD_COVERED)
+                .checked_shl(base)
+                .unwrap_or(0);
+            h = base + u32::from(group >> QUAD_END_SHIFT);
+        }
+        left = left.saturating_sub(8);
+    }
+    // The padding after the sizes (which the above places as sizes: the zero bytes it
+    // accepts take no room).
+    let used = 8 * (counters % 8);
+    if let Some(last) = words.last()
+        && used != 0
+    {
+        stray |= u64::from_le_bytes(*last) >> used;
+    }
+    (stray == 0).then_some((round8(4 * h as usize), covered))
+}
+
+/// Non-zero if a byte of `w` is not 0, 4 or 8: it has a bit other than 4's and 8's, or both.
+#[inline]
+const fn not_sizes(w: u64) -> u64 {
+    (w & 0xF3F3_F3F3_F3F3_F3F3) | (w & (w >> 1) & 0x0404_0404_0404_0404)
+}
+
+/// The low 2 bits of each byte: a size's quarters of 8 bytes (0, 1 or 2), once shifted right by
+/// 2.
+const QUARTERS: u64 = 0x0303_0303_0303_0303;
+
+/// The [`QUADS`] entry of the four counters whose quarters are the low 2 bits of the four low
+/// bytes of `quarters`, placed from a half of the parity of `h`.
+#[inline]
+fn quad(quarters: u64, h: u32) -> u16 {
+    // Byte k's bits move to bits 24 + 2k; no two products overlap below bit 32 (nor carry).
+    let [_, _, _, index, ..] = (quarters & 0x0303_0303)
+        .wrapping_mul(0x0104_1040)
+        .to_le_bytes();
+    QUADS
+        .get(usize::from(index) | (h as usize & 1) << 8)
+        .copied()
+        .unwrap_or(0)
+}
+
+/// [`QUADS`]' bits of the halves covered, from the group's first even half.
+const QUAD_COVERED: u16 = 0x03FF;
+/// Where [`QUADS`] holds the half after the group, from the group's first even half.
+const QUAD_END_SHIFT: u32 = 12;
+
+/// For each four counters of sizes (in quarters: 0, 1 or 2, index bits `2k..2k + 2` for
+/// counter `k`) placed from an odd half (index bit 8) or an even one: the halves they cover
+/// from the even half at or before the start, and (from bit [`QUAD_END_SHIFT`]) the half
+/// after them, as `slots` lays them out. A quarter of 3 is no size (such entries are 0).
+static QUADS: [u16; 512] = quads();
+
+#[expect(
+    clippy::indexing_slicing,
+    reason = "evaluated only at compile time, where an index out of bounds fails the build"
+)]
+const fn quads() -> [u16; 512] {
+    let mut table = [0u16; 512];
+    let mut index = 0u16;
+    while index < 512 {
+        // The half, from the even half at or before the first counter.
+        let mut half = index >> 8;
+        let mut covered = 0u16;
+        let mut counter = 0;
+        let mut valid = true;
+        while counter < 4 {
+            let quarters = (index >> (2 * counter)) & 3;
+            valid &= quarters < 3;
+            if quarters == 2 {
+                half += half & 1;
+            }
+            covered |= ((1 << quarters) - 1) << half;
+            half += quarters;
+            counter += 1;
+        }
+        if valid {
+            table[index as usize] = covered | half << QUAD_END_SHIFT;
+        }
+        index += 1;
+    }
+    table
+}
+
+/// Checks the `count` instance records from `start` to `end` of a set whose counter block is
+/// `block_len` bytes (`W` words; 0 for a block checked field by field) holding counters of
+/// `sizes`, `covered` its first 64 halves as [`covered_halves`] gives them; returns where the
+/// records end.
 #[inline]
 pub(super) fn walk<const W: usize>(
     bytes: &[u8],
     (start, end, count): (usize, usize, usize),
-    block: &BlockCheck,
+    (block_len, covered): (usize, u64),
     sizes: &[u8],
 ) -> Result<usize, SnapshotError> {
     // The records are whole words, ending at `end`: the set and its head are multiples of 8
     // bytes. So a record's position is `end` less the words left.
     let mut rest = bytes.get(start..end).unwrap_or(&[]).as_chunks::<8>().0;
     let mut left = count;
-    let zero = block.zero.first_chunk::<W>().copied();
-    let short = zero.map(|zero| ShortBlock::new(&zero, block.byte_length));
+    let masks = BlockMasks::<W>::new(block_len, covered);
+    // What `check_record` needs, made for the first record it examines.
+    let mut block = None;
     while left > 0 {
         // The usual case, in one pass over each record, for as many records as it accepts:
         // a short name with the room of the longest short record behind it, then any name; a
         // record neither accepts is examined field by field, for the exact error.
-        if let Some(zero) = &zero
-            && let Some(short) = &short
-            && W > 0
-        {
+        if W > 0 {
             loop {
-                if let Some(after) = short_record::<W>(rest, short) {
+                if let Some(after) = short_record::<W>(rest, &masks) {
                     rest = after;
-                } else if let Some(after) = valid_record::<W>(rest, zero, block.byte_length) {
+                } else if let Some(after) = valid_record::<W>(rest, &masks) {
                     rest = after;
                 } else {
                     break;
@@ -129,6 +337,7 @@ pub(super) fn walk<const W: usize>(
                 }
             }
         }
+        let block = block.get_or_insert_with(|| BlockCheck::new(sizes, block_len));
         let next = check_record(bytes, (end - 8 * rest.len(), end), sizes, block)?;
         rest = bytes.get(next..end).unwrap_or(&[]).as_chunks::<8>().0;
         left -= 1;
@@ -136,15 +345,12 @@ pub(super) fn walk<const W: usize>(
     Ok(end - 8 * rest.len())
 }
 
-/// Most counter-block words [`BlockCheck`] holds masks for.
+/// Most counter-block words [`BlockMasks`] are made for.
 pub(super) const MASKED_WORDS: usize = 4;
 
-/// A set's counter block as masks over its words: word 0's low half is `ByteLength`, and the
-/// bits set in `zero` must be zero (the bytes no counter covers).
+/// What [`check_record`] needs of a set's counter block besides its sizes.
 pub(super) struct BlockCheck {
     words: usize,
-    byte_length: u64,
-    zero: [u64; MASKED_WORDS],
     /// For a block of 5 to 64 words: [`gap_halves`], so that [`check_record`]'s work per
     /// record follows the block's bytes rather than its counter count (counters of size 0 take
     /// no bytes).
@@ -152,32 +358,12 @@ pub(super) struct BlockCheck {
 }
 
 impl BlockCheck {
-    /// The masks of a block of `block_len` bytes holding counters of `sizes`, each 0, 4 or 8
-    /// (checked by `block_len_of`), laid out as `slots` lays them out.
+    /// For a block of `block_len` bytes holding counters of `sizes`, each 0, 4 or 8 (checked by
+    /// `block_len_of`).
     fn new(sizes: &[u8], block_len: usize) -> Self {
-        let mut zero = [u64::MAX; MASKED_WORDS];
-        if let Some(first) = zero.first_mut() {
-            *first = 0xFFFF_FFFF_0000_0000;
-        }
         let words = block_len / 8;
-        // `slots`' layout, for the three sizes only (measured with callgrind: 30 → 10
-        // instructions a counter).
-        let mut end = bf::LEN;
-        for &size in sizes {
-            let (offset, covered) = match size {
-                8 => (round8(end), u64::MAX),
-                4 => (end, 0xFFFF_FFFF << (8 * (end % 8))),
-                _ => (end, 0),
-            };
-            end = offset + usize::from(size);
-            if let Some(word) = zero.get_mut(offset / 8) {
-                *word &= !covered;
-            }
-        }
         Self {
             words,
-            byte_length: block_len as u64,
-            zero,
             // Needed for every record only when no masks apply; otherwise worked out by
             // `check_record` when it reports an error.
             gaps: (words > MASKED_WORDS && words <= 64).then(|| gap_halves(sizes, words)),
@@ -257,19 +443,36 @@ const fn short_names() -> ShortNames {
     t
 }
 
-/// A set's counter block of `W` words as [`short_record`] tests it: each word XOR `xor`,
-/// masked by `mask`, is zero (word 0's low half, `ByteLength`, compared through `xor`).
-struct ShortBlock<const W: usize> {
+/// A set's counter block of `W` words (at most [`MASKED_WORDS`]) as [`short_record`] and
+/// [`valid_record`] test it: each word XOR `xor`, masked by `mask`, is zero (word 0's low half,
+/// `ByteLength`, compared through `xor`; elsewhere the bits no counter covers, which must be
+/// zero).
+pub(super) struct BlockMasks<const W: usize> {
     xor: [u64; W],
     mask: [u64; W],
 }
 
-impl<const W: usize> ShortBlock<W> {
-    fn new(zero: &[u64; W], byte_length: u64) -> Self {
+/// A word's mask from its two halves' bits (bit 0 the low half), set for a half no counter
+/// covers.
+const HALF_MASKS: [u64; 4] = [0, 0xFFFF_FFFF, 0xFFFF_FFFF_0000_0000, u64::MAX];
+
+impl<const W: usize> BlockMasks<W> {
+    /// For a block of `block_len` bytes whose first 64 halves `covered` marks as
+    /// [`covered_halves`] does.
+    #[inline]
+    pub(super) fn new(block_len: usize, covered: u64) -> Self {
+        let gaps = !covered;
         let mut xor = [0; W];
-        let mut mask = *zero;
+        let mut mask = [0; W];
+        for (k, m) in mask.iter_mut().enumerate() {
+            let [pair, ..] = (gaps >> (2 * k)).to_le_bytes();
+            *m = HALF_MASKS
+                .get(usize::from(pair & 3))
+                .copied()
+                .unwrap_or(u64::MAX);
+        }
         if let (Some(x), Some(m)) = (xor.first_mut(), mask.first_mut()) {
-            *x = byte_length;
+            *x = block_len as u64;
             *m |= 0xFFFF_FFFF;
         }
         Self { xor, mask }
@@ -288,7 +491,7 @@ impl<const W: usize> ShortBlock<W> {
 #[inline(always)]
 fn short_record<'r, const W: usize>(
     records: &'r [[u8; 8]],
-    block: &ShortBlock<W>,
+    block: &BlockMasks<W>,
 ) -> Option<&'r [[u8; 8]]> {
     let (window, _) = records.split_first_chunk::<SHORT_WINDOW>()?;
     let [w0, w1, w2, n0, n1, n2, n3, ..] = window;
@@ -377,13 +580,12 @@ pub(super) fn walk_by_fields(
     records: (usize, usize, usize),
     sizes: &[u8],
 ) -> Result<usize, SnapshotError> {
-    let block = BlockCheck::new(sizes, block_len_of(sizes).unwrap_or(0));
-    walk::<0>(bytes, records, &block, sizes)
+    let block_len = block_len_of(sizes).unwrap_or(0);
+    walk::<0>(bytes, records, (block_len, covered_halves(sizes)), sizes)
 }
 
 /// Whether `records` (whole words) starts with a valid instance record whose counter block is
-/// `W` words, `zero` the bits of each that must be zero and `byte_length` its length; the words
-/// after it if so. Accepts only what [`check_record`] accepts (word by word: the definition,
+/// `W` words as `masks` describes it; the words after it if so. Accepts only what [`check_record`] accepts (word by word: the definition,
 /// the name area's whole words of units, its last word of units, NUL and padding, then the
 /// counter block); `None` sends the record to [`check_record`].
 #[expect(
@@ -393,8 +595,7 @@ pub(super) fn walk_by_fields(
 #[inline(always)]
 pub(super) fn valid_record<'r, const W: usize>(
     records: &'r [[u8; 8]],
-    zero: &[u64; W],
-    byte_length: u64,
+    masks: &BlockMasks<W>,
 ) -> Option<&'r [[u8; 8]]> {
     let ([w0, w1, w2], tail) = records.split_first_chunk::<3>()?;
     let w2 = u64::from_le_bytes(*w2);
@@ -425,13 +626,10 @@ pub(super) fn valid_record<'r, const W: usize>(
         _ => name_stray(name, units),
     };
     // The counter block: `ByteLength`, and nothing where no counter is.
-    for (w, z) in block.iter().zip(zero) {
-        stray |= u64::from_le_bytes(*w) & z;
+    for ((w, x), m) in block.iter().zip(&masks.xor).zip(&masks.mask) {
+        stray |= (u64::from_le_bytes(*w) ^ x) & m;
     }
-    let first = block
-        .first()
-        .map_or(0, |w| u64::from_le_bytes(*w) & 0xFFFF_FFFF);
-    (stray == 0 && first == byte_length).then_some(after)
+    (stray == 0).then_some(after)
 }
 
 /// Non-zero unless the name area `name` (whole words) holds `units` units (`units < 4 ×

@@ -662,12 +662,25 @@ fn verdict_by_fields(bytes: &[u8], set: &SetView<'_>) -> Result<(), SnapshotErro
 /// definition's lengths together, gets the verdict and the offset `check_record` alone gives.
 #[test]
 fn the_record_tests_of_the_parse_loop_agree_with_the_field_by_field_check() {
-    let layouts: [&[u8]; 6] = [&[], &[4], &[8], &[4, 4, 8], &[4, 4, 8, 8], &[8, 8, 8, 8]];
+    let layouts: [&[u8]; 8] = [
+        &[],
+        &[4],
+        &[8],
+        &[4, 4, 8],
+        &[0, 8, 4, 0, 4],
+        &[4, 4, 8, 8],
+        &[4, 0, 0, 0, 4, 8, 4],
+        &[8, 8, 8, 8],
+    ];
     let lengths = (0..=17u16).chain([30, 31, 1]);
     for sizes in layouts {
         let values: Vec<u64> = sizes
             .iter()
-            .map(|s| 0x0102_0304_0506_0708 >> (64 - 8 * u32::from(*s)))
+            .map(|s| {
+                0x0102_0304_0506_0708u64
+                    .checked_shr(64 - 8 * u32::from(*s))
+                    .unwrap_or(0)
+            })
             .collect();
         let instances: Vec<MInst> = lengths
             .clone()
@@ -730,6 +743,168 @@ fn the_record_tests_of_the_parse_loop_agree_with_the_field_by_field_check() {
             "{sizes:?}: both verdicts occur"
         );
     }
+}
+
+/// The halves `covered_halves` marks are those of `ByteLength` and of the counters where
+/// `slots` (the V1 layout) puts them.
+#[test]
+fn covered_halves_are_the_layouts() {
+    let mut sizes = Vec::new();
+    for pattern in 0..3u32.pow(9) {
+        sizes.clear();
+        let mut p = pattern;
+        for _ in 0..9 {
+            sizes.push([0, 4, 8][(p % 3) as usize]);
+            p /= 3;
+        }
+        for n in 0..=sizes.len() {
+            let mut expected = 1u64;
+            for (offset, size) in layout::slots(&sizes[..n]) {
+                for half in offset / 4..(offset + size) / 4 {
+                    expected |= 1u64.checked_shl(half as u32).unwrap_or(0);
+                }
+            }
+            assert_eq!(
+                check::covered_halves(&sizes[..n]),
+                expected,
+                "{:?}",
+                &sizes[..n]
+            );
+        }
+    }
+}
+
+/// The sizes of a set read a word at a time (`sizes_layout`, its one-word case and its
+/// general one) against the field-by-field check: for counters of every valid size pattern
+/// up to 8 counters (and some of 9 to 24), then each size or padding byte made a value other
+/// than 0, 4 or 8 (or, for padding, 4 or 8), the same block length and halves when it
+/// accepts, and a refusal from the field-by-field check when it does not.
+#[test]
+fn the_sizes_read_by_words_agree_with_the_field_by_field_check() {
+    use check::{sizes_by_field, sizes_layout, sizes_layout_words};
+    // A set's fixed part (`BLOCK_LEN` the valid sizes' length), then the sizes and padding.
+    let set_of = |sizes: &[u8], block_len: usize| {
+        let mut b = vec![0u8; field::set::LEN];
+        b[field::set::BLOCK_LEN..][..2].copy_from_slice(&(block_len as u16).to_le_bytes());
+        b.extend_from_slice(sizes);
+        b.resize(field::set::LEN + sizes.len().div_ceil(8) * 8, 0);
+        b
+    };
+    let mut accepted = 0;
+    let mut refused = 0;
+    let mut agree = |b: &[u8], counters: usize, what: &dyn Fn() -> alloc::string::String| {
+        let area = &b[field::set::LEN..];
+        let words = area.as_chunks::<8>().0;
+        let exact = sizes_by_field(b, 0, &area[..counters]);
+        let fast = sizes_layout(words, counters);
+        assert_eq!(fast, sizes_layout_words(words, counters), "{}", what());
+        if let Some(layout) = fast {
+            assert_eq!(exact, Ok(layout), "{}", what());
+            accepted += 1;
+        } else {
+            assert!(
+                matches!(
+                    exact,
+                    Err(SnapshotError::BadCounterSize { .. } | SnapshotError::Reserved { .. })
+                ),
+                "{}: {exact:?}",
+                what()
+            );
+            refused += 1;
+        }
+    };
+    let mut seed = 0x2545_F491_4F6C_DD1Du64;
+    let mut patterns: Vec<Vec<u8>> = Vec::new();
+    for n in 0..=8u32 {
+        for pattern in 0..3u32.pow(n) {
+            let mut p = pattern;
+            patterns.push(
+                (0..n)
+                    .map(|_| {
+                        let s = [0, 4, 8][(p % 3) as usize];
+                        p /= 3;
+                        s
+                    })
+                    .collect(),
+            );
+        }
+    }
+    for n in 9..=24 {
+        for _ in 0..64 {
+            patterns.push(
+                (0..n)
+                    .map(|_| {
+                        seed ^= seed << 13;
+                        seed ^= seed >> 7;
+                        seed ^= seed << 17;
+                        [0, 4, 8][(seed % 3) as usize]
+                    })
+                    .collect(),
+            );
+        }
+    }
+    for sizes in &patterns {
+        let block_len = layout::block_len_of(sizes).unwrap();
+        let good = set_of(sizes, block_len);
+        agree(&good, sizes.len(), &|| alloc::format!("{sizes:?}"));
+        for at in field::set::LEN..good.len() {
+            let padding = at - field::set::LEN >= sizes.len();
+            for bad in [1u8, 2, 3, 12, 0x10, 0x40, 0x84, 0xFF, 4, 8] {
+                if !padding && (bad == 4 || bad == 8) {
+                    continue;
+                }
+                let mut b = good.clone();
+                b[at] = bad;
+                agree(&b, sizes.len(), &|| {
+                    alloc::format!("{sizes:?}, byte {at} = {bad}")
+                });
+            }
+        }
+    }
+    assert!(accepted == patterns.len() && refused > 0);
+}
+
+/// The header's fixed fields compared as one word, then its total length, give what
+/// `required_len` (field by field) gives: its error, or the total length it reads (which the
+/// input's length must then equal).
+#[test]
+fn the_header_read_as_words_agrees_with_required_len() {
+    use SnapshotError as E;
+    let good = encode(HDR, &hand_cases());
+    let mut inputs: Vec<Vec<u8>> = Vec::new();
+    for at in 0..field::header::PERF_TIME {
+        for x in [0x01u8, 0x02, 0x04, 0x08, 0x10, 0x80, 0xFF] {
+            let mut b = good.clone();
+            b[at] ^= x;
+            inputs.push(b);
+        }
+    }
+    for len in 0..=HEADER_LEN + 8 {
+        inputs.push(good[..len].to_vec());
+        let mut b = good[..len].to_vec();
+        if len >= 12 {
+            b[8..12].copy_from_slice(&(len as u32).to_le_bytes());
+        }
+        inputs.push(b);
+    }
+    let mut wrong_len = 0;
+    for b in &inputs {
+        let parsed = Snapshot::parse(b).map(|_| ());
+        match required_len(b) {
+            Err(e) => assert_eq!(parsed, Err(e), "{:?}", &b[..b.len().min(16)]),
+            Ok(total) if total > b.len() => {
+                assert_eq!(parsed, Err(E::Truncated { offset: b.len() }));
+                wrong_len += 1;
+            }
+            Ok(total) if total < b.len() => {
+                assert_eq!(parsed, Err(E::BadLength { offset: 8 }));
+                wrong_len += 1;
+            }
+            // The sets are read: what they give is not the header's concern.
+            Ok(_) => {}
+        }
+    }
+    assert!(wrong_len > 0);
 }
 
 /// The 16-byte test of a short name's units against the unit-by-unit one, for every pattern of

@@ -47,7 +47,12 @@ pub fn required_len(bytes: &[u8]) -> Result<usize, SnapshotError> {
     if bytes.len() < HEADER_LEN {
         return Err(truncated);
     }
-    let total = bytes::u32_at(bytes, hf::TOTAL_LEN) as usize;
+    total_len(bytes::u32_at(bytes, hf::TOTAL_LEN))
+}
+
+/// The header's total length `total`, checked.
+fn total_len(total: u32) -> Result<usize, SnapshotError> {
+    let total = total as usize;
     if total < HEADER_LEN || !total.is_multiple_of(8) {
         return Err(SnapshotError::BadLength {
             offset: hf::TOTAL_LEN,
@@ -55,6 +60,18 @@ pub fn required_len(bytes: &[u8]) -> Result<usize, SnapshotError> {
     }
     Ok(total)
 }
+
+/// The header's first word when its magic, version and header length are this module's: the
+/// one comparison [`Snapshot::parse`] makes before it reads the total length.
+const HEADER_WORD: u64 = {
+    let [m0, m1, m2, m3] = SNAPSHOT_MAGIC;
+    let [v0, v1] = SNAPSHOT_VERSION.to_le_bytes();
+    // 40: its two low bytes are the whole value.
+    let [h0, h1, ..] = HEADER_LEN.to_le_bytes();
+    u64::from_le_bytes([m0, m1, m2, m3, v0, v1, h0, h1])
+};
+const _: () = assert!(hf::MAGIC == 0 && hf::VERSION == 4 && hf::HEADER_LEN == 6);
+const _: () = assert!(hf::TOTAL_LEN == 8 && hf::SET_COUNT == 12);
 
 /// A validated snapshot over borrowed bytes. Built by [`Snapshot::parse`]; every accessor and
 /// iterator is then infallible.
@@ -72,7 +89,34 @@ impl<'a> Snapshot<'a> {
     /// always yields [`SnapshotError::Truncated`], another version
     /// [`SnapshotError::UnsupportedVersion`].
     pub fn parse(bytes: &'a [u8]) -> Result<Self, SnapshotError> {
-        let total = required_len(bytes)?;
+        // The header's first two words, read once; zero if `bytes` is shorter.
+        let head = bytes.first_chunk::<16>().copied().unwrap_or([0; 16]);
+        let [
+            m0,
+            m1,
+            m2,
+            m3,
+            v0,
+            v1,
+            h0,
+            h1,
+            t0,
+            t1,
+            t2,
+            t3,
+            s0,
+            s1,
+            s2,
+            s3,
+        ] = head;
+        // The usual header in one comparison; any other goes field by field, for the error.
+        let total = if u64::from_le_bytes([m0, m1, m2, m3, v0, v1, h0, h1]) == HEADER_WORD
+            && bytes.len() >= HEADER_LEN
+        {
+            total_len(u32::from_le_bytes([t0, t1, t2, t3]))?
+        } else {
+            required_len(bytes)?
+        };
         if bytes.len() < total {
             return Err(SnapshotError::Truncated {
                 offset: bytes.len(),
@@ -83,19 +127,19 @@ impl<'a> Snapshot<'a> {
                 offset: hf::TOTAL_LEN,
             });
         }
-        let set_count = bytes::u32_at(bytes, hf::SET_COUNT);
+        // `required_len` accepted: `bytes` holds the header.
+        let set_count = u32::from_le_bytes([s0, s1, s2, s3]);
         if set_count > MAX_SETS {
             return Err(SnapshotError::LimitExceeded {
                 offset: hf::SET_COUNT,
             });
         }
         let mut pos = HEADER_LEN;
-        let mut last_index: Option<u16> = None;
+        let mut min_index = 0;
         for _ in 0..set_count {
-            let index = check_set(bytes, pos, last_index)?;
-            last_index = Some(index);
-            // check_set verified the set length keeps the set inside `bytes`.
-            pos = pos.saturating_add(bytes::u32_at(bytes, pos) as usize);
+            let (index, end) = check_set(bytes, pos, min_index)?;
+            min_index = u32::from(index) + 1;
+            pos = end;
         }
         if pos != total {
             return Err(SnapshotError::BadLength { offset: pos });
