@@ -91,29 +91,12 @@ impl<'a> Snapshot<'a> {
     pub fn parse(bytes: &'a [u8]) -> Result<Self, SnapshotError> {
         // The header's first two words, read once; zero if `bytes` is shorter.
         let head = bytes.first_chunk::<16>().copied().unwrap_or([0; 16]);
-        let [
-            m0,
-            m1,
-            m2,
-            m3,
-            v0,
-            v1,
-            h0,
-            h1,
-            t0,
-            t1,
-            t2,
-            t3,
-            s0,
-            s1,
-            s2,
-            s3,
-        ] = head;
+        let word = head
+            .first_chunk::<8>()
+            .map_or(0, |w| u64::from_le_bytes(*w));
         // The usual header in one comparison; any other goes field by field, for the error.
-        let total = if u64::from_le_bytes([m0, m1, m2, m3, v0, v1, h0, h1]) == HEADER_WORD
-            && bytes.len() >= HEADER_LEN
-        {
-            total_len(u32::from_le_bytes([t0, t1, t2, t3]))?
+        let total = if word == HEADER_WORD && bytes.len() >= HEADER_LEN {
+            total_len(bytes::u32_at(&head, hf::TOTAL_LEN))?
         } else {
             required_len(bytes)?
         };
@@ -128,7 +111,7 @@ impl<'a> Snapshot<'a> {
             });
         }
         // `required_len` accepted: `bytes` holds the header.
-        let set_count = u32::from_le_bytes([s0, s1, s2, s3]);
+        let set_count = bytes::u32_at(&head, hf::SET_COUNT);
         if set_count > MAX_SETS {
             return Err(SnapshotError::LimitExceeded {
                 offset: hf::SET_COUNT,
