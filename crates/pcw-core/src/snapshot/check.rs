@@ -148,14 +148,14 @@ pub(super) fn sizes_by_field(
 /// counter as `slots` lays them out: what [`sizes_layout`] works out four counters at a time.
 pub(super) fn covered_halves(sizes: &[u8]) -> u64 {
     let mut covered = 1u64;
-    let mut h = 1u32;
+    let mut half = 1u32;
     for &size in sizes {
         let n = u32::from(size / 4);
         if n == 2 {
-            h += h & 1;
+            half += half & 1;
         }
-        covered |= ((1u64 << n) - 1).checked_shl(h).unwrap_or(0);
-        h += n;
+        covered |= ((1u64 << n) - 1).checked_shl(half).unwrap_or(0);
+        half += n;
     }
     covered
 }
@@ -183,15 +183,15 @@ pub(super) fn sizes_layout(words: &[[u8; 8]], counters: usize) -> Option<(usize,
             let quarters = (w >> 2) & QUARTERS;
             let first = quad(quarters, 1);
             let mut covered = 1 | u64::from(first & QUAD_COVERED);
-            let mut h = u32::from(first >> QUAD_END_SHIFT);
+            let mut half = u32::from(first >> QUAD_END_SHIFT);
             if counters > 4 {
-                // From the even half at or before `h`, at most 10.
-                let base = h & !1;
-                let second = quad(quarters >> 32, h);
+                // From the even half at or before `half`, at most 10.
+                let base = half & !1;
+                let second = quad(quarters >> 32, half);
                 covered |= u64::from(second & QUAD_COVERED).wrapping_shl(base);
-                h = base + u32::from(second >> QUAD_END_SHIFT);
+                half = base + u32::from(second >> QUAD_END_SHIFT);
             }
-            ((not_sizes(w) | padding) == 0).then_some((round8(4 * h as usize), covered))
+            ((not_sizes(w) | padding) == 0).then_some((round8(4 * half as usize), covered))
         }
         _ => sizes_layout_words(words, counters),
     }
@@ -202,7 +202,7 @@ pub(super) fn sizes_layout_words(words: &[[u8; 8]], counters: usize) -> Option<(
     let mut stray = 0;
     let mut covered = 1u64;
     // The next free half (from the block's start).
-    let mut h = 1u32;
+    let mut half = 1u32;
     // Counters left from the word's first.
     let mut left = counters;
     for w in words {
@@ -214,12 +214,12 @@ pub(super) fn sizes_layout_words(words: &[[u8; 8]], counters: usize) -> Option<(
             if k == 1 && left <= 4 {
                 break;
             }
-            let base = h & !1;
-            let group = quad(quarters, h);
+            let base = half & !1;
+            let group = quad(quarters, half);
             covered |= u64::from(group & QUAD_COVERED)
                 .checked_shl(base)
                 .unwrap_or(0);
-            h = base + u32::from(group >> QUAD_END_SHIFT);
+            half = base + u32::from(group >> QUAD_END_SHIFT);
         }
         left = left.saturating_sub(8);
     }
@@ -231,7 +231,7 @@ pub(super) fn sizes_layout_words(words: &[[u8; 8]], counters: usize) -> Option<(
     {
         stray |= u64::from_le_bytes(*last) >> used;
     }
-    (stray == 0).then_some((round8(4 * h as usize), covered))
+    (stray == 0).then_some((round8(4 * half as usize), covered))
 }
 
 /// Non-zero if a byte of `w` is not 0, 4 or 8: it has a bit other than 4's and 8's, or both.
@@ -245,15 +245,15 @@ const fn not_sizes(w: u64) -> u64 {
 const QUARTERS: u64 = 0x0303_0303_0303_0303;
 
 /// The [`QUADS`] entry of the four counters whose quarters are the low 2 bits of the four low
-/// bytes of `quarters`, placed from a half of the parity of `h`.
+/// bytes of `quarters`, placed from a half of the parity of `half`.
 #[inline]
-fn quad(quarters: u64, h: u32) -> u16 {
+fn quad(quarters: u64, half: u32) -> u16 {
     // Byte k's bits move to bits 24 + 2k; no two products overlap below bit 32 (nor carry).
     let [_, _, _, index, ..] = (quarters & 0x0303_0303)
         .wrapping_mul(0x0104_1040)
         .to_le_bytes();
     QUADS
-        .get(usize::from(index) | (h as usize & 1) << 8)
+        .get(usize::from(index) | (half as usize & 1) << 8)
         .copied()
         .unwrap_or(0)
 }
