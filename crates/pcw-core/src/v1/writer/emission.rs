@@ -196,6 +196,7 @@ fn emit_ready(ready: &sealed::Ready<'_>, mode: Mode, buf: &mut [u8]) -> usize {
     {
         defs.copy_from_slice(definitions);
         dst.copy_from_slice(body);
+        // Each part lies inside `buf`: these sums cannot overflow.
         let definition_length = wire::field::object_type::LEN + definitions.len();
         let total = definition_length + body.len();
         *head = object_type_bytes(
