@@ -12,7 +12,7 @@
 //!
 //! On every outcome but `Success` the caller's buffer is left exactly as it was.
 
-use crate::v1::query::{self, Query};
+use crate::v1::query::{self, ItemList, Query};
 use crate::v1::writer::{self, Mode, ObjectSource, WriteError};
 
 /// `ERROR_SUCCESS`.
@@ -68,8 +68,25 @@ impl Collected {
     }
 }
 
-/// Decides whether an object is part of the reply.
-type Selector<'q> = dyn Fn(&dyn ObjectSource) -> bool + 'q;
+/// Which objects a query selects.
+#[derive(Clone, Copy)]
+enum Selection<'q> {
+    /// The objects whose header's `costly` is this.
+    Costly(bool),
+    /// The objects whose `ObjectNameTitleIndex` is listed.
+    Items(ItemList<'q>),
+}
+
+impl Selection<'_> {
+    /// Whether `o` is part of the reply.
+    #[inline]
+    fn wants(&self, o: &dyn ObjectSource) -> bool {
+        match self {
+            Self::Costly(costly) => o.header().costly == *costly,
+            Self::Items(list) => list.contains(o.header().name_title_index),
+        }
+    }
+}
 
 /// Answers one `CollectPerformanceData` call for `objects` into `buf`.
 ///
@@ -77,14 +94,11 @@ type Selector<'q> = dyn Fn(&dyn ObjectSource) -> bool + 'q;
 /// the objects whose `ObjectNameTitleIndex` is listed, the metadata queries the same sets as
 /// definitions only. At most [`MAX_OBJECTS`] objects are considered.
 pub fn collect(query: Option<&[u16]>, objects: &[&dyn ObjectSource], buf: &mut [u8]) -> Collected {
-    let parsed = query::classify(query);
-    let (mode, wanted): (Mode, &Selector<'_>) = match parsed {
-        Query::Global => (Mode::Data, &|o| !o.header().costly),
-        Query::Costly => (Mode::Data, &|o| o.header().costly),
-        Query::Metadata { costly } => (Mode::Metadata, &move |o| o.header().costly == costly),
-        Query::Items(ref list) => (Mode::Data, &move |o| {
-            list.contains(o.header().name_title_index)
-        }),
+    let (mode, wanted) = match query::classify(query) {
+        Query::Global => (Mode::Data, Selection::Costly(false)),
+        Query::Costly => (Mode::Data, Selection::Costly(true)),
+        Query::Metadata { costly } => (Mode::Metadata, Selection::Costly(costly)),
+        Query::Items(list) => (Mode::Data, Selection::Items(list)),
         Query::Null | Query::Foreign | Query::NameTable => return Collected::NotMine,
     };
     // The selection is the objects `wanted` accepts, asked once each here: a bit per object of
@@ -93,7 +107,7 @@ pub fn collect(query: Option<&[u16]>, objects: &[&dyn ObjectSource], buf: &mut [
     let mut count = 0usize;
     let mut last = None;
     for (i, o) in objects.iter().enumerate() {
-        if wanted(*o) {
+        if wanted.wants(*o) {
             count += 1;
             last = Some(*o);
             if let Some(bit) = 1u64.checked_shl(u32::try_from(i).unwrap_or(u32::MAX)) {
@@ -114,7 +128,7 @@ pub fn collect(query: Option<&[u16]>, objects: &[&dyn ObjectSource], buf: &mut [
     } else if objects.len() <= 64 {
         writer::write_selected(objects, |i, _| selected >> i & 1 != 0, mode, buf)
     } else {
-        writer::write_selected(objects, |_, o| wanted(o), mode, buf)
+        writer::write_selected(objects, |_, o| wanted.wants(o), mode, buf)
     };
     match written {
         Ok(w) => Collected::Success {

@@ -29,20 +29,18 @@ use crate::v1::writer::{
 /// One object over one snapshot set.
 #[derive(Clone, Copy, Debug)]
 pub struct SetObject<'a> {
-    header: ObjectHeader,
-    counters: &'a [CounterSpec],
-    /// The counter block length of `counters`, when they were checked already.
-    checked: Option<usize>,
-    kind: InstanceKind,
-    set: Option<SetView<'a>>,
-    /// The set's counter blocks are laid out as `counters` say.
+    /// The header, counters and kind; for checked counters also their definitions' bytes and
+    /// block length and, when the object can be written as its definitions and one copy, its
+    /// instance count and what is copied — worked out once when it is made, and handed to the
+    /// writer by reference ([`ObjectSource::ready`]).
+    parts: sealed::Ready<'a>,
+    /// The counters were checked already (`parts.block_len` is theirs).
+    checked: bool,
+    /// `parts` holds the whole object ready to write.
+    prepared: bool,
+    /// The set's counter blocks are laid out as the counters say.
     same_layout: bool,
-    /// The checked counters' definitions as the reply holds them (empty if not checked, or
-    /// without the `alloc` feature).
-    definitions: &'a [[u8; crate::v1::wire::field::counter_definition::LEN]],
-    /// For checked counters, when the object can be written as its definitions and one copy:
-    /// its instance count and what is copied, worked out once when it is made.
-    prepared: Option<(usize, &'a [u8])>,
+    set: Option<SetView<'a>>,
 }
 
 impl<'a> SetObject<'a> {
@@ -54,32 +52,21 @@ impl<'a> SetObject<'a> {
         kind: InstanceKind,
         set: Option<SetView<'a>>,
     ) -> Self {
-        let same_layout = set.is_some_and(|s| {
-            let layout = s.counter_layout();
-            layout.len() == counters.len()
-                && layout.zip(counters).all(|((offset, size), c)| {
-                    c.offset as usize == offset && c.size as usize == size
-                })
-        });
-        Self::with_layout(header, counters, kind, set, same_layout)
-    }
-
-    fn with_layout(
-        header: ObjectHeader,
-        counters: &'a [CounterSpec],
-        kind: InstanceKind,
-        set: Option<SetView<'a>>,
-        same_layout: bool,
-    ) -> Self {
+        let same_layout = Self::laid_out_as(set, counters);
         Self {
-            header,
-            counters,
-            checked: None,
-            kind,
-            set,
+            parts: sealed::Ready {
+                header,
+                counters,
+                definitions: &[],
+                block_len: 0,
+                kind,
+                instance_count: 0,
+                body: &[],
+            },
+            checked: false,
+            prepared: false,
             same_layout,
-            definitions: &[],
-            prepared: None,
+            set,
         }
     }
 
@@ -92,48 +79,64 @@ impl<'a> SetObject<'a> {
         set: Option<SetView<'a>>,
     ) -> Self {
         let specs = counters.counters();
+        let block_len = counters.block_len();
         // Counters laid out by their sizes alone (as the snapshot's sets are): the same layout
         // exactly when the sizes are the same.
-        let base = if counters.canonical() {
-            let same_layout = set.is_some_and(|s| {
+        let same_layout = if counters.canonical() {
+            set.is_some_and(|s| {
                 let sizes = s.counter_sizes();
                 sizes.len() == specs.len()
                     && sizes
                         .iter()
                         .zip(specs)
                         .all(|(s, c)| u32::from(*s) == c.size)
-            });
-            Self::with_layout(header, specs, kind, set, same_layout)
+            })
         } else {
-            Self::new(header, specs, kind, set)
+            Self::laid_out_as(set, specs)
         };
-        let mut object = Self {
-            checked: Some(counters.block_len()),
-            definitions: counters.definition_bytes(),
-            ..base
-        };
-        object.prepared = object.prepare(counters.block_len());
-        object
-    }
-
-    /// What [`ObjectSource::ready`] hands over besides the definitions: the instance count and
-    /// the set's records (a multi-instance object; none without a set) or its one counter block
-    /// (a single-instance one), when they can be copied.
-    fn prepare(&self, block_len: usize) -> Option<(usize, &'a [u8])> {
-        match (self.kind, self.set) {
+        // What is copied besides the definitions: the set's records (a multi-instance object;
+        // none without a set) or its one counter block (a single-instance one), when they can
+        // be.
+        let copyable = set.filter(|s| same_layout && s.block_len() == block_len);
+        let prepared = match (kind, set) {
             (InstanceKind::Multi, None) => Some((0, &[][..])),
-            (InstanceKind::Multi, Some(_)) => {
-                let set = self.copyable(block_len)?;
-                Some((set.instance_count(), set.records()))
+            (InstanceKind::Multi, Some(_)) => copyable.map(|s| (s.instance_count(), s.records())),
+            (InstanceKind::Single, _) => {
+                Self::block_of(copyable, block_len).map(|block| (0, block))
             }
-            (InstanceKind::Single, _) => Some((0, self.single_block(block_len)?)),
+        };
+        let (instance_count, body) = prepared.unwrap_or((0, &[]));
+        Self {
+            parts: sealed::Ready {
+                header,
+                counters: specs,
+                definitions: counters.definition_bytes(),
+                block_len,
+                kind,
+                instance_count,
+                body,
+            },
+            checked: true,
+            prepared: prepared.is_some(),
+            same_layout,
+            set,
         }
     }
 
-    /// The single instance's counter block, when it can be copied into a reply whose blocks
-    /// take `block_len` bytes.
-    fn single_block(&self, block_len: usize) -> Option<&'a [u8]> {
-        let block = self.copyable(block_len)?.instance(0)?.block();
+    /// Whether `set`'s counter blocks are laid out as `counters` say (false without a set).
+    fn laid_out_as(set: Option<SetView<'a>>, counters: &[CounterSpec]) -> bool {
+        set.is_some_and(|s| {
+            let layout = s.counter_layout();
+            layout.len() == counters.len()
+                && layout.zip(counters).all(|((offset, size), c)| {
+                    c.offset as usize == offset && c.size as usize == size
+                })
+        })
+    }
+
+    /// The single instance's counter block of `set`, when it takes `block_len` bytes.
+    fn block_of(set: Option<SetView<'a>>, block_len: usize) -> Option<&'a [u8]> {
+        let block = set?.instance(0)?.block();
         (block.len() == block_len).then_some(block)
     }
 
@@ -162,15 +165,15 @@ static ZEROS: [u64; MAX_COUNTERS as usize] = [0; MAX_COUNTERS as usize];
 
 impl ObjectSource for SetObject<'_> {
     fn header(&self) -> ObjectHeader {
-        self.header
+        self.parts.header
     }
 
     fn counters(&self) -> &[CounterSpec] {
-        self.counters
+        self.parts.counters
     }
 
     fn kind(&self) -> InstanceKind {
-        self.kind
+        self.parts.kind
     }
 
     fn instance_count(&self) -> usize {
@@ -184,7 +187,7 @@ impl ObjectSource for SetObject<'_> {
     /// an instance, a single-instance object reads zeros.
     fn instance(&self, index: usize) -> InstanceDesc<'_> {
         if let Some(view) = self.set.and_then(|s| s.instance(index)) {
-            let never = if self.counters.is_empty() {
+            let never = if self.parts.counters.is_empty() {
                 ZEROS.get(..1).unwrap_or_default()
             } else {
                 &[]
@@ -199,9 +202,9 @@ impl ObjectSource for SetObject<'_> {
                 values: never,
             };
         }
-        let values = match self.kind {
+        let values = match self.parts.kind {
             InstanceKind::Multi => &[][..],
-            InstanceKind::Single => ZEROS.get(..self.counters.len()).unwrap_or_default(),
+            InstanceKind::Single => ZEROS.get(..self.parts.counters.len()).unwrap_or_default(),
         };
         InstanceDesc {
             values,
@@ -221,22 +224,12 @@ impl ObjectSource for SetObject<'_> {
     /// The object ready to write when its counter definitions were checked and the set's
     /// records (a multi-instance object; none without a set) or its one counter block (a
     /// single-instance one) can be copied.
-    fn ready(&self, _: sealed::Token) -> Option<sealed::Ready<'_>> {
-        let block_len = self.checked?;
-        let (instance_count, body) = self.prepared?;
-        Some(sealed::Ready {
-            header: self.header,
-            counters: self.counters,
-            definitions: self.definitions,
-            block_len,
-            kind: self.kind,
-            instance_count,
-            body,
-        })
+    fn ready(&self, _: sealed::Token) -> Option<&sealed::Ready<'_>> {
+        self.prepared.then_some(&self.parts)
     }
 
     fn checked_block_len(&self, _: sealed::Token) -> Option<usize> {
-        self.checked
+        self.checked.then_some(self.parts.block_len)
     }
 
     /// The set's records, copied whole by the writer.
@@ -251,7 +244,7 @@ impl ObjectSource for SetObject<'_> {
     }
 
     fn counter_block(&self, block_len: usize, _: sealed::Token) -> Option<&[u8]> {
-        self.single_block(block_len)
+        Self::block_of(self.copyable(block_len), block_len)
     }
 }
 

@@ -53,7 +53,7 @@ pub(crate) fn write_selected(
             continue;
         }
         let (len, block) = match o.ready(sealed::Token) {
-            Some(ready) => measure_ready(&ready, mode)?,
+            Some(ready) => measure_ready(ready, mode)?,
             None => measure_unready(o, mode)?,
         };
         if let Some(slot) = blocks.get_mut(index) {
@@ -96,17 +96,18 @@ pub(crate) fn write_one(
     buf: &mut [u8],
 ) -> Result<Written, WriteError> {
     let ready = object.ready(sealed::Token);
-    let (needed, block_len) = match &ready {
+    let (needed, block_len) = match ready {
         Some(ready) => measure_ready(ready, mode)?,
         None => measure_unready(object, mode)?,
     };
     let out = buf
         .get_mut(..needed)
         .ok_or(WriteError::NoSpace { needed })?;
-    Ok(Written {
-        bytes: emit_object(object, ready, mode, block_len, out),
-        objects: 1,
-    })
+    let bytes = match ready {
+        Some(ready) => emit_ready(ready, mode, out),
+        None => emit_object(object, None, mode, block_len, out),
+    };
+    Ok(Written { bytes, objects: 1 })
 }
 
 /// Writes one object at the start of `buf` and returns its length, all or nothing.
@@ -127,28 +128,13 @@ pub fn write_object(
 /// yields a short object inside `buf`, never a write outside it.
 fn emit_object(
     src: &dyn ObjectSource,
-    ready: Option<sealed::Ready<'_>>,
+    ready: Option<&sealed::Ready<'_>>,
     mode: Mode,
     block_len: usize,
     buf: &mut [u8],
 ) -> usize {
     if let Some(ready) = ready {
-        // The definitions, then one copy of what the source holds ready.
-        let parts = (
-            ready.header,
-            ready.counters,
-            ready.kind,
-            ready.instance_count,
-        );
-        return emit_with(parts, ready.definitions, mode, buf, |rest| {
-            match rest.get_mut(..ready.body.len()) {
-                Some(dst) => {
-                    dst.copy_from_slice(ready.body);
-                    ready.body.len()
-                }
-                None => 0,
-            }
-        });
+        return emit_ready(ready, mode, buf);
     }
     let counters = src.counters();
     let kind = src.kind();
@@ -192,6 +178,96 @@ fn emit_object(
     )
 }
 
+/// [`emit_object`] of an object its source holds ready: its `PERF_OBJECT_TYPE`, its
+/// definitions as one copy (when the source has them all), and (for a data reply) one copy of
+/// the body; the bytes written. An object that does not fit `buf` whole (never, for a buffer
+/// of the length measured) is written as [`emit_with`] writes it.
+#[inline]
+fn emit_ready(ready: &sealed::Ready<'_>, mode: Mode, buf: &mut [u8]) -> usize {
+    let definitions = ready.definitions.as_flattened();
+    let body = match mode {
+        Mode::Data => ready.body,
+        Mode::Metadata => &[],
+    };
+    if ready.definitions.len() == ready.counters.len()
+        && let Some((head, rest)) = buf.split_first_chunk_mut::<{ wire::field::object_type::LEN }>()
+        && let Some((defs, rest)) = rest.split_at_mut_checked(definitions.len())
+        && let Some(dst) = rest.get_mut(..body.len())
+    {
+        defs.copy_from_slice(definitions);
+        dst.copy_from_slice(body);
+        // Each part lies inside `buf`: these sums cannot overflow.
+        let definition_length = wire::field::object_type::LEN + definitions.len();
+        let total = definition_length + body.len();
+        *head = object_type_bytes(
+            &ready.header,
+            [total, definition_length, ready.counters.len()],
+            num_instances(mode, ready.kind, ready.instance_count),
+        );
+        return total;
+    }
+    emit_with(
+        (
+            ready.header,
+            ready.counters,
+            ready.kind,
+            ready.instance_count,
+        ),
+        ready.definitions,
+        mode,
+        buf,
+        |rest| match rest.get_mut(..ready.body.len()) {
+            Some(dst) => {
+                dst.copy_from_slice(ready.body);
+                ready.body.len()
+            }
+            None => 0,
+        },
+    )
+}
+
+/// `NumInstances` of an object of `kind` with `instance_count` instances.
+#[inline]
+fn num_instances(mode: Mode, kind: InstanceKind, instance_count: usize) -> i32 {
+    match (mode, kind) {
+        (Mode::Metadata, InstanceKind::Single) => wire::PERF_METADATA_NO_INSTANCES,
+        (Mode::Metadata, InstanceKind::Multi) => wire::PERF_METADATA_MULTIPLE_INSTANCES,
+        (Mode::Data, InstanceKind::Single) => wire::PERF_NO_INSTANCES,
+        (Mode::Data, InstanceKind::Multi) => i32::try_from(instance_count).unwrap_or(i32::MAX),
+    }
+}
+
+/// The `PERF_OBJECT_TYPE` of `header` with `TotalByteLength`, `DefinitionLength` and
+/// `NumCounters` as `lengths` says, and `num_instances`.
+#[expect(
+    clippy::inline_always,
+    reason = "measured with callgrind: out of line, its call and the copy of its result cost \
+              15 instructions an object"
+)]
+#[inline(always)]
+fn object_type_bytes(
+    header: &ObjectHeader,
+    [total, definition_length, num_counters]: [usize; 3],
+    num_instances: i32,
+) -> [u8; wire::field::object_type::LEN] {
+    // `object_len` bounded every length here by a total that fits in u32.
+    ObjectTypeRepr {
+        total_byte_length: len32(total),
+        definition_length: len32(definition_length),
+        header_length: len32(wire::field::object_type::LEN),
+        object_name_title_index: header.name_title_index,
+        object_help_title_index: header.help_title_index,
+        detail_level: header.detail_level,
+        num_counters: len32(num_counters),
+        default_counter: header.default_counter,
+        num_instances,
+        code_page: 0,
+        perf_time: header.perf_time,
+        perf_freq: header.perf_freq,
+    }
+    .to_bytes()
+}
+
 /// The 40 bytes of `c`'s `PERF_COUNTER_DEFINITION`.
 #[inline]
 pub(super) fn definition_bytes(c: &CounterSpec) -> [u8; wire::field::counter_definition::LEN] {
@@ -222,12 +298,6 @@ fn emit_with(
 ) -> usize {
     let definition_length =
         wire::field::object_type::LEN + counters.len() * wire::field::counter_definition::LEN;
-    let num_instances = match (mode, kind) {
-        (Mode::Metadata, InstanceKind::Single) => wire::PERF_METADATA_NO_INSTANCES,
-        (Mode::Metadata, InstanceKind::Multi) => wire::PERF_METADATA_MULTIPLE_INSTANCES,
-        (Mode::Data, InstanceKind::Single) => wire::PERF_NO_INSTANCES,
-        (Mode::Data, InstanceKind::Multi) => i32::try_from(instance_count).unwrap_or(i32::MAX),
-    };
     let mut at = wire::field::object_type::LEN;
     // The definitions copied whole when the source has them; else each built whole and
     // copied into the next 40 bytes that fit.
@@ -246,23 +316,12 @@ fn emit_with(
         at += body(buf.get_mut(at..).unwrap_or_default());
     }
     let at = at.min(buf.len());
-    // `object_len` bounded every length here by a total that fits in u32.
-    let repr = ObjectTypeRepr {
-        total_byte_length: len32(at),
-        definition_length: len32(definition_length),
-        header_length: len32(wire::field::object_type::LEN),
-        object_name_title_index: header.name_title_index,
-        object_help_title_index: header.help_title_index,
-        detail_level: header.detail_level,
-        num_counters: len32(counters.len()),
-        default_counter: header.default_counter,
-        num_instances,
-        code_page: 0,
-        perf_time: header.perf_time,
-        perf_freq: header.perf_freq,
-    };
     if let Some(dst) = buf.first_chunk_mut() {
-        *dst = repr.to_bytes();
+        *dst = object_type_bytes(
+            &header,
+            [at, definition_length, counters.len()],
+            num_instances(mode, kind, instance_count),
+        );
     }
     at
 }
@@ -513,5 +572,77 @@ fn put_str(area: &mut [u8], s: &str) {
     }
     if let Some(rest) = pairs.get_mut(written..) {
         rest.fill([0; 2]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::counter_type::CounterType;
+    use crate::testing::{counter, header};
+    use crate::v1::writer::assign_offsets;
+    use crate::v1::writer::sizing::ready_len;
+
+    extern crate std;
+    use std::vec;
+    use std::vec::Vec;
+
+    /// An object held ready writes what the general emission writes from the same parts, into
+    /// a buffer of its length (the one copy of its definitions and body) and into every shorter
+    /// one (where it falls back to the general emission), with or without rendered definitions.
+    #[test]
+    fn ready_objects_write_as_the_general_emission_writes() {
+        let mut counters = [
+            counter(CounterType::Rawcount, 4, 0),
+            counter(CounterType::BulkCount, 8, 0),
+            counter(CounterType::Rawcount, 4, 0),
+        ];
+        let block_len = assign_offsets(&mut counters).unwrap() as usize;
+        let rendered: Vec<_> = counters.iter().map(definition_bytes).collect();
+        let body: Vec<u8> = (0..3 * (24 + 16 + block_len))
+            .map(|i| i as u8 | 1)
+            .collect();
+        for (kind, instance_count, body) in [
+            (InstanceKind::Multi, 3, &body[..]),
+            (InstanceKind::Multi, 0, &[][..]),
+            (InstanceKind::Single, 0, &body[..block_len]),
+        ] {
+            for definitions in [&rendered[..], &[]] {
+                let ready = sealed::Ready {
+                    header: header(10, false),
+                    counters: &counters,
+                    definitions,
+                    block_len,
+                    kind,
+                    instance_count,
+                    body,
+                };
+                for mode in [Mode::Data, Mode::Metadata] {
+                    let needed = ready_len(&ready, mode).unwrap();
+                    for len in 0..=needed {
+                        let mut fast = vec![0x5Au8; len];
+                        let mut general = vec![0x5Au8; len];
+                        let n = emit_ready(&ready, mode, &mut fast);
+                        let m = emit_with(
+                            (ready.header, ready.counters, kind, instance_count),
+                            definitions,
+                            mode,
+                            &mut general,
+                            |rest| match rest.get_mut(..body.len()) {
+                                Some(dst) => {
+                                    dst.copy_from_slice(body);
+                                    body.len()
+                                }
+                                None => 0,
+                            },
+                        );
+                        assert_eq!((n, &fast), (m, &general), "{kind:?} {mode:?} {len}");
+                        if len == needed {
+                            assert_eq!(n, needed);
+                        }
+                    }
+                }
+            }
+        }
     }
 }

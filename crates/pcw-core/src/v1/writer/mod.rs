@@ -51,9 +51,10 @@ pub(crate) mod sealed {
     pub(crate) use super::block::{Plan, TEMPLATE_WORDS, Template};
 
     /// Everything about an object whose reply a source holds ready (its counter definitions
-    /// checked, its instances or counter block as the reply holds them), given by one call of
-    /// `ObjectSource::ready`: the writer sizes it from these lengths and writes it as its
-    /// definitions and one copy of `body`.
+    /// checked, its instances or counter block as the reply holds them), which the source keeps
+    /// (worked out once, when it is made) and lends through one call of `ObjectSource::ready`:
+    /// the writer sizes it from these lengths and writes it as its `PERF_OBJECT_TYPE`, one copy
+    /// of its definitions (when the source has them rendered) and one copy of `body`.
     #[derive(Clone, Copy, Debug)]
     pub struct Ready<'a> {
         /// As `ObjectSource::header`.

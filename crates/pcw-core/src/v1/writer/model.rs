@@ -308,7 +308,7 @@ pub trait ObjectSource {
     /// checked counter definitions does); `None` (the default) to have the writer ask the
     /// methods above one by one.
     #[doc(hidden)]
-    fn ready(&self, _: sealed::Token) -> Option<sealed::Ready<'_>> {
+    fn ready(&self, _: sealed::Token) -> Option<&sealed::Ready<'_>> {
         None
     }
 

@@ -111,7 +111,7 @@ pub(super) fn measure_object(
     mode: Mode,
 ) -> Result<(usize, usize), WriteError> {
     match src.ready(sealed::Token) {
-        Some(ready) => measure_ready(&ready, mode),
+        Some(ready) => measure_ready(ready, mode),
         None => measure_unready(src, mode),
     }
 }
