@@ -699,13 +699,15 @@ impl<'a> SnapshotWriter<'a> {
         } = end;
         let added = set.added + filled;
         self.pos = pos;
-        self.set = Some(OpenSet {
-            ident: set.ident.saturating_add(idf::LEN * filled as usize),
-            added,
-            ..set
-        });
         if added == set.count {
-            self.close_set();
+            self.set = None;
+            self.write_set_len(set);
+        } else {
+            self.set = Some(OpenSet {
+                ident: set.ident.saturating_add(idf::LEN * filled as usize),
+                added,
+                ..set
+            });
         }
         if nul && let Some((_, _, name)) = refused {
             return self.nul_unit(pos.saturating_add(inf::LEN), name);
@@ -821,12 +823,17 @@ impl<'a> SnapshotWriter<'a> {
     fn instances_general<'n, const N: usize, I>(
         &mut self,
         refused: Option<Record<'n, N>>,
-        records: I,
+        mut records: I,
     ) -> Result<(), SnapshotError>
     where
         I: Iterator<Item = Record<'n, N>>,
     {
-        for record in refused.into_iter().chain(records) {
+        // The refused record, else the next: most often none (the loop ended with `records`).
+        let Some(first) = refused.or_else(|| records.next()) else {
+            return Ok(());
+        };
+        self.instance(first.id, first.parent, first.name, &first.values)?;
+        for record in records {
             self.instance(record.id, record.parent, record.name, &record.values)?;
         }
         Ok(())
@@ -971,11 +978,21 @@ impl<'a> SnapshotWriter<'a> {
 
     /// Writes the open set's length and closes it.
     fn close_set(&mut self) {
-        if let Some(set) = self.set.take()
-            && set.written
+        if let Some(set) = self.set.take() {
+            self.write_set_len(set);
+        }
+    }
+
+    /// Writes the length of `set`, which ends here, if it is written.
+    #[inline]
+    fn write_set_len(&mut self, set: OpenSet) {
+        if set.written
+            && let Some(set_len) = self
+                .buf
+                .get_mut(set.start..)
+                .and_then(|b| b.first_chunk_mut::<4>())
         {
-            let len = self.pos.saturating_sub(set.start);
-            bytes::set_u32(self.buf, set.start.saturating_add(sf::SET_LEN), len32(len));
+            *set_len = len32(self.pos.saturating_sub(set.start)).to_le_bytes();
         }
     }
 }
