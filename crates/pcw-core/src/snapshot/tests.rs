@@ -1215,6 +1215,46 @@ proptest! {
         prop_assert_eq!(decode(&snap), (header, sets));
     }
 
+    /// The views locate what the layout places: each set's sizes, identities and records at
+    /// the offsets its fixed fields give (read here byte by byte), and `find_set`, which stops
+    /// at the first index at or past the one wanted, finds what a search of every set finds.
+    #[test]
+    fn views_locate_the_layouts_parts(header in arb_header(), sets in arb_sets()) {
+        let bytes = encode(header, &sets);
+        let snap = Snapshot::parse(&bytes).unwrap();
+        let field = |at: usize, n: usize| {
+            bytes[at..at + n].iter().rev().fold(0usize, |v, b| v << 8 | usize::from(*b))
+        };
+        for set in snap.sets() {
+            let pos = set.offset();
+            let (len, counters, count) = (field(pos, 4), field(pos + 8, 2), field(pos + 12, 4));
+            let sizes = &bytes[pos + 16..pos + 16 + counters];
+            let ident = pos + 16 + counters.div_ceil(8) * 8;
+            let records = &bytes[ident + 8 * count..pos + len];
+            prop_assert_eq!(set.counter_sizes().as_ptr(), sizes.as_ptr());
+            prop_assert_eq!(set.counter_sizes(), sizes);
+            prop_assert_eq!(set.records().as_ptr(), records.as_ptr());
+            prop_assert_eq!(set.records(), records);
+            let mut at = ident + 8 * count;
+            for (i, instance) in set.instances().enumerate() {
+                prop_assert_eq!(instance.offset(), at);
+                prop_assert_eq!(instance.id() as usize, field(ident + 8 * i, 4));
+                prop_assert_eq!(instance.parent() as usize, field(ident + 8 * i + 4, 4));
+                at += instance.byte_len();
+            }
+            prop_assert_eq!(at, pos + len);
+        }
+        let mut wanted = vec![0, u16::MAX];
+        for set in &sets {
+            wanted.extend([set.index - 1, set.index, set.index.saturating_add(1)]);
+        }
+        for index in wanted {
+            let found = snap.find_set(index);
+            prop_assert_eq!(found, snap.sets().find(|s| s.index() == index));
+            prop_assert_eq!(found.is_some(), sets.iter().any(|s| s.index == index));
+        }
+    }
+
     #[test]
     fn corruptions_are_rejected(header in arb_header(), sets in arb_sets(), delta in prop_oneof![Just(1u64), Just(8), Just(u64::MAX)]) {
         use SnapshotError as E;

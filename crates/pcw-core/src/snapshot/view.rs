@@ -158,10 +158,32 @@ impl<'a> Snapshot<'a> {
         }
     }
 
-    /// The set of manifest index `index`, if present (O(sets)).
+    /// The set of manifest index `index`, if present: O(sets before it), the sets being in
+    /// order of increasing index (`parse` checked), read only for their length and index until
+    /// the one wanted.
     pub fn find_set(&self, index: u16) -> Option<SetView<'a>> {
-        self.sets().find(|s| s.index() == index)
+        let mut pos = HEADER_LEN;
+        for _ in 0..self.set_count() {
+            let [l0, l1, l2, l3, i0, i1, ..] = fixed_part(self.bytes, pos);
+            let found = u16::from_le_bytes([i0, i1]);
+            if found >= index {
+                return (found == index).then(|| SetView::at(self.bytes, pos));
+            }
+            pos = pos.wrapping_add(u32::from_le_bytes([l0, l1, l2, l3]) as usize);
+        }
+        None
     }
+}
+
+/// The fixed part of the set record at `pos` of `bytes` (zeros if out of range, which a set of
+/// a parsed snapshot never is).
+#[inline]
+fn fixed_part(bytes: &[u8], pos: usize) -> [u8; sf::LEN] {
+    bytes
+        .get(pos..)
+        .and_then(<[u8]>::first_chunk::<{ sf::LEN }>)
+        .copied()
+        .unwrap_or([0; sf::LEN])
 }
 
 /// The sets of a [`Snapshot`].
@@ -175,13 +197,15 @@ pub struct Sets<'a> {
 impl<'a> Iterator for Sets<'a> {
     type Item = SetView<'a>;
 
+    #[inline]
     fn next(&mut self) -> Option<SetView<'a>> {
         if self.remaining == 0 {
             return None;
         }
         self.remaining -= 1;
         let set = SetView::at(self.bytes, self.pos);
-        self.pos = self.pos.saturating_add(set.byte_len());
+        // Inside the snapshot (`parse` checked): no overflow.
+        self.pos = self.pos.wrapping_add(set.byte_len());
         Some(set)
     }
 
@@ -192,12 +216,14 @@ impl<'a> Iterator for Sets<'a> {
 
 impl ExactSizeIterator for Sets<'_> {}
 
-/// One validated set (counterset) of a [`Snapshot`]. Its fixed fields are read once, when the
-/// view is made, so its accessors are plain field reads.
+/// One validated set (counterset) of a [`Snapshot`]. Its fixed fields, counter sizes and
+/// records are located once, when the view is made, so its accessors are plain field reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SetView<'a> {
     bytes: &'a [u8],
     pos: usize,
+    sizes: &'a [u8],
+    records: &'a [u8],
     len: u32,
     index: u16,
     flags: u16,
@@ -210,21 +236,31 @@ impl<'a> SetView<'a> {
     /// The set record at `pos` of validated `bytes`.
     #[inline]
     fn at(bytes: &'a [u8], pos: usize) -> Self {
-        let fixed = bytes
-            .get(pos..)
-            .and_then(|b| b.first_chunk::<{ sf::LEN }>())
-            .copied()
-            .unwrap_or([0; sf::LEN]);
+        let fixed = fixed_part(bytes, pos);
         let u16_at = |off: usize| bytes::u16_at(&fixed, off);
+        let len = bytes::u32_at(&fixed, sf::SET_LEN);
+        let counters = u16_at(sf::COUNTER_COUNT);
+        let count = bytes::u32_at(&fixed, sf::INSTANCE_COUNT);
+        // The record, its sizes and its records, whose bounds `parse` checked: the sizes
+        // follow the fixed part, the records the sizes' words and the identity table.
+        let set = bytes
+            .get(pos..)
+            .and_then(|b| b.get(..len as usize))
+            .unwrap_or(&[]);
+        let sizes_end = sf::SIZES + usize::from(counters);
+        let records_at = (sf::SIZES + round8(usize::from(counters)))
+            .saturating_add((count as usize).saturating_mul(idf::LEN));
         Self {
             bytes,
             pos,
-            len: bytes::u32_at(&fixed, sf::SET_LEN),
+            sizes: set.get(sf::SIZES..sizes_end).unwrap_or(&[]),
+            records: set.get(records_at..).unwrap_or(&[]),
+            len,
             index: u16_at(sf::INDEX),
             flags: u16_at(sf::FLAGS),
-            counters: u16_at(sf::COUNTER_COUNT),
+            counters,
             block_len: u16_at(sf::BLOCK_LEN),
-            count: bytes::u32_at(&fixed, sf::INSTANCE_COUNT),
+            count,
         }
     }
 
@@ -254,10 +290,8 @@ impl<'a> SetView<'a> {
     }
 
     /// The counters' sizes in bytes (0, 4 or 8), in descriptor order.
-    pub fn counter_sizes(&self) -> &'a [u8] {
-        let start = self.pos.saturating_add(sf::SIZES);
-        let end = start.saturating_add(usize::from(self.counter_count()));
-        self.bytes.get(start..end).unwrap_or(&[])
+    pub const fn counter_sizes(&self) -> &'a [u8] {
+        self.sizes
     }
 
     /// Each counter's `(CounterOffset, CounterSize)` in the records' counter blocks, in
@@ -276,17 +310,11 @@ impl<'a> SetView<'a> {
         self.count as usize
     }
 
-    /// Offset of the identity table in the snapshot.
-    fn identities_at(&self) -> usize {
-        self.pos
-            .saturating_add(sf::SIZES)
-            .saturating_add(round8(usize::from(self.counter_count())))
-    }
-
-    /// Offset of the first instance record in the snapshot.
+    /// Offset of the first instance record in the snapshot: the records end the set.
     fn records_at(&self) -> usize {
-        self.identities_at()
-            .saturating_add(idf::LEN.saturating_mul(self.instance_count()))
+        self.pos
+            .wrapping_add(self.byte_len())
+            .wrapping_sub(self.records.len())
     }
 
     /// Instance `i`, or `None` if `i >= instance_count()`: O(`i`), the records being walked.
@@ -299,8 +327,11 @@ impl<'a> SetView<'a> {
         Instances {
             bytes: self.bytes,
             pos: self.records_at(),
-            ident: self.identities_at(),
-            sizes: self.counter_sizes(),
+            // The identity table precedes the records.
+            ident: self
+                .records_at()
+                .wrapping_sub(idf::LEN.wrapping_mul(self.instance_count())),
+            sizes: self.sizes,
             block_len: self.block_len(),
             remaining: self.instance_count(),
         }
@@ -309,9 +340,8 @@ impl<'a> SetView<'a> {
     /// The instance records, back to back, from the first to the end of the set: exactly the
     /// instance definitions, names and counter blocks of the V1 object of this set, for counter
     /// definitions laid out as [`Self::counter_layout`] says.
-    pub fn records(&self) -> &'a [u8] {
-        let end = self.pos.saturating_add(self.byte_len());
-        self.bytes.get(self.records_at()..end).unwrap_or(&[])
+    pub const fn records(&self) -> &'a [u8] {
+        self.records
     }
 
     /// Bytes of all the instances' name areas together (see [`InstanceView::name_area`]),
@@ -320,7 +350,7 @@ impl<'a> SetView<'a> {
     pub fn name_areas_len(&self) -> usize {
         let fixed = inf::LEN + self.block_len();
         // `parse` checked that the set length is exactly its head and its records.
-        self.records()
+        self.records
             .len()
             .saturating_sub(self.instance_count().saturating_mul(fixed))
     }
