@@ -67,18 +67,26 @@ pub(super) fn check_set(
     if head > set_len {
         return Err(bad_len);
     }
-    let (sizes, block_len, covered) = check_sizes(bytes, pos, counters, u16_at(sf::BLOCK_LEN))?;
+    let (block_len, covered) = check_sizes(bytes, pos, counters, u16_at(sf::BLOCK_LEN))?;
     // The identities hold any values. The records are whole words: the set and its head are
-    // multiples of 8 bytes. The loop compiled for the usual block lengths (the block's masks
-    // constant-sized).
-    let records = (at(head), end, count);
+    // multiples of 8 bytes. As many as the one-pass tests accept are read here (compiled for
+    // the usual block lengths, the block's masks constant-sized); from the first they refuse,
+    // `walk` goes on (a record to examine field by field, for the exact error).
+    let records = bytes.get(at(head)..end).unwrap_or(&[]).as_chunks::<8>().0;
     let block = (block_len, covered);
-    let ipos = match block_len / 8 {
-        1 => walk::<1>(bytes, records, block, sizes)?,
-        2 => walk::<2>(bytes, records, block, sizes)?,
-        3 => walk::<3>(bytes, records, block, sizes)?,
-        4 => walk::<4>(bytes, records, block, sizes)?,
-        _ => walk::<0>(bytes, records, block, sizes)?,
+    let (words, left) = match block_len / 8 {
+        1 => accepted_records::<1>(records, count, block),
+        2 => accepted_records::<2>(records, count, block),
+        3 => accepted_records::<3>(records, count, block),
+        4 => accepted_records::<4>(records, count, block),
+        _ => (records.len(), count),
+    };
+    // Where the records accepted end: `end` less the words after them.
+    let next = end - 8 * words;
+    let ipos = if left == 0 {
+        next
+    } else {
+        walk_rest(bytes, pos, (next, end, left))?
     };
     if ipos != end {
         return Err(bad_len);
@@ -88,7 +96,7 @@ pub(super) fn check_set(
 
 /// The `counters` counter sizes of the set at `pos`, whose fixed part says `block_len` bytes of
 /// counter block, checked (sizes, block length, padding) when the set's head is inside it:
-/// the sizes, the block length and [`covered_halves`].
+/// the block length and [`covered_halves`].
 #[expect(
     clippy::inline_always,
     reason = "part of `check_set`, once per set: measured, a call costs more than its work"
@@ -99,7 +107,7 @@ fn check_sizes(
     pos: usize,
     counters: usize,
     block_len: u16,
-) -> Result<(&[u8], usize, u64), SnapshotError> {
+) -> Result<(usize, u64), SnapshotError> {
     let at = |off: usize| pos.saturating_add(off);
     // The sizes, whole words with their padding.
     let area = bytes
@@ -115,7 +123,7 @@ fn check_sizes(
             offset: at(sf::BLOCK_LEN),
         });
     }
-    Ok((sizes, len, covered))
+    Ok((len, covered))
 }
 
 /// The counter sizes of the set at `pos` checked field by field, for the exact error: each
@@ -300,11 +308,64 @@ const fn quads() -> [u16; 512] {
     table
 }
 
+/// [`walk`] over the `left` records from `next` to `end` of the set at `pos`, whose sizes and
+/// block length [`check_sizes`] accepted: read again here, out of the usual path, rather than
+/// kept across it.
+#[inline(never)]
+#[cold]
+fn walk_rest(
+    bytes: &[u8],
+    pos: usize,
+    records: (usize, usize, usize),
+) -> Result<usize, SnapshotError> {
+    let at = |off: usize| pos.saturating_add(off);
+    let counters = usize::from(bytes::u16_at(bytes, at(sf::COUNTER_COUNT)));
+    let sizes = bytes
+        .get(at(sf::SIZES)..at(sf::SIZES + counters))
+        .unwrap_or(&[]);
+    let block = (
+        usize::from(bytes::u16_at(bytes, at(sf::BLOCK_LEN))),
+        covered_halves(sizes),
+    );
+    match block.0 / 8 {
+        1 => walk::<1>(bytes, records, block, sizes),
+        2 => walk::<2>(bytes, records, block, sizes),
+        3 => walk::<3>(bytes, records, block, sizes),
+        4 => walk::<4>(bytes, records, block, sizes),
+        _ => walk::<0>(bytes, records, block, sizes),
+    }
+}
+
+/// The records at the start of `records` (whole words) that [`short_record`] or
+/// [`valid_record`] accept, at most `count`, for a counter block of `block_len` bytes (`W`
+/// words, 1 to [`MASKED_WORDS`]) whose first 64 halves `covered` marks as [`covered_halves`]
+/// does: the words after them and the records left (none, or from the first refused).
+#[inline]
+pub(super) fn accepted_records<const W: usize>(
+    mut records: &[[u8; 8]],
+    count: usize,
+    (block_len, covered): (usize, u64),
+) -> (usize, usize) {
+    let masks = BlockMasks::<W>::new(block_len, covered);
+    let mut left = count;
+    while left > 0 {
+        // A short name with the room of the longest short record behind it, then any name.
+        if let Some(after) = short_record::<W>(records, &masks) {
+            records = after;
+        } else if let Some(after) = valid_record::<W>(records, &masks) {
+            records = after;
+        } else {
+            break;
+        }
+        left -= 1;
+    }
+    (records.len(), left)
+}
+
 /// Checks the `count` instance records from `start` to `end` of a set whose counter block is
 /// `block_len` bytes (`W` words; 0 for a block checked field by field) holding counters of
 /// `sizes`, `covered` its first 64 halves as [`covered_halves`] gives them; returns where the
 /// records end.
-#[inline]
 pub(super) fn walk<const W: usize>(
     bytes: &[u8],
     (start, end, count): (usize, usize, usize),
@@ -313,36 +374,27 @@ pub(super) fn walk<const W: usize>(
 ) -> Result<usize, SnapshotError> {
     // The records are whole words, ending at `end`: the set and its head are multiples of 8
     // bytes. So a record's position is `end` less the words left.
-    let mut rest = bytes.get(start..end).unwrap_or(&[]).as_chunks::<8>().0;
+    let mut pos = start;
     let mut left = count;
-    let masks = BlockMasks::<W>::new(block_len, covered);
     // What `check_record` needs, made for the first record it examines.
     let mut block = None;
     while left > 0 {
-        // The usual case, in one pass over each record, for as many records as it accepts:
-        // a short name with the room of the longest short record behind it, then any name; a
-        // record neither accepts is examined field by field, for the exact error.
+        // As many records as the one-pass tests accept; a record they refuse is examined
+        // field by field, for the exact error.
         if W > 0 {
-            loop {
-                if let Some(after) = short_record::<W>(rest, &masks) {
-                    rest = after;
-                } else if let Some(after) = valid_record::<W>(rest, &masks) {
-                    rest = after;
-                } else {
-                    break;
-                }
-                left -= 1;
-                if left == 0 {
-                    return Ok(end - 8 * rest.len());
-                }
+            let records = bytes.get(pos..end).unwrap_or(&[]).as_chunks::<8>().0;
+            let (words, rest) = accepted_records::<W>(records, left, (block_len, covered));
+            pos = end - 8 * words;
+            left = rest;
+            if left == 0 {
+                break;
             }
         }
         let block = block.get_or_insert_with(|| BlockCheck::new(sizes, block_len));
-        let next = check_record(bytes, (end - 8 * rest.len(), end), sizes, block)?;
-        rest = bytes.get(next..end).unwrap_or(&[]).as_chunks::<8>().0;
+        pos = check_record(bytes, (pos, end), sizes, block)?;
         left -= 1;
     }
-    Ok(end - 8 * rest.len())
+    Ok(pos)
 }
 
 /// Most counter-block words [`BlockMasks`] are made for.
