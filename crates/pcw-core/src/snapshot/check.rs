@@ -500,32 +500,55 @@ const fn short_names() -> ShortNames {
 /// `ByteLength`, compared through `xor`; elsewhere the bits no counter covers, which must be
 /// zero).
 pub(super) struct BlockMasks<const W: usize> {
-    xor: [u64; W],
-    mask: [u64; W],
+    pub(super) xor: [u64; W],
+    pub(super) mask: [u64; W],
 }
 
-/// A word's mask from its two halves' bits (bit 0 the low half), set for a half no counter
-/// covers.
-const HALF_MASKS: [u64; 4] = [0, 0xFFFF_FFFF, 0xFFFF_FFFF_0000_0000, u64::MAX];
+/// Two words' masks from their four halves' bits (bit 0 the first word's low half), set for
+/// each half no counter covers: a lookup per two words.
+static PAIR_MASKS: [[u64; 2]; 16] = pair_masks();
+
+#[expect(
+    clippy::indexing_slicing,
+    reason = "evaluated only at compile time, where an index out of bounds fails the build"
+)]
+const fn pair_masks() -> [[u64; 2]; 16] {
+    let mut table = [[0u64; 2]; 16];
+    let mut bits = 0;
+    while bits < 16 {
+        let mut half = 0;
+        while half < 4 {
+            if bits & (1 << half) != 0 {
+                table[bits][half / 2] |= 0xFFFF_FFFF << (32 * (half % 2));
+            }
+            half += 1;
+        }
+        bits += 1;
+    }
+    table
+}
 
 impl<const W: usize> BlockMasks<W> {
     /// For a block of `block_len` bytes whose first 64 halves `covered` marks as
     /// [`covered_halves`] does.
     #[inline]
     pub(super) fn new(block_len: usize, covered: u64) -> Self {
-        let gaps = !covered;
+        // Half 0, `ByteLength`, compared through `xor`: masked whole.
+        let gaps = !covered | 1;
         let mut xor = [0; W];
         let mut mask = [0; W];
-        for (k, m) in mask.iter_mut().enumerate() {
-            let [pair, ..] = (gaps >> (2 * k)).to_le_bytes();
-            *m = HALF_MASKS
-                .get(usize::from(pair & 3))
+        for (k, pair) in mask.chunks_mut(2).enumerate() {
+            let [bits, ..] = (gaps >> (4 * k)).to_le_bytes();
+            let masks = PAIR_MASKS
+                .get(usize::from(bits & 0xF))
                 .copied()
-                .unwrap_or(u64::MAX);
+                .unwrap_or([u64::MAX; 2]);
+            for (m, v) in pair.iter_mut().zip(masks) {
+                *m = v;
+            }
         }
-        if let (Some(x), Some(m)) = (xor.first_mut(), mask.first_mut()) {
+        if let Some(x) = xor.first_mut() {
             *x = block_len as u64;
-            *m |= 0xFFFF_FFFF;
         }
         Self { xor, mask }
     }

@@ -774,6 +774,48 @@ fn covered_halves_are_the_layouts() {
     }
 }
 
+/// The masks of a block the parse loop tests whole are exactly its layout's: every half
+/// `gap_halves` names and `ByteLength`'s are masked, no half a counter covers is, and the
+/// first word is compared with the block length (counters of every size pattern up to 8,
+/// blocks of 1 to 4 words).
+#[test]
+fn block_masks_are_the_layouts_gaps() {
+    fn check<const W: usize>(sizes: &[u8]) {
+        let block_len = layout::block_len_of(sizes).unwrap();
+        let masks = check::BlockMasks::<W>::new(block_len, check::covered_halves(sizes));
+        let [gaps, _] = check::gap_halves(sizes, W);
+        for k in 0..W {
+            let half = |h: usize| {
+                if gaps >> (2 * k + h) & 1 == 1 || (k == 0 && h == 0) {
+                    0xFFFF_FFFFu64 << (32 * h)
+                } else {
+                    0
+                }
+            };
+            assert_eq!(masks.mask[k], half(0) | half(1), "{sizes:?} word {k}");
+            assert_eq!(masks.xor[k], if k == 0 { block_len as u64 } else { 0 });
+        }
+    }
+    let mut sizes = Vec::new();
+    for pattern in 0..3u32.pow(8) {
+        sizes.clear();
+        let mut p = pattern;
+        for _ in 0..8 {
+            sizes.push([0, 4, 8][(p % 3) as usize]);
+            p /= 3;
+        }
+        for n in 0..=sizes.len() {
+            match layout::block_len_of(&sizes[..n]).unwrap() / 8 {
+                1 => check::<1>(&sizes[..n]),
+                2 => check::<2>(&sizes[..n]),
+                3 => check::<3>(&sizes[..n]),
+                4 => check::<4>(&sizes[..n]),
+                _ => {}
+            }
+        }
+    }
+}
+
 /// The sizes of a set read a word at a time (`sizes_layout`, its one-word case and its
 /// general one) against the field-by-field check: for counters of every valid size pattern
 /// up to 8 counters (and some of 9 to 24), then each size or padding byte made a value other
