@@ -11,12 +11,12 @@ use super::layout::{
 };
 use super::{MAX_COUNTERS, MAX_INSTANCES, MAX_NAME_UNITS, SET_FLAG_MULTI, SnapshotError};
 /// Validates the set record at `pos` (8-aligned, inside `bytes`), whose index must be at least
-/// `min_index`; returns its index and its end.
+/// `*min_index`, which becomes the index after the set's; returns the set's end.
 pub(super) fn check_set(
     bytes: &[u8],
     pos: usize,
-    min_index: u32,
-) -> Result<(u16, usize), SnapshotError> {
+    min_index: &mut u32,
+) -> Result<usize, SnapshotError> {
     let total = bytes.len();
     let at = |off: usize| pos.saturating_add(off);
     let bad_len = SnapshotError::BadLength { offset: pos };
@@ -34,7 +34,7 @@ pub(super) fn check_set(
         return Err(bad_len);
     }
     let index = u16_at(sf::INDEX);
-    if u32::from(index) < min_index {
+    if u32::from(index) < *min_index {
         return Err(SnapshotError::BadIndex {
             offset: at(sf::INDEX),
         });
@@ -81,17 +81,18 @@ pub(super) fn check_set(
         4 => accepted_records::<4>(records, count, block),
         _ => (records.len(), count),
     };
-    // Where the records accepted end: `end` less the words after them.
-    let next = end - 8 * words;
-    let ipos = if left == 0 {
-        next
+    // The records end the set: none is left and no word after them, or the field-by-field
+    // walk from the first refused record ends at `end`.
+    let ends = if left == 0 {
+        words == 0
     } else {
-        walk_rest(bytes, pos, (next, end, left))?
+        walk_rest(bytes, pos, (end - 8 * words, end, left))? == end
     };
-    if ipos != end {
+    if !ends {
         return Err(bad_len);
     }
-    Ok((index, end))
+    *min_index = u32::from(index) + 1;
+    Ok(end)
 }
 
 /// The `counters` counter sizes of the set at `pos`, whose fixed part says `block_len` bytes of
@@ -113,10 +114,9 @@ fn check_sizes(
     let area = bytes
         .get(at(sf::SIZES)..at(sf::SIZES + round8(counters)))
         .unwrap_or(&[]);
-    let sizes = area.get(..counters).unwrap_or(&[]);
     let (len, covered) = match sizes_layout(area.as_chunks::<8>().0, counters) {
         Some(layout) => layout,
-        None => sizes_by_field(bytes, pos, sizes)?,
+        None => sizes_by_field(bytes, pos, area.get(..counters).unwrap_or(&[]))?,
     };
     if usize::from(block_len) != len {
         return Err(SnapshotError::BadLength {
@@ -129,6 +129,7 @@ fn check_sizes(
 /// The counter sizes of the set at `pos` checked field by field, for the exact error: each
 /// size (`BadCounterSize`), then the counter block length, then the sizes' padding
 /// (`Reserved`); the block length and [`covered_halves`] if all hold.
+#[cold]
 pub(super) fn sizes_by_field(
     bytes: &[u8],
     pos: usize,

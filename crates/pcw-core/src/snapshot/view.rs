@@ -120,9 +120,7 @@ impl<'a> Snapshot<'a> {
         let mut pos = HEADER_LEN;
         let mut min_index = 0;
         for _ in 0..set_count {
-            let (index, end) = check_set(bytes, pos, min_index)?;
-            min_index = u32::from(index) + 1;
-            pos = end;
+            pos = check_set(bytes, pos, &mut min_index)?;
         }
         if pos != total {
             return Err(SnapshotError::BadLength { offset: pos });
