@@ -71,7 +71,7 @@ pub(super) fn check_set(
     // The identities hold any values. The records are whole words: the set and its head are
     // multiples of 8 bytes. As many as the one-pass tests accept are read here (compiled for
     // the usual block lengths, the block's masks constant-sized); from the first they refuse,
-    // `walk` goes on (a record to examine field by field, for the exact error).
+    // `walk_rest` goes on (a record to examine field by field, for the exact error).
     let records = bytes.get(at(head)..end).unwrap_or(&[]).as_chunks::<8>().0;
     let block = (block_len, covered);
     let (words, left) = match block_len / 8 {
