@@ -828,10 +828,25 @@ impl<'a> SnapshotWriter<'a> {
     where
         I: Iterator<Item = Record<'n, N>>,
     {
-        // The refused record, else the next: most often none (the loop ended with `records`).
+        // The refused record, else the next: most often none (the loop ended with `records`),
+        // and then no more than this, which takes no registers to save.
         let Some(first) = refused.or_else(|| records.next()) else {
             return Ok(());
         };
+        self.instances_each(&first, records)
+    }
+
+    /// [`Self::instances_general`]'s records from `first` on, one by one.
+    #[cold]
+    #[inline(never)]
+    fn instances_each<'n, const N: usize, I>(
+        &mut self,
+        first: &Record<'n, N>,
+        records: I,
+    ) -> Result<(), SnapshotError>
+    where
+        I: Iterator<Item = Record<'n, N>>,
+    {
         self.instance(first.id, first.parent, first.name, &first.values)?;
         for record in records {
             self.instance(record.id, record.parent, record.name, &record.values)?;
