@@ -601,11 +601,12 @@ impl<'a> SnapshotWriter<'a> {
         // The fixed part and the sizes with their padding, all within the room `reserve` found
         // (taken once: the fields are then stored as whole words, with no check of their own);
         // each identity is written with its instance (a set ends only when all its instances
-        // are in).
+        // are in). `reserve` counted the `len` bytes from `start` within the format's limit, so
+        // these sums cannot overflow.
         if written
             && let Some((fixed, rest)) = self
                 .buf
-                .get_mut(start..)
+                .get_mut(start..start + len)
                 .and_then(|b| b.split_first_chunk_mut::<{ sf::LEN }>())
         {
             *fixed = set_fixed(index, multi, counters, block_len, instance_count);
@@ -613,17 +614,21 @@ impl<'a> SnapshotWriter<'a> {
         }
         self.set_count += 1;
         self.last_index = Some(index);
-        self.set = Some(OpenSet {
+        let set = OpenSet {
             start,
-            ident: at(sf::SIZES + round8(sizes.len())),
+            ident: start + sf::SIZES + round8(sizes.len()),
             written,
             counters,
             block_len,
             count: instance_count,
             added: 0,
-        });
+        };
+        // A set of no instances ends here.
         if instance_count == 0 {
-            self.close_set();
+            self.set = None;
+            self.write_set_len(set);
+        } else {
+            self.set = Some(set);
         }
         Ok(())
     }
@@ -828,10 +833,25 @@ impl<'a> SnapshotWriter<'a> {
     where
         I: Iterator<Item = Record<'n, N>>,
     {
-        // The refused record, else the next: most often none (the loop ended with `records`).
+        // The refused record, else the next: most often none (the loop ended with `records`),
+        // and then no more than this, which takes no registers to save.
         let Some(first) = refused.or_else(|| records.next()) else {
             return Ok(());
         };
+        self.instances_each(&first, records)
+    }
+
+    /// [`Self::instances_general`]'s records from `first` on, one by one.
+    #[cold]
+    #[inline(never)]
+    fn instances_each<'n, const N: usize, I>(
+        &mut self,
+        first: &Record<'n, N>,
+        records: I,
+    ) -> Result<(), SnapshotError>
+    where
+        I: Iterator<Item = Record<'n, N>>,
+    {
         self.instance(first.id, first.parent, first.name, &first.values)?;
         for record in records {
             self.instance(record.id, record.parent, record.name, &record.values)?;
@@ -962,12 +982,13 @@ impl<'a> SnapshotWriter<'a> {
     /// caller then writes every one of them.
     fn reserve(&mut self, len: usize) -> Result<bool, SnapshotError> {
         let start = self.pos;
-        let end = start
-            .checked_add(len)
-            .filter(|e| *e <= MAX_TOTAL_LEN)
-            .ok_or(SnapshotError::LimitExceeded {
+        // The position never passes the limit: one comparison, no overflow.
+        if len > MAX_TOTAL_LEN.saturating_sub(start) {
+            return Err(SnapshotError::LimitExceeded {
                 offset: hf::TOTAL_LEN,
-            })?;
+            });
+        }
+        let end = start + len;
         self.pos = end;
         if self.overflow || end > self.buf.len() {
             self.overflow = true;
@@ -994,5 +1015,55 @@ impl<'a> SnapshotWriter<'a> {
         {
             *set_len = len32(self.pos.saturating_sub(set.start)).to_le_bytes();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{MAX_COUNTERS, MAX_INSTANCES, MAX_NAME_UNITS, MAX_TOTAL_LEN};
+    use super::{SnapshotError, SnapshotHeader, SnapshotWriter};
+    use alloc::vec;
+
+    /// The format's limit is exact: a measuring writer takes records up to the last byte of
+    /// [`MAX_TOTAL_LEN`] and refuses one that would end 8 bytes past it.
+    #[test]
+    fn the_total_length_reaches_its_limit_exactly() {
+        let sizes = vec![8u8; usize::from(MAX_COUNTERS)];
+        let values = vec![0u64; sizes.len()];
+        let name = vec![0x41u16; usize::from(MAX_NAME_UNITS)];
+        let writer = || {
+            let mut wr = SnapshotWriter::measuring(SnapshotHeader::default());
+            wr.begin_set(0, true, &sizes, MAX_INSTANCES).unwrap();
+            wr
+        };
+        // The shortest record: an empty name (one word of name area).
+        let mut wr = writer();
+        let start = wr.len();
+        wr.instance(0, 0, &[], &values).unwrap();
+        let shortest = wr.len() - start;
+        // A writer filled to exactly `end`: records of 3 to 1 023 units, their areas 8 to
+        // 2 048 bytes, so whatever is left over after whole shortest records goes into a
+        // few longer names.
+        let filled = |end: usize| {
+            let mut wr = writer();
+            let mut id = 0;
+            while wr.len() < end {
+                let extra = ((end - wr.len()) % shortest).min(2040);
+                wr.instance(id, 0, &name[..extra / 2 + 3], &values).unwrap();
+                id += 1;
+            }
+            assert_eq!(wr.len(), end);
+            (wr, id)
+        };
+        let (mut wr, id) = filled(MAX_TOTAL_LEN);
+        assert_eq!(
+            wr.instance(id, 0, &[], &values),
+            Err(SnapshotError::LimitExceeded { offset: 8 })
+        );
+        let (mut wr, id) = filled(MAX_TOTAL_LEN - shortest + 8);
+        assert_eq!(
+            wr.instance(id, 0, &[], &values),
+            Err(SnapshotError::LimitExceeded { offset: 8 })
+        );
     }
 }
