@@ -81,9 +81,10 @@ impl Selection<'_> {
     /// Whether `o` is part of the reply.
     #[inline]
     fn wants(&self, o: &dyn ObjectSource) -> bool {
+        let (costly, index) = o.selection_key(writer::sealed::Token);
         match self {
-            Self::Costly(costly) => o.header().costly == *costly,
-            Self::Items(list) => list.contains(o.header().name_title_index),
+            Self::Costly(wanted) => costly == *wanted,
+            Self::Items(list) => list.contains(index),
         }
     }
 }

@@ -172,6 +172,10 @@ impl ObjectSource for SetObject<'_> {
         self.parts.counters
     }
 
+    fn selection_key(&self, _: sealed::Token) -> (bool, u32) {
+        (self.parts.header.costly, self.parts.header.name_title_index)
+    }
+
     fn kind(&self) -> InstanceKind {
         self.parts.kind
     }
@@ -614,6 +618,25 @@ mod tests {
                 (same, same),
                 "{c:?}"
             );
+        }
+    }
+
+    #[test]
+    fn a_query_selects_a_set_object_by_its_header() {
+        let c = counters(2);
+        let checked = CheckedCounters::new(&c[..]).unwrap();
+        for (index, costly) in [(10, false), (12, true)] {
+            let new = SetObject::new(header(index, costly), &c, InstanceKind::Multi, None);
+            let fast =
+                SetObject::checked(header(index, costly), &checked, InstanceKind::Multi, None);
+            for o in [&new as &dyn ObjectSource, &fast] {
+                let h = o.header();
+                assert_eq!(h.name_title_index, index);
+                assert_eq!(
+                    o.selection_key(sealed::Token),
+                    (h.costly, h.name_title_index)
+                );
+            }
         }
     }
 

@@ -95,19 +95,56 @@ pub(crate) fn write_one(
     mode: Mode,
     buf: &mut [u8],
 ) -> Result<Written, WriteError> {
-    let ready = object.ready(sealed::Token);
-    let (needed, block_len) = match ready {
-        Some(ready) => measure_ready(ready, mode)?,
-        None => measure_unready(object, mode)?,
-    };
+    if let Some(ready) = object.ready(sealed::Token) {
+        return write_ready(ready, mode, buf).map(|bytes| Written { bytes, objects: 1 });
+    }
+    let (needed, block_len) = measure_unready(object, mode)?;
     let out = buf
         .get_mut(..needed)
         .ok_or(WriteError::NoSpace { needed })?;
-    let bytes = match ready {
-        Some(ready) => emit_ready(ready, mode, out),
-        None => emit_object(object, None, mode, block_len, out),
-    };
+    let bytes = emit_object(object, None, mode, block_len, out);
     Ok(Written { bytes, objects: 1 })
+}
+
+/// [`measure_ready`] and [`emit_ready`] in one pass, all or nothing: an object whose source has
+/// its definitions rendered is sized once, from the lengths it copies (the same figures, and
+/// the same errors, as `measure_ready`'s), and written as those copies and its
+/// `PERF_OBJECT_TYPE`.
+#[inline]
+fn write_ready(ready: &sealed::Ready<'_>, mode: Mode, buf: &mut [u8]) -> Result<usize, WriteError> {
+    if ready.definitions.len() != ready.counters.len() {
+        let (needed, _) = measure_ready(ready, mode)?;
+        let out = buf
+            .get_mut(..needed)
+            .ok_or(WriteError::NoSpace { needed })?;
+        return Ok(emit_ready(ready, mode, out));
+    }
+    let definitions = ready.definitions.as_flattened();
+    let body = match mode {
+        Mode::Data => ready.body,
+        Mode::Metadata => &[],
+    };
+    // One definition of 40 bytes per counter: `ready_len`'s sums.
+    let definition_length = add(wire::field::object_type::LEN, definitions.len())?;
+    let needed = fits_u32(add(definition_length, body.len())?)?;
+    let out = buf
+        .get_mut(..needed)
+        .ok_or(WriteError::NoSpace { needed })?;
+    if let Some((head, rest)) = out.split_first_chunk_mut::<{ wire::field::object_type::LEN }>()
+        && let Some((defs, dst)) = rest.split_at_mut_checked(definitions.len())
+        && dst.len() == body.len()
+    {
+        defs.copy_from_slice(definitions);
+        dst.copy_from_slice(body);
+        *head = object_type_bytes(
+            &ready.header,
+            [needed, definition_length, ready.counters.len()],
+            num_instances(mode, ready.kind, ready.instance_count),
+        );
+        return Ok(needed);
+    }
+    // `out` is exactly the head, the definitions and the body: never reached.
+    Ok(emit_ready(ready, mode, out))
 }
 
 /// Writes one object at the start of `buf` and returns its length, all or nothing.
@@ -639,6 +676,23 @@ mod tests {
                         assert_eq!((n, &fast), (m, &general), "{kind:?} {mode:?} {len}");
                         if len == needed {
                             assert_eq!(n, needed);
+                        }
+                        // Sized and written in one pass: the same bytes into a buffer of the
+                        // length measured or longer, nothing into a shorter one.
+                        let mut once = vec![0x5Au8; len + 8];
+                        let written = write_ready(&ready, mode, &mut once[..len]);
+                        if len < needed {
+                            assert_eq!(written, Err(WriteError::NoSpace { needed }));
+                            assert!(once.iter().all(|b| *b == 0x5A), "{kind:?} {mode:?} {len}");
+                        } else {
+                            assert_eq!(written, Ok(needed));
+                            assert_eq!(&once[..len], &general[..], "{kind:?} {mode:?}");
+                        }
+                        if len == needed {
+                            let mut roomy = vec![0x5Au8; needed + 16];
+                            assert_eq!(write_ready(&ready, mode, &mut roomy), Ok(needed));
+                            assert_eq!(roomy[..needed], general[..]);
+                            assert!(roomy[needed..].iter().all(|b| *b == 0x5A));
                         }
                     }
                 }

@@ -304,6 +304,14 @@ pub trait ObjectSource {
         None
     }
 
+    /// What a query selects the object by: its header's `costly` and `name_title_index`, read
+    /// without copying the whole header (a source that keeps its header overrides it).
+    #[doc(hidden)]
+    fn selection_key(&self, _: sealed::Token) -> (bool, u32) {
+        let header = self.header();
+        (header.costly, header.name_title_index)
+    }
+
     /// The whole object ready to write, when the source holds its reply so (a snapshot set over
     /// checked counter definitions does); `None` (the default) to have the writer ask the
     /// methods above one by one.
