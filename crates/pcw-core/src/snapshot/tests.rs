@@ -1629,3 +1629,46 @@ proptest! {
         }
     }
 }
+
+/// The format's limit is exact: a measuring writer takes records up to the last byte of
+/// [`MAX_TOTAL_LEN`] and refuses one that would end 8 bytes past it.
+#[test]
+fn the_total_length_reaches_its_limit_exactly() {
+    let sizes = vec![8u8; usize::from(MAX_COUNTERS)];
+    let values = vec![0u64; sizes.len()];
+    let name = vec![0x41u16; usize::from(MAX_NAME_UNITS)];
+    let writer = || {
+        let mut wr = SnapshotWriter::measuring(SnapshotHeader::default());
+        wr.begin_set(0, true, &sizes, MAX_INSTANCES).unwrap();
+        wr
+    };
+    // The shortest record: an empty name (one word of name area).
+    let mut wr = writer();
+    let start = wr.len();
+    wr.instance(0, 0, &[], &values).unwrap();
+    let shortest = wr.len() - start;
+    // A writer filled to exactly `end`: records of 3 to 1 023 units, their areas 8 to
+    // 2 048 bytes, so whatever is left over after whole shortest records goes into a
+    // few longer names.
+    let filled = |end: usize| {
+        let mut wr = writer();
+        let mut id = 0;
+        while wr.len() < end {
+            let extra = ((end - wr.len()) % shortest).min(2040);
+            wr.instance(id, 0, &name[..extra / 2 + 3], &values).unwrap();
+            id += 1;
+        }
+        assert_eq!(wr.len(), end);
+        (wr, id)
+    };
+    let (mut wr, id) = filled(MAX_TOTAL_LEN);
+    assert_eq!(
+        wr.instance(id, 0, &[], &values),
+        Err(SnapshotError::LimitExceeded { offset: 8 })
+    );
+    let (mut wr, id) = filled(MAX_TOTAL_LEN - shortest + 8);
+    assert_eq!(
+        wr.instance(id, 0, &[], &values),
+        Err(SnapshotError::LimitExceeded { offset: 8 })
+    );
+}
