@@ -181,6 +181,9 @@ pub(super) fn covered_halves(sizes: &[u8]) -> u64 {
 )]
 #[inline(always)]
 pub(super) fn sizes_layout(words: &[[u8; 8]], counters: usize) -> Option<(usize, u64)> {
+    // The one-word case reads the padding from `counters`: right only for exactly the words
+    // the sizes fill (`check_sizes` passes the area its set's head is known to contain).
+    debug_assert_eq!(words.len(), counters.div_ceil(8), "the sizes' words, whole");
     match words {
         // No counter: `ByteLength` and 4 bytes of padding.
         [] => Some((8, 1)),
