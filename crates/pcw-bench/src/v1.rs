@@ -6,9 +6,7 @@
 //! `memcpy` floor of the same output size.
 
 use pcw_core::counter_type::{CounterType, DetailLevel};
-use pcw_core::snapshot::{
-    CounterSizes, PARENT_NONE, Record, Snapshot, SnapshotError, SnapshotHeader, SnapshotWriter,
-};
+use pcw_core::snapshot::{CounterSizes, Snapshot, SnapshotError};
 use pcw_core::v1::collect::{self, Collected};
 use pcw_core::v1::from_snapshot::SetObject;
 use pcw_core::v1::writer::{
@@ -17,7 +15,7 @@ use pcw_core::v1::writer::{
 };
 
 use crate::c::{self, PgCounter, PgInstance, PgObject};
-use crate::utf16;
+use crate::snap::SnapshotData;
 
 /// Counters per instance.
 pub const COUNTERS: usize = 4;
@@ -32,21 +30,14 @@ impl CounterSizes<COUNTERS> for Sizes {
     const SIZES: [u8; COUNTERS] = SIZES;
 }
 
-/// The snapshot's clocks; `perf_time` is the object's `PerfTime`, as in [`V1Object::new`].
-const SNAPSHOT_HEADER: SnapshotHeader = SnapshotHeader {
-    perf_time: 123_456_789,
-    perf_freq: 10_000_000,
-    system_time: crate::NOOP_TIME,
-};
-
 /// [`COUNTERS`] as the C side's `u32`.
 const COUNTERS_U32: u32 = 4;
 const _: () = assert!(COUNTERS_U32 as usize == COUNTERS);
 
 /// N instances' names and values, and both descriptions of the object.
 pub struct V1Object {
-    names: Vec<Vec<u16>>,
-    values: Vec<[u64; COUNTERS]>,
+    /// The instances, as the driver encodes them (the snapshot scenario's data).
+    data: SnapshotData,
     counters: [CounterSpec; COUNTERS],
     /// `counters`, checked once (as the DLL's catalog checks its definitions when it builds
     /// them).
@@ -63,10 +54,7 @@ impl V1Object {
     /// # Panics
     /// Never for the layouts used here.
     pub fn new(n: usize) -> Self {
-        let names: Vec<Vec<u16>> = (0..n).map(|i| utf16(&format!("Queue {i:06}"))).collect();
-        let values: Vec<[u64; COUNTERS]> = (0..n as u64)
-            .map(|i| [i, i * 3, i << 33 | 7, u64::MAX - i])
-            .collect();
+        let data = SnapshotData::new(n);
         let counter = |index: u32, counter_type: CounterType, size: u32| CounterSpec {
             name_title_index: 1002 + 2 * index,
             help_title_index: 1003 + 2 * index,
@@ -108,9 +96,10 @@ impl V1Object {
             size: c.size,
             offset: c.offset,
         });
-        let c_instances = names
+        let c_instances = data
+            .names()
             .iter()
-            .zip(&values)
+            .zip(data.values())
             .map(|(name, v)| {
                 let mut values = [0u64; 8];
                 values[..COUNTERS].copy_from_slice(v);
@@ -123,8 +112,7 @@ impl V1Object {
             })
             .collect();
         Self {
-            names,
-            values,
+            data,
             counters,
             checked: {
                 let mut checked = CheckedCounters::new(counters).expect("checked layout");
@@ -144,9 +132,10 @@ impl V1Object {
     /// # Panics
     /// Never for the names of [`Self::new`] (short, no NUL) on a little-endian host.
     pub fn instances(&self) -> Vec<InstanceDesc<'_>> {
-        self.names
+        self.data
+            .names()
             .iter()
-            .zip(&self.values)
+            .zip(self.data.values())
             .map(|(name, values)| InstanceDesc {
                 spec: InstanceSpec {
                     name: InstanceName::Checked(CheckedName::new(name).expect("short, no NUL")),
@@ -161,7 +150,8 @@ impl V1Object {
 
     /// Whole 8-byte words of the longest name's area (name, NUL, padding).
     pub fn max_name_words(&self) -> usize {
-        self.names
+        self.data
+            .names()
             .iter()
             .map(|n| (2 * n.len() + 2).div_ceil(8))
             .max()
@@ -170,12 +160,12 @@ impl V1Object {
 
     /// Number of instances.
     pub fn len(&self) -> usize {
-        self.names.len()
+        self.data.names().len()
     }
 
     /// Whether there are no instances.
     pub fn is_empty(&self) -> bool {
-        self.names.is_empty()
+        self.data.is_empty()
     }
 
     /// The instances' names and values as the driver writes them for `IOCTL_PCW_SNAPSHOT`
@@ -186,18 +176,7 @@ impl V1Object {
     /// As `SnapshotWriter` (`NoSpace` with the size needed).
     #[inline(never)]
     pub fn encode_snapshot(&self, buf: &mut [u8]) -> Result<usize, SnapshotError> {
-        let mut w = SnapshotWriter::new(buf, SNAPSHOT_HEADER);
-        let count = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
-        w.begin_set(0, true, &SIZES, count)?;
-        w.instances::<Sizes, _, _>(self.names.iter().zip(&self.values).enumerate().map(
-            |(i, (name, values))| Record {
-                id: u32::try_from(i).unwrap_or(u32::MAX),
-                parent: PARENT_NONE,
-                name,
-                values: *values,
-            },
-        ))?;
-        w.finish()
+        self.data.encode(buf)
     }
 
     /// The object as the DLL hands it to the writer: set 0 of `snapshot`, whose records it
