@@ -1672,3 +1672,61 @@ fn the_total_length_reaches_its_limit_exactly() {
         Err(SnapshotError::LimitExceeded { offset: 8 })
     );
 }
+
+/// A set of more instances than 16 bits count (70 001, through the batch into a buffer the
+/// measuring writer sized): the instance count, every id and every value read back whole.
+#[test]
+fn a_set_of_more_than_65_535_instances_is_written_and_read_back_whole() {
+    const COUNT: u32 = 70_001;
+    let names: Vec<Vec<u16>> = (0..COUNT)
+        // Names of 0 to 9 units.
+        .map(|i| w(&alloc::format!("{i:09}")[..(i % 10) as usize]))
+        .collect();
+    let records: Vec<Record<'_, 1>> = names
+        .iter()
+        .zip(0..COUNT)
+        .map(|(name, id)| Record {
+            id,
+            parent: PARENT_NONE,
+            name,
+            values: [u64::from(id) * 3],
+        })
+        .collect();
+    let feed = |wr: &mut SnapshotWriter<'_>| {
+        wr.begin_set(0, true, &Half::SIZES, COUNT)?;
+        wr.instances::<Half, _, _>(records.iter().copied())
+    };
+    let mut measuring = SnapshotWriter::measuring(HDR);
+    feed(&mut measuring).unwrap();
+    let len = measuring.finish().unwrap();
+    let mut buf = vec![0xA5u8; len];
+    let mut wr = SnapshotWriter::new(&mut buf, HDR);
+    feed(&mut wr).unwrap();
+    assert_eq!(wr.finish(), Ok(len));
+    let snap = Snapshot::parse(&buf).unwrap();
+    let set = snap.find_set(0).unwrap();
+    assert_eq!(set.instance_count(), COUNT as usize);
+    let mut read = 0u32;
+    for (i, instance) in set.instances().enumerate() {
+        assert_eq!(instance.id(), read, "instance {i}");
+        assert_eq!(instance.values().collect::<Vec<_>>(), [u64::from(read) * 3]);
+        assert_eq!(instance.name_utf16().collect::<Vec<_>>(), names[i]);
+        read += 1;
+    }
+    assert_eq!(read, COUNT);
+}
+
+/// Every call after an error reports it again, a batch of no records included.
+#[test]
+fn an_error_is_reported_again_by_a_batch_of_no_records() {
+    let mut buf = vec![0u8; 256];
+    let mut wr = SnapshotWriter::new(&mut buf, HDR);
+    wr.begin_set(0, true, &Half::SIZES, 1).unwrap();
+    let refused = wr.instance(0, PARENT_NONE, &[0x41, 0], &[1]);
+    assert!(
+        matches!(refused, Err(SnapshotError::BadName { .. })),
+        "{refused:?}"
+    );
+    assert_eq!(wr.instances::<Half, _, _>([]), refused);
+    assert_eq!(wr.finish(), Err(refused.unwrap_err()));
+}

@@ -420,7 +420,7 @@ impl<const N: usize> BlockPlan<N> {
 }
 
 /// A set record's fixed part: its length 0 (written when the set closes), `index`, the flags,
-/// the counter count, the block length (at most 4 + 8 × [`MAX_COUNTERS`]) and the instance
+/// the counter count, the block length (at most 4 + 8 × [`MAX_COUNTERS`] rounded up to 8) and the instance
 /// count, as two little-endian words built in registers.
 #[inline]
 fn set_fixed(
@@ -834,9 +834,10 @@ impl<'a> SnapshotWriter<'a> {
         I: Iterator<Item = Record<'n, N>>,
     {
         // The refused record, else the next: most often none (the loop ended with `records`),
-        // and then no more than this, which takes no registers to save.
+        // and then no more than this, which takes no registers to save. A call with no record
+        // after an error still reports it, as every call after one does.
         let Some(first) = refused.or_else(|| records.next()) else {
-            return Ok(());
+            return self.sticky(Ok(()));
         };
         self.instances_each(&first, records)
     }
