@@ -495,6 +495,43 @@ mod tests {
         );
     }
 
+    /// A set whose blocks take the object's block length but place the values elsewhere is
+    /// refused over checked definitions as over unchecked ones (the length alone would let its
+    /// records or its block be copied under definitions that read them wrongly).
+    #[test]
+    fn a_set_of_the_same_block_length_laid_out_otherwise_is_refused_over_checked_definitions() {
+        // Counters of 4, 4 and 8 bytes: a 24-byte block, as sets of 8, 4, 4 and of 8, 8 take.
+        let c = counters(3);
+        let mut rendered = CheckedCounters::new(&c[..]).unwrap();
+        rendered.render_definitions().unwrap();
+        let plain = CheckedCounters::new(&c[..]).unwrap();
+        let names = [String::from("a")];
+        let mut multi = encode(&names, &[vec![1, 2, 3]], &[8, 4, 4], Some(&[7, 8]));
+        let snapshot = Snapshot::parse(bytes_of(&mut multi)).unwrap();
+        for (kind, index) in [(InstanceKind::Multi, 0), (InstanceKind::Single, 1)] {
+            let set = snapshot.find_set(index);
+            assert_eq!(set.map(|s| s.block_len()), Some(24), "{kind:?}");
+            let objects = [
+                SetObject::new(header(10, false), &c, kind, set),
+                SetObject::checked(header(10, false), &plain, kind, set),
+                SetObject::checked(header(10, false), &rendered, kind, set),
+            ];
+            for (i, o) in objects.iter().enumerate() {
+                assert!(!o.same_layout(), "{kind:?}, object {i}");
+                let mut buf = [0x11u8; 512];
+                assert_eq!(
+                    write_objects(&[o], Mode::Data, &mut buf),
+                    Err(WriteError::ValueCount { instance: 0 }),
+                    "{kind:?}, object {i}"
+                );
+                assert!(
+                    buf.iter().all(|b| *b == 0x11),
+                    "{kind:?}, object {i}: nothing written"
+                );
+            }
+        }
+    }
+
     #[test]
     fn single_instance_objects_and_absent_sets() {
         let mut c: Vec<CounterSpec> = (0..3)
