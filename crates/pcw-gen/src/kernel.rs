@@ -149,23 +149,29 @@ pub(crate) fn rust_names(manifest: &Manifest, opts: &Options) -> Vec<SetRustName
 }
 
 /// Generates the Rust module for `manifest`.
+pub(crate) fn generate(manifest: &Manifest, opts: &Options) -> String {
+    generate_with(manifest, opts, false)
+}
+
+/// [`generate`]; `whole`: the file's tokens made and formatted at once, the text the
+/// counterset by counterset and chunk by chunk formatting must give (the tests compare them).
 #[expect(
     clippy::too_many_lines,
     reason = "the shared part of the generated module is one template"
 )]
-pub(crate) fn generate(manifest: &Manifest, opts: &Options) -> String {
+fn generate_with(manifest: &Manifest, opts: &Options, whole: bool) -> String {
     let rt = &opts.runtime_path;
     let module = ident(&opts.module_name);
     let modules = names::set_modules(manifest);
     // Each counterset's tokens are made when `render::module_file` formats them.
-    let sets = manifest
+    let mut sets = manifest
         .provider
         .countersets
         .iter()
         .zip(&modules)
         .map(|(set, module)| {
             let n = set_names(set, module, opts);
-            gen_set(set, &n, opts)
+            gen_set(set, &n, opts, render::Lists::new(whole))
         });
     let provider = &manifest.provider;
     let module_doc = doc(&format!(
@@ -179,7 +185,12 @@ pub(crate) fn generate(manifest: &Manifest, opts: &Options) -> String {
     let provider_guid = guid_expr(rt, provider.guid.0);
     let app = &provider.application_identity;
     let provider_name = &provider.name;
-    let sets_marker = render::sets_marker();
+    let sets_marker = if whole {
+        let all = sets.by_ref().map(|(tokens, _)| tokens);
+        quote! { #(#all)* }
+    } else {
+        render::sets_marker()
+    };
 
     let file = quote! {
         #module_doc
@@ -300,7 +311,11 @@ pub(crate) fn generate(manifest: &Manifest, opts: &Options) -> String {
             #sets_marker
         }
     };
-    render::module_file(file, &module, sets, &opts.source_name)
+    if whole {
+        render::file(file, &opts.source_name)
+    } else {
+        render::module_file(file, &module, sets, &opts.source_name)
+    }
 }
 
 fn guid_expr(rt: &syn::Path, value: u128) -> TokenStream {
@@ -315,7 +330,12 @@ fn guid_expr(rt: &syn::Path, value: u128) -> TokenStream {
     clippy::too_many_lines,
     reason = "one quote! block per counterset reads best whole"
 )]
-fn gen_set(set: &Counterset, n: &SetNames, opts: &Options) -> TokenStream {
+fn gen_set(
+    set: &Counterset,
+    n: &SetNames,
+    opts: &Options,
+    mut lists: render::Lists,
+) -> (TokenStream, render::Lists) {
     let rt = &opts.runtime_path;
     let module = &n.module;
     let set_doc = doc(&format!(
@@ -364,7 +384,7 @@ fn gen_set(set: &Counterset, n: &SetNames, opts: &Options) -> TokenStream {
         ));
         quote! { #d pub const #cid: u16 = #id; }
     });
-    let ids: Vec<TokenStream> = ids.collect();
+    let ids = lists.items(ids.collect());
     let mask_lit: TokenStream = format!("0x{mask:016x}").parse().unwrap_or_default();
 
     // Structs.
@@ -402,6 +422,7 @@ fn gen_set(set: &Counterset, n: &SetNames, opts: &Options) -> TokenStream {
                 ));
                 quote! { #d pub #fid: #fty, }
             });
+            let fields = lists.fields(fields.collect());
             let d = doc(&match &st.c_type {
                 Some(c) => format!(
                     "Value block `{}` (C type `{c}`): `StructIndex` {}, {} bytes.",
@@ -421,7 +442,7 @@ fn gen_set(set: &Counterset, n: &SetNames, opts: &Options) -> TokenStream {
                 #d
                 #[repr(C)]
                 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-                pub struct #gen_ident { #(#fields)* }
+                pub struct #gen_ident { #fields }
                 // The layout `inspect` reports (natural alignment, as on every Windows target).
                 #[cfg(any(windows, target_pointer_width = "64"))]
                 const _: () = super::assert_size(::core::mem::size_of::<#gen_ident>(), #size, #size_msg);
@@ -472,6 +493,7 @@ fn gen_set(set: &Counterset, n: &SetNames, opts: &Options) -> TokenStream {
             },
         }
     });
+    let descriptors = lists.elements(descriptors.collect());
     let count = Literal::usize_unsuffixed(set.counters.len());
     let nstructs = Literal::usize_unsuffixed(set.structs.len());
 
@@ -544,7 +566,7 @@ fn gen_set(set: &Counterset, n: &SetNames, opts: &Options) -> TokenStream {
         TokenStream::new()
     };
 
-    quote! {
+    let tokens = quote! {
         #set_doc
         pub mod #module {
             /// The counterset `guid`.
@@ -566,7 +588,7 @@ fn gen_set(set: &Counterset, n: &SetNames, opts: &Options) -> TokenStream {
 
             /// Counter ids (`PCW_COUNTER_DESCRIPTOR.Id`).
             pub mod ids {
-                #(#ids)*
+                #ids
             }
 
             #(#structs)*
@@ -574,7 +596,7 @@ fn gen_set(set: &Counterset, n: &SetNames, opts: &Options) -> TokenStream {
 
             /// The counter descriptors, in manifest order (`CTRPP`'s `Descriptors[]`).
             pub static DESCRIPTORS: [#rt::PCW_COUNTER_DESCRIPTOR; #count] = [
-                #(#descriptors)*
+                #descriptors
             ];
 
             /// A live registration of this counterset; unregistered on drop, never with a
@@ -702,7 +724,8 @@ fn gen_set(set: &Counterset, n: &SetNames, opts: &Options) -> TokenStream {
                 }
             }
         }
-    }
+    };
+    (tokens, lists)
 }
 
 /// The safe callback of one counterset: the `Set` marker, its `Counterset` impl, and
@@ -773,6 +796,93 @@ fn gen_publisher(set: &Counterset, n: &SetNames, rt: &syn::Path) -> TokenStream 
             let context = ::core::ptr::from_ref::<P>(publisher).cast_mut().cast();
             __pcw_safety!("the callback only reads `publisher` through a shared reference, which is `'static` and `Sync`, so it is valid from any thread for as long as the registration lives.");
             unsafe { register(::core::option::Option::Some(#rt::callback::<Set, P>), context) }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fmt::Write as _;
+    use std::path::Path;
+
+    use crate::{Config, Input};
+
+    /// A kernel-mode manifest: a set of `big` counters over two structs (a pair sharing a
+    /// field, names and descriptions on every third; the set's name and description spell the
+    /// formatter's markers), then a set with the implicit struct.
+    fn manifest(big: usize) -> String {
+        let mut counters = String::new();
+        let mut rid = 10;
+        for id in 0..big {
+            let field = if id == 5 { 4 } else { id };
+            let _ = write!(
+                counters,
+                r#"<counter id="{id}" uri="T.C{id}" type="perf_counter_large_rawcount" detailLevel="standard" field="F{field}" struct="Block{}""#,
+                field % 2
+            );
+            if id % 3 == 0 {
+                let _ = write!(
+                    counters,
+                    r#" name="Count {id}" nameID="{rid}" description="What counter {id} counts." descriptionID="{}"/>"#,
+                    rid + 1
+                );
+                rid += 2;
+            } else {
+                counters.push_str(
+                    r#"><counterAttributes><counterAttribute name="noDisplay"/></counterAttributes></counter>"#,
+                );
+            }
+            counters.push('\n');
+        }
+        format!(
+            r#"<?xml version="1.0" encoding="UTF-8"?>
+<instrumentationManifest xmlns="http://schemas.microsoft.com/win/2004/08/events">
+ <instrumentation>
+  <counters xmlns="http://schemas.microsoft.com/win/2005/12/counters" schemaVersion="2.0">
+   <provider providerType="kernelMode" applicationIdentity="t.sys" providerName="T" providerGuid="{{6b1e0c2d-3b4f-4a6e-8d7c-9b0a1f2e3d4c}}" callback="custom">
+    <counterSet guid="{{6b1e0c2d-3b4f-4a6e-8d7c-9b0a1f2e3d01}}" uri="T.Big" symbol="Big" name="Big __pcw_list_0_!();" nameID="1" description="Many counters; the markers __pcw_list_0_!(); __pcw_list_1_: u8, __pcw_begin!(); __pcw_end!(); __pcw_sets!(); in text stay text." descriptionID="2" instances="multiple">
+     <structs><struct name="Block0" type="T_BLOCK0"/><struct name="Block1" type="T_BLOCK1"/></structs>
+{counters}    </counterSet>
+    <counterSet guid="{{6b1e0c2d-3b4f-4a6e-8d7c-9b0a1f2e3d02}}" uri="T.Small" symbol="Small" name="Small" nameID="3" description="Two counters." descriptionID="4" instances="single">
+     <counter id="0" uri="T.S0" type="perf_counter_rawcount" detailLevel="standard" field="A" name="A" nameID="5" description="a" descriptionID="6"/>
+     <counter id="1" uri="T.S1" type="perf_counter_rawcount" detailLevel="standard" field="B" name="B" nameID="7" description="b" descriptionID="8"/>
+    </counterSet>
+   </provider>
+  </counters>
+ </instrumentation>
+</instrumentationManifest>
+"#
+        )
+    }
+
+    /// Formatting each counterset and each chunk of its long lists apart gives the text of the
+    /// whole file formatted at once, for lists of one chunk, of several and of one more than a
+    /// whole number of chunks.
+    #[test]
+    fn chunked_formatting_is_the_whole_files() {
+        for big in [3, 2 * super::render::CHUNK + 1, 700] {
+            let text = manifest(big);
+            let input = Input::new("chunks.man", &text);
+            let (manifest, _) = Config::resolved(&input).unwrap_or_else(|e| panic!("{e}"));
+            let opts = Config::new()
+                .options(&manifest, Path::new("chunks.man"))
+                .unwrap_or_else(|e| panic!("{e}"));
+            let chunked = super::generate_with(&manifest, &opts, false);
+            let whole = super::generate_with(&manifest, &opts, true);
+            assert!(!whole.contains("compile_error!"), "{whole}");
+            assert!(whole.contains(&format!("pub const COUNT_{}: u16", (big - 1) / 3 * 3)));
+            if let Some((line, (c, w))) = chunked
+                .lines()
+                .zip(whole.lines())
+                .enumerate()
+                .find(|(_, (c, w))| c != w)
+            {
+                panic!(
+                    "{big} counters: line {}:\n  chunked: {c}\n  whole:   {w}",
+                    line + 1
+                );
+            }
+            assert_eq!(chunked.len(), whole.len(), "{big} counters");
         }
     }
 }

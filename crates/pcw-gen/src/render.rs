@@ -64,13 +64,15 @@ const SETS_MARKER: &str = "__pcw_sets!();\n";
 /// A generated file whose module `module` ends with one item per counterset: `outer` is the
 /// file with [`sets_marker`] as the module's last item, and each counterset's module is
 /// formatted on its own, nested in a module as it is in the file, then put where the marker
-/// is. The text is the same as [`file`] gives for the whole token stream (prettyplease formats
-/// each item of a module by itself, at its depth), but only one counterset's tokens and syntax
-/// tree are alive at a time: they take about forty times the memory of the text they become.
+/// is; so is each chunk of the set's long lists ([`Lists`]). The text is the same as [`file`]
+/// gives for the whole token stream — prettyplease formats each item of a module, field of a
+/// struct and element of a broken array by itself, at its depth — but only one chunk's
+/// syntax tree is alive at a time: tokens and syntax trees take about forty times the memory
+/// of the text they become.
 pub(crate) fn module_file(
     outer: TokenStream,
     module: &syn::Ident,
-    sets: impl IntoIterator<Item = TokenStream>,
+    sets: impl IntoIterator<Item = (TokenStream, Lists)>,
     source_name: &str,
 ) -> String {
     let outer = match unparse(outer) {
@@ -85,23 +87,171 @@ pub(crate) fn module_file(
     let mut out = header(source_name);
     out.reserve(outer.len());
     safety_comments(&outer[..line_start], &mut out);
-    for set in sets {
+    for (set, lists) in sets {
         let text = match unparse(quote! { pub mod #module { #set } }) {
             Ok(text) => text,
             Err(e) => return invalid(&e, source_name),
         };
         // `pub mod module {` on the first line, `}` on the last: what is between is the set's
         // module as the file has it.
-        let Some(body) = text
+        let Some(mut body) = text
             .split_once('\n')
             .and_then(|(_, rest)| rest.strip_suffix("}\n"))
         else {
             return invalid(&bug("a counterset's module is not one item"), source_name);
         };
+        for list in lists.lists {
+            let Some((start, end)) = marker_line(body, &list.marker) else {
+                return invalid(&bug("a list's marker is missing"), source_name);
+            };
+            safety_comments(&body[..start], &mut out);
+            let mut items = list.items.into_iter().peekable();
+            while items.peek().is_some() {
+                let chunk: TokenStream = items.by_ref().take(CHUNK).collect();
+                let text = match unparse((list.wrap)(chunk)) {
+                    Ok(text) => text,
+                    Err(e) => return invalid(&e, source_name),
+                };
+                // The lines strictly between the sentinels' lines.
+                let Some(inner) = between(&text) else {
+                    return invalid(&bug("a list chunk lost its sentinels"), source_name);
+                };
+                safety_comments(inner, &mut out);
+            }
+            body = &body[end..];
+        }
         safety_comments(body, &mut out);
     }
     safety_comments(&outer[at + SETS_MARKER.len()..], &mut out);
     out
+}
+
+/// Items, fields or elements formatted together: enough to make the work per chunk small
+/// beside its text, few enough that a chunk's syntax tree stays small.
+pub(crate) const CHUNK: usize = 256;
+
+/// Where the line of `marker` starts and ends in `text`: the first line that starts with it
+/// after its indentation (a name or description that spells it is in a doc comment or a
+/// string literal, never at the start of a line).
+fn marker_line(text: &str, marker: &str) -> Option<(usize, usize)> {
+    let mut start = 0;
+    for line in text.split_inclusive('\n') {
+        if line.trim_start().starts_with(marker) {
+            return Some((start, start + line.len()));
+        }
+        start += line.len();
+    }
+    None
+}
+
+/// What lies between the line holding `__pcw_begin` and the line holding `__pcw_end` (the
+/// first and the last items, fields or elements of the chunk's text: the list's text cannot
+/// come before the one or after the other).
+fn between(text: &str) -> Option<&str> {
+    let begin = text.find("__pcw_begin")?;
+    let start = begin + text[begin..].find('\n')? + 1;
+    let end = text.rfind("__pcw_end")?;
+    let end = text[..end].rfind('\n')? + 1;
+    text.get(start..end)
+}
+
+/// One long list of a counterset's module, formatted in chunks by [`module_file`].
+struct List {
+    /// The name of the marker the set's tokens hold where the list goes, alone on its line.
+    marker: String,
+    /// The chunk's tokens where the list is in the file (in a set module in the file's
+    /// module), between sentinels named `__pcw_begin` and `__pcw_end`.
+    wrap: fn(TokenStream) -> TokenStream,
+    items: Vec<TokenStream>,
+}
+
+/// The long lists of one counterset's module (one item or field per counter), put in the
+/// set's tokens as markers and formatted apart by [`module_file`].
+#[derive(Default)]
+pub(crate) struct Lists {
+    lists: Vec<List>,
+    /// Put the lists in the set's tokens as they are, for the whole file formatted at once.
+    inline: bool,
+}
+
+impl Lists {
+    /// Lists put in [`module_file`]'s markers, or with `inline` kept in the set's tokens (for
+    /// the whole file formatted by [`file`] as one tree: the text `module_file` must give).
+    pub(crate) fn new(inline: bool) -> Self {
+        Self {
+            lists: Vec::new(),
+            inline,
+        }
+    }
+
+    fn marker(
+        &mut self,
+        wrap: fn(TokenStream) -> TokenStream,
+        items: Vec<TokenStream>,
+    ) -> syn::Ident {
+        let marker = format!("__pcw_list_{}_", self.lists.len());
+        let ident = syn::Ident::new(&marker, proc_macro2::Span::call_site());
+        self.lists.push(List {
+            marker,
+            wrap,
+            items,
+        });
+        ident
+    }
+
+    /// The items of a module nested in a set's module (`pub mod ids { … }`): the tokens to put
+    /// in the module's body.
+    pub(crate) fn items(&mut self, items: Vec<TokenStream>) -> TokenStream {
+        if items.is_empty() || self.inline {
+            return quote! { #(#items)* };
+        }
+        let marker = self.marker(
+            |chunk| {
+                quote! { pub mod m { pub mod s { pub mod ids {
+                    __pcw_begin!(); #chunk __pcw_end!();
+                } } } }
+            },
+            items,
+        );
+        quote! { #marker!(); }
+    }
+
+    /// The named fields (each with its `,`) of a struct in a set's module: the tokens to put
+    /// between its braces.
+    pub(crate) fn fields(&mut self, fields: Vec<TokenStream>) -> TokenStream {
+        if fields.is_empty() || self.inline {
+            return quote! { #(#fields)* };
+        }
+        let marker = self.marker(
+            |chunk| {
+                quote! { pub mod m { pub mod s { pub struct S {
+                    __pcw_begin: u8, #chunk __pcw_end: u8,
+                } } } }
+            },
+            fields,
+        );
+        quote! { #marker: u8, }
+    }
+
+    /// The elements (each with its `,`) of an array that is an item's value in a set's module,
+    /// each too long for a line (so the array is broken over lines whatever its neighbours):
+    /// the tokens to put between its brackets. The first stays in place, so that the marker
+    /// is on a line of its own.
+    pub(crate) fn elements(&mut self, mut elements: Vec<TokenStream>) -> TokenStream {
+        if elements.len() < 2 || self.inline {
+            return quote! { #(#elements)* };
+        }
+        let rest = elements.split_off(1);
+        let marker = self.marker(
+            |chunk| {
+                quote! { pub mod m { pub mod s { pub static S: () = [
+                    __pcw_begin!(), #chunk __pcw_end!(),
+                ]; } } }
+            },
+            rest,
+        );
+        quote! { #(#elements)* #marker!(), }
+    }
 }
 
 /// The item [`module_file`] puts the countersets' modules in place of.

@@ -349,7 +349,7 @@ pub(crate) fn generate(manifest: &Manifest, opts: &UmOptions<'_>) -> String {
         .countersets
         .iter()
         .zip(&modules)
-        .map(|(set, m)| gen_set(set, m, rt));
+        .map(|(set, m)| (gen_set(set, m, rt), render::Lists::default()));
     let sets_marker = render::sets_marker();
     let n = modules.len();
     let provider_guid = hex(provider.guid.0);
