@@ -459,7 +459,7 @@ impl Config {
 
     /// The analysis's verdict for generation: the resolved model and its warnings, or every
     /// diagnostic when there is an error.
-    fn resolved(input: &Input<'_>) -> Result<(Manifest, Vec<Diagnostic>), Error> {
+    pub(crate) fn resolved(input: &Input<'_>) -> Result<(Manifest, Vec<Diagnostic>), Error> {
         let analysis = analyze(input);
         match analysis.manifest {
             Some(manifest) => Ok((manifest, analysis.diagnostics)),

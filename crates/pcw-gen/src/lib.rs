@@ -255,7 +255,10 @@
 //! strings itself, in manifest order from `resourceBase` (default
 //! 1000, a pcw-gen choice): set name, set description, then each named counter's name and
 //! description. The lodctr `.h` gives every counterset and every non-base counter an even
-//! offset from 0 (base counters get no title index in V1).
+//! offset from 0 (base counters get no title index in V1). Its symbols, which the `.ini` keys
+//! repeat, are uppercase: a counterset's `symbol`; a counter's `symbol`, else the set's symbol
+//! and the `SCREAMING_SNAKE_CASE` of its name (else its field) joined by `_`. A symbol that is
+//! taken already gets `_2`, `_3`, … (the first free one), so every symbol is unique.
 //!
 //! The `.rc` is UTF-8 and starts with `#pragma code_page(65001)`, so that `rc.exe` (and
 //! `windres`, `llvm-rc`) read non-ASCII names as written; strings escape `"` as `""` and `\` as

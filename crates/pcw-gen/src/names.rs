@@ -124,10 +124,9 @@ pub(crate) fn ident(s: &str) -> syn::Ident {
 /// itself.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) enum Suffix {
-    /// `{base}{s}`, `{base}{s}{s}`, … (`Values` for types, `_values` for parameters, `_` for
-    /// lodctr symbols).
+    /// `{base}{s}`, `{base}{s}{s}`, … (`Values` for types, `_values` for parameters).
     Repeat(&'static str),
-    /// `{base}_2`, `{base}_3`, … (countersets).
+    /// `{base}_2`, `{base}_3`, … (countersets' modules, lodctr symbols).
     Ordinal,
     /// `{base}_{id}`, then `{base}_{id}_2`, … (counters, by their id).
     Id(u16),

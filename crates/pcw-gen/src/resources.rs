@@ -149,7 +149,9 @@ struct Entry {
 
 fn entries(manifest: &Manifest) -> Vec<Entry> {
     let mut used = names::Scope::plain();
-    let mut unique = |s: String| used.claim(&s.to_uppercase(), names::Suffix::Repeat("_"));
+    // A symbol taken already gets `_2`, `_3`, …: k clashing symbols stay about as long as the
+    // first, where one more `_` each made the `.h` and `.ini` grow as k².
+    let mut unique = |s: String| used.claim(&s.to_uppercase(), names::Suffix::Ordinal);
     let mut out = Vec::new();
     let offsets = v1_offsets(manifest);
     for (set, (set_offset, counter_offsets)) in manifest.provider.countersets.iter().zip(offsets) {

@@ -344,12 +344,13 @@ pub(crate) fn generate(manifest: &Manifest, opts: &UmOptions<'_>) -> String {
         .iter()
         .map(|m| ident(m))
         .collect();
-    let sets: Vec<TokenStream> = provider
+    // Each counterset's tokens are made when `render::module_file` formats them.
+    let sets = provider
         .countersets
         .iter()
         .zip(&modules)
-        .map(|(set, m)| gen_set(set, m, rt))
-        .collect();
+        .map(|(set, m)| (gen_set(set, m, rt), render::Lists::default()));
+    let sets_marker = render::sets_marker();
     let n = modules.len();
     let provider_guid = hex(provider.guid.0);
     let provider_name = &provider.name;
@@ -429,8 +430,8 @@ pub(crate) fn generate(manifest: &Manifest, opts: &UmOptions<'_>) -> String {
 
             #start_with
 
-            #(#sets)*
+            #sets_marker
         }
     };
-    render::file(file, opts.source_name)
+    render::module_file(file, &module, sets, opts.source_name)
 }

@@ -12,6 +12,7 @@
 
 mod common;
 
+use std::fmt::Write as _;
 use std::path::Path;
 
 use common::{h_symbols, ini_profile, rc_strings, res_strings, utf16le};
@@ -452,4 +453,66 @@ fn known_hostile_names() {
     for pieces in &cases {
         check(pieces);
     }
+}
+
+/// Lodctr symbols that clash are numbered: `k` unnamed counters sharing a field all derive
+/// `NAMESSET_SHARED`, and get `_2`, `_3`, … after the first (skipping a number a `symbol`
+/// holds), so the `.h` and `.ini` grow in proportion to `k`, every symbol is unique, and the
+/// `.ini` keys are the `.h` symbols.
+#[test]
+fn clashing_lodctr_symbols_are_numbered() {
+    let k = 300;
+    let mut counters = String::from(
+        r#"<counter id="0" uri="S.Taken" symbol="NamesSet_Shared_2" field="Own" type="perf_counter_rawcount" detailLevel="standard" name="Taken" description="Holds the second."/>"#,
+    );
+    for id in 1..=k {
+        let _ = write!(
+            counters,
+            r#"<counter id="{id}" uri="S.C{id}" field="Shared" type="perf_counter_rawcount" detailLevel="standard"><counterAttributes><counterAttribute name="noDisplay"/></counterAttributes></counter>"#
+        );
+    }
+    let manifest = format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<instrumentationManifest xmlns="http://schemas.microsoft.com/win/2004/08/events">
+ <instrumentation>
+  <counters xmlns="http://schemas.microsoft.com/win/2005/12/counters" schemaVersion="1.1">
+   <provider providerType="kernelMode" applicationIdentity="names.sys" providerName="Names" providerGuid="{{6b1e0c2d-3b4f-4a6e-8d7c-9b0a1f2e3d4c}}">
+    <counterSet guid="{{6b1e0c2d-3b4f-4a6e-8d7c-9b0a1f2e3d01}}" symbol="NamesSet" uri="Names.Set" name="Names" description="Clashing symbols." instances="multiple">
+     {counters}
+    </counterSet>
+   </provider>
+  </counters>
+ </instrumentation>
+</instrumentationManifest>
+"#
+    );
+    let generated = Config::new()
+        .generate(&Input::new("clash.man", &manifest))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let symbols = h_symbols(&generated.symbols_h);
+    let mut expected = vec![
+        ("NAMESSET".to_owned(), 0),
+        ("NAMESSET_SHARED_2".to_owned(), 2),
+        ("NAMESSET_SHARED".to_owned(), 4),
+    ];
+    expected.extend((2..=k).map(|n| (format!("NAMESSET_SHARED_{}", n + 1), 2 * n + 2)));
+    assert_eq!(
+        symbols,
+        expected.into_iter().collect(),
+        "{}",
+        generated.symbols_h
+    );
+    // Each `#define` line is at most `#define NAMESSET_SHARED_301 602` long.
+    assert!(
+        generated.symbols_h.len() < 400 + 40 * (k as usize + 2),
+        "{} bytes",
+        generated.symbols_h.len()
+    );
+    let ini = ini_profile(&utf16le(&generated.ini));
+    for symbol in symbols.keys() {
+        for key in [format!("{symbol}_009_NAME"), format!("{symbol}_009_HELP")] {
+            assert!(ini["text"].contains_key(&key), "{key}");
+        }
+    }
+    assert_eq!(ini["text"].len(), 2 * symbols.len());
 }

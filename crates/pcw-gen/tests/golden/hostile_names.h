@@ -6,16 +6,16 @@
 #define REGISTER 4
 #define SELF 6
 
-#define REGISTER_ 8
+#define REGISTER_2 8
 #define REGISTER_CRATE 10
 #define REGISTER_SUPER 12
 #define REGISTER_VALUES 14
 #define REGISTER_ADD 16
 
-#define IDS_ 18
+#define IDS_2 18
 #define IDS_FN 20
 
-#define IDS__ 22
+#define IDS_3 22
 #define IDS_TYPE 24
 
 #define TYPE 26
