@@ -16,6 +16,7 @@
 use pcw_core::snapshot::{Snapshot, SnapshotError};
 
 use crate::c::{self, PgInstance};
+use crate::snap::dll_check;
 use crate::v1::{self, V1Object, bytes_mut, bytes_of};
 
 /// The DLL's snapshot buffer: 8-aligned, grown when a snapshot needs more room (the first call
@@ -43,7 +44,7 @@ pub fn path_ours(object: &V1Object, snap: &mut SnapshotBuf, out: &mut [u8]) -> u
     let Ok(snapshot) = Snapshot::parse(bytes_of(&snap.words, len)) else {
         return 0;
     };
-    if !v1::dll_check(&snapshot) {
+    if !dll_check(&snapshot) {
         return 0;
     }
     v1::collect_ours(&object.set_object(&snapshot), out).bytes()

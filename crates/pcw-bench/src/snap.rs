@@ -6,13 +6,23 @@
 //! compared with a `memcpy` of the snapshot's bytes.
 
 use pcw_core::snapshot::{
-    PARENT_NONE, Record, Snapshot, SnapshotError, SnapshotHeader, SnapshotWriter,
+    CounterSizes, PARENT_NONE, Record, Snapshot, SnapshotError, SnapshotHeader, SnapshotWriter,
 };
 
 use crate::utf16;
 
-/// Counters per instance.
-pub const COUNTERS: usize = crate::v1::COUNTERS;
+/// Counters per instance (the V1 scenario's object has the same: [`crate::v1::V1Object`]).
+pub const COUNTERS: usize = 4;
+
+/// The counters' sizes, as the snapshot carries them: two `PERF_COUNTER_RAWCOUNT` (4 bytes),
+/// two `PERF_COUNTER_BULK_COUNT` (8 bytes).
+pub const SIZES: [u8; COUNTERS] = [4, 4, 8, 8];
+
+/// [`SIZES`] as the snapshot writer's batch call takes them.
+pub struct Sizes;
+impl CounterSizes<COUNTERS> for Sizes {
+    const SIZES: [u8; COUNTERS] = SIZES;
+}
 
 /// The data to encode: the instances of the V1 scenario's object too ([`crate::v1::V1Object`]
 /// encodes through this), so both scenarios measure one copy of the driver's loop.
@@ -73,8 +83,8 @@ impl SnapshotData {
     )]
     fn write(&self, w: &mut SnapshotWriter<'_>) -> Result<(), SnapshotError> {
         let count = u32::try_from(self.names.len()).unwrap_or(u32::MAX);
-        w.begin_set(0, true, &crate::v1::SIZES, count)?;
-        w.instances::<crate::v1::Sizes, _, _>(self.names.iter().zip(&self.values).enumerate().map(
+        w.begin_set(0, true, &SIZES, count)?;
+        w.instances::<Sizes, _, _>(self.names.iter().zip(&self.values).enumerate().map(
             |(i, (name, values))| Record {
                 id: i as u32,
                 parent: PARENT_NONE,
@@ -106,10 +116,16 @@ impl SnapshotData {
 #[inline(never)]
 pub fn decode(bytes: &[u8]) -> Result<u64, SnapshotError> {
     let snapshot = Snapshot::parse(bytes)?;
-    let aligned = u64::from(crate::v1::dll_check(&snapshot));
+    let aligned = u64::from(dll_check(&snapshot));
     Ok(snapshot
         .sets()
         .map(|s| s.instance_count() as u64)
         .sum::<u64>()
         + aligned)
+}
+
+/// The DLL's check of a parsed snapshot before it builds its objects
+/// (`pcw_perfdll::objects::check`): the set's kind is the object's.
+pub fn dll_check(snapshot: &Snapshot<'_>) -> bool {
+    snapshot.sets().all(|s| s.index() != 0 || s.multi())
 }

@@ -6,7 +6,7 @@
 //! `memcpy` floor of the same output size.
 
 use pcw_core::counter_type::{CounterType, DetailLevel};
-use pcw_core::snapshot::{CounterSizes, Snapshot, SnapshotError};
+use pcw_core::snapshot::{Snapshot, SnapshotError};
 use pcw_core::v1::collect::{self, Collected};
 use pcw_core::v1::from_snapshot::SetObject;
 use pcw_core::v1::writer::{
@@ -15,20 +15,7 @@ use pcw_core::v1::writer::{
 };
 
 use crate::c::{self, PgCounter, PgInstance, PgObject};
-use crate::snap::SnapshotData;
-
-/// Counters per instance.
-pub const COUNTERS: usize = 4;
-
-/// The counters' sizes, as the snapshot carries them: two `PERF_COUNTER_RAWCOUNT` (4 bytes),
-/// two `PERF_COUNTER_BULK_COUNT` (8 bytes).
-pub const SIZES: [u8; COUNTERS] = [4, 4, 8, 8];
-
-/// [`SIZES`] as the snapshot writer's batch call takes them.
-pub struct Sizes;
-impl CounterSizes<COUNTERS> for Sizes {
-    const SIZES: [u8; COUNTERS] = SIZES;
-}
+use crate::snap::{COUNTERS, SIZES, SnapshotData};
 
 /// [`COUNTERS`] as the C side's `u32`.
 const COUNTERS_U32: u32 = 4;
@@ -246,12 +233,6 @@ pub fn collect_ours(object: &SetObject<'_>, buf: &mut [u8]) -> Collected {
 #[inline(never)]
 pub fn collect_desc(object: &ObjectDesc<'_>, buf: &mut [u8]) -> Collected {
     collect::collect(Some(&GLOBAL), &[object as &dyn ObjectSource], buf)
-}
-
-/// The DLL's check of a parsed snapshot before it builds its objects
-/// (`pcw_perfdll::objects::check`): the set's kind is the object's.
-pub fn dll_check(snapshot: &Snapshot<'_>) -> bool {
-    snapshot.sets().all(|s| s.index() != 0 || s.multi())
 }
 
 /// An 8-aligned buffer holding `len` bytes of `words`.

@@ -61,7 +61,7 @@ fn perfgen_c_writes_the_bytes_pcw_core_writes() {
         let desc = object.desc(&instances);
         let (words, len) = snapshot_of(&object);
         let snapshot = Snapshot::parse(v1::bytes_of(&words, len)).unwrap();
-        assert!(v1::dll_check(&snapshot));
+        assert!(snap::dll_check(&snapshot));
         let set_object = object.set_object(&snapshot);
         let mut ours = out_buffer(1024 + n * 128);
         let outcome = v1::collect_ours(&set_object, bytes_mut(&mut ours));
