@@ -1730,3 +1730,56 @@ fn an_error_is_reported_again_by_a_batch_of_no_records() {
     assert_eq!(wr.instances::<Half, _, _>([]), refused);
     assert_eq!(wr.finish(), Err(refused.unwrap_err()));
 }
+
+/// An iterator that yields its records, then `None`, then records again (legal for an iterator
+/// that does not implement `FusedIterator`).
+struct Unfused<'n> {
+    items: [Option<Record<'n, 1>>; 3],
+    at: usize,
+}
+
+impl<'n> Iterator for Unfused<'n> {
+    type Item = Record<'n, 1>;
+    fn next(&mut self) -> Option<Record<'n, 1>> {
+        let item = self.items.get(self.at).copied().flatten();
+        self.at += 1;
+        item
+    }
+}
+
+#[test]
+fn a_batch_ends_at_its_records_first_end() {
+    const NAME: [u16; 9] = [0x41; 9];
+    let record = |id| Record {
+        id,
+        parent: PARENT_NONE,
+        name: &NAME,
+        values: [7],
+    };
+    for count in [1, 2] {
+        let mut buf = vec![0u8; 512];
+        let mut wr = SnapshotWriter::new(&mut buf, HDR);
+        wr.begin_set(0, true, &Half::SIZES, count).unwrap();
+        let records = Unfused {
+            items: [Some(record(1)), None, Some(record(2))],
+            at: 0,
+        };
+        // The batch stops at the first `None`: with a set of one it has taken the set's last
+        // record (and asked for one more, which is `None`), with a set of two it ran out.
+        assert_eq!(wr.instances::<Half, 1, _>(records), Ok(()));
+        if count == 1 {
+            let len = wr.finish().unwrap();
+            let snap = Snapshot::parse(&buf[..len]).unwrap();
+            let set = snap.find_set(0).unwrap();
+            assert_eq!(set.instances().map(|i| i.id()).collect::<Vec<_>>(), [1]);
+        } else {
+            assert_eq!(
+                wr.finish(),
+                Err(SnapshotError::CountMismatch {
+                    expected: 2,
+                    found: 1
+                })
+            );
+        }
+    }
+}

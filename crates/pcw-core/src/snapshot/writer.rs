@@ -714,16 +714,22 @@ impl<'a> SnapshotWriter<'a> {
                 ..set
             });
         }
-        if nul && let Some((_, _, name)) = refused {
+        // The loop wrote every record it was given (it stopped at the records' end, or took
+        // the set's last and found no record more): done, and `records` is not asked again
+        // after it ended, so an iterator that is not fused cannot add records past its end.
+        let Some((id, parent, name)) = refused else {
+            return Ok(());
+        };
+        if nul {
             return self.nul_unit(pos.saturating_add(inf::LEN), name);
         }
-        let refused = refused.map(|(id, parent, name)| Record {
+        let refused = Record {
             id,
             parent,
             name,
             values: [0; N],
-        });
-        self.instances_general(refused, records)
+        };
+        self.instances_general(Some(refused), records)
     }
 
     /// The loop of [`Self::instances`] over the open set `set` (written, `N` counters), each
@@ -833,9 +839,9 @@ impl<'a> SnapshotWriter<'a> {
     where
         I: Iterator<Item = Record<'n, N>>,
     {
-        // The refused record, else the next: most often none (the loop ended with `records`),
-        // and then no more than this, which takes no registers to save. A call with no record
-        // after an error still reports it, as every call after one does.
+        // The record the batch refused, else the first of `records` (a writer the batch does
+        // not serve: an error so far, no set open, a measuring writer, other sizes). A call
+        // with no record after an error still reports it, as every call after one does.
         let Some(first) = refused.or_else(|| records.next()) else {
             return self.sticky(Ok(()));
         };
