@@ -16,7 +16,7 @@ import sys
 
 import report_manifest
 
-from report_common import BEGIN, END, exponent, load_criterion
+from report_common import BEGIN, END, exponent, load_criterion, load_fastest
 
 
 def load_rows(path):
@@ -172,6 +172,7 @@ def main():
     rows = load_rows(os.path.join(out_dir, "rows.tsv"))
     ir = load_dumps(out_dir)
     times = load_criterion(target)
+    manifest_fastest = load_fastest(target, "manifest/")
 
     def per_call(label):
         r = rows.get(label)
@@ -555,7 +556,7 @@ def main():
         md.append("")
     # The manifest tools' scaling (benches/manifest.rs and the `pcw lint` binary), a table of
     # its own: report_manifest.py.
-    md.extend(report_manifest.section(out_dir, times))
+    md.extend(report_manifest.section(out_dir, times, manifest_fastest))
     md.append(END)
     text = "\n".join(md) + "\n"
 

@@ -22,6 +22,23 @@ def load_criterion(target):
 
 
 
+def load_fastest(target, prefix):
+    """The fastest sample of each criterion benchmark whose id starts with `prefix`: its time per
+    iteration (ns), from the raw samples criterion keeps beside its estimates."""
+    fastest = {}
+    for path in glob.glob(os.path.join(target, "criterion", "*", "new", "benchmark.json")):
+        with open(path) as f:
+            full_id = json.load(f)["full_id"]
+        if not full_id.startswith(prefix):
+            continue
+        with open(os.path.join(os.path.dirname(path), "sample.json")) as f:
+            sample = json.load(f)
+        per_iter = [t / i for t, i in zip(sample["times"], sample["iters"]) if i]
+        if per_iter:
+            fastest[full_id] = min(per_iter)
+    return fastest
+
+
 def exponent(points):
     """Least-squares slope of log(cost) over log(N), N >= 100."""
     pts = [(math.log(n), math.log(c)) for n, c in points if n >= 100 and c and c > 0]
