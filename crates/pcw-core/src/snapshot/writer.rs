@@ -267,7 +267,7 @@ fn write_record_batch(
             zero
         }
         None => match record.get_mut(3..4 + quads) {
-            Some(area) => put_name_apart(area, name),
+            Some(area) => put_name(area, name),
             None => false,
         },
     };
@@ -275,15 +275,6 @@ fn write_record_batch(
         write_block(block);
     }
     zero
-}
-
-/// [`put_name`] out of line, for [`write_record_batch`]'s names of other lengths than 8 to 16
-/// units: inlined, its vectorised loop kept six constants in registers across the batch loop,
-/// loaded before it on every call (measured with callgrind).
-#[cold]
-#[inline(never)]
-fn put_name_apart(area: &mut [[u8; 8]], name: &[u16]) -> bool {
-    put_name(area, name)
 }
 
 /// The sizes of a set's counters (0, 4 or 8 bytes each, in descriptor order) as a type: what
