@@ -110,8 +110,16 @@ def section(out_dir, times, fastest):
                   + f" | {'–' if median_ratio is None else f'{median_ratio:.2f}'}"
                   + f" | {'–' if k is None else f'{k:.2f}'} |")
         if ratio is not None:
+            medians = "" if median_ratio is None else (
+                f"; medians {median_ratio:.2f}"
+                + (" met" if median_ratio <= TARGET else " **missed**"))
             verdicts.append(f"{op} {ratio:.2f}" + (" met" if ratio <= TARGET else " **missed**")
-                            + ("" if median_ratio is None else f" (medians {median_ratio:.2f})"))
+                            + f" (fastest calls {fmt_seconds(fast.get(big // 2))} s and "
+                            + f"{fmt_seconds(fast.get(big))} s"
+                            + medians + ")")
+        elif median_ratio is not None:
+            verdicts.append(f"{op}: no fastest call recorded (medians {median_ratio:.2f}), "
+                            "**no verdict**")
     md.append("")
     if verdicts:
         md.append(f"- Time for N={max(ns):,} within {TARGET:.2f}× that of N={max(ns) // 2:,} "
