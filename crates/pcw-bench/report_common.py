@@ -11,27 +11,29 @@ BEGIN = "<!-- bench:begin -->"
 END = "<!-- bench:end -->"
 
 
-def load_criterion(target):
-    times = {}
+def benchmarks(target):
+    """Each criterion benchmark of the last run: its id and the folder of its results."""
     for path in glob.glob(os.path.join(target, "criterion", "*", "new", "benchmark.json")):
         with open(path) as f:
-            full_id = json.load(f)["full_id"]
-        with open(os.path.join(os.path.dirname(path), "estimates.json")) as f:
+            yield json.load(f)["full_id"], os.path.dirname(path)
+
+
+def load_criterion(target):
+    times = {}
+    for full_id, folder in benchmarks(target):
+        with open(os.path.join(folder, "estimates.json")) as f:
             times[full_id] = json.load(f)["median"]["point_estimate"]
     return times
-
 
 
 def load_fastest(target, prefix):
     """The fastest sample of each criterion benchmark whose id starts with `prefix`: its time per
     iteration (ns), from the raw samples criterion keeps beside its estimates."""
     fastest = {}
-    for path in glob.glob(os.path.join(target, "criterion", "*", "new", "benchmark.json")):
-        with open(path) as f:
-            full_id = json.load(f)["full_id"]
+    for full_id, folder in benchmarks(target):
         if not full_id.startswith(prefix):
             continue
-        with open(os.path.join(os.path.dirname(path), "sample.json")) as f:
+        with open(os.path.join(folder, "sample.json")) as f:
             sample = json.load(f)
         per_iter = [t / i for t, i in zip(sample["times"], sample["iters"]) if i]
         if per_iter:
