@@ -3,6 +3,7 @@
 //! `build.rs` (the project's convention, `serde_json`'s style: 1-based line and column, lowercase
 //! message, tokens in backticks, plus file and hint).
 
+use std::borrow::Cow;
 use std::fmt;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -195,12 +196,18 @@ impl Sink {
         message: String,
         hint: Option<String>,
     ) {
+        // A manifest's text quoted in a message may hold a line break or a control character;
+        // written as `\u{…}`, every diagnostic stays the lines its renderer makes.
+        let one_line = |text: String| match crate::text::visible(&text) {
+            Cow::Borrowed(_) => text,
+            Cow::Owned(escaped) => escaped,
+        };
         self.items.push(Diagnostic {
             severity,
             file: self.file.clone(),
             pos,
-            message,
-            hint,
+            message: one_line(message),
+            hint: hint.map(one_line),
         });
     }
 

@@ -378,6 +378,16 @@ fn check(pieces: &[Piece]) {
         let path = Path::new("names.man");
         let analysis = pcw_gen::analyze(&Input::new(path, text.as_bytes()));
         let generated = Config::new().generate(&Input::new(path, text.as_bytes()));
+        // Whatever the manifest holds, a diagnostic is one line and its hint another.
+        for d in &analysis.diagnostics {
+            let rendered = d.render();
+            let lines: Vec<&str> = rendered.split('\n').collect();
+            assert!(
+                lines.len() == 1 + usize::from(d.hint.is_some())
+                    && !lines.iter().any(|l| l.chars().any(refused_by_policy)),
+                "{rendered:?}"
+            );
+        }
         if let Some(c) = refused {
             let code = format!("U+{:04X}", u32::from(c));
             for place in &places {
@@ -449,6 +459,9 @@ fn known_hostile_names() {
         vec![reference('\u{202e}'), literal("evil")],
         vec![reference('\u{feff}'), literal("bom")],
         vec![literal("日本語 😀 \u{1d11e} e\u{301}")],
+        // A reference to a string the table lacks, its id holding the refused character.
+        vec![literal("$(string.x)"), reference('\t'), literal(")")],
+        vec![literal("$(string.x)"), reference('\u{2029}'), literal(")")],
     ];
     for pieces in &cases {
         check(pieces);

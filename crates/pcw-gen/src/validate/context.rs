@@ -110,12 +110,16 @@ pub(super) fn parse_uint(value: &str) -> Option<u32> {
     }
 }
 
-/// A name as consumers see it (string reference resolved), without reporting.
-pub(super) fn resolved(strings: &BTreeMap<String, Attr>, value: &str) -> Option<String> {
-    match value
+/// The id of a whole-value string reference, `x` of `$(string.x)`.
+pub(super) fn string_ref(value: &str) -> Option<&str> {
+    value
         .strip_prefix("$(string.")
         .and_then(|r| r.strip_suffix(')'))
-    {
+}
+
+/// A name as consumers see it (string reference resolved), without reporting.
+pub(super) fn resolved(strings: &BTreeMap<String, Attr>, value: &str) -> Option<String> {
+    match string_ref(value) {
         Some(id) => strings.get(id).map(|s| s.value.clone()),
         None => Some(value.to_owned()),
     }

@@ -7,6 +7,8 @@ use crate::diag::Sink;
 use crate::parse::{Attr, Attrs, RawManifest};
 use crate::text;
 
+use super::context::string_ref;
+
 /// The display-text rule ([`crate::text`]): every attribute whose text reaches an output, with
 /// `$(string.…)` resolved, holds no character the policy refuses. One error per attribute, at its
 /// value, naming the first such character.
@@ -38,18 +40,14 @@ fn display_text_attrs(
         let Some(a) = attrs.get(name) else {
             continue;
         };
-        // `name` and `description` may refer to the string table; the others are literal.
-        let reference = a
-            .value
-            .strip_prefix("$(string.")
-            .and_then(|r| r.strip_suffix(')'))
-            .filter(|_| matches!(*name, "name" | "description"));
+        // `name` and `description` may refer to the string table; the others are literal. An
+        // unknown string is reported where references are resolved; the text as written is
+        // checked here, since its id is what a reader of that error sees.
+        let reference = string_ref(&a.value)
+            .filter(|_| matches!(*name, "name" | "description"))
+            .and_then(|id| strings.get(id).map(|s| (id, s)));
         let (value, via) = match reference {
-            // An unknown string is reported where references are resolved.
-            Some(id) => match strings.get(id) {
-                Some(s) => (s.value.as_str(), format!(" (string `{id}`)")),
-                None => continue,
-            },
+            Some((id, s)) => (s.value.as_str(), format!(" (string `{id}`)")),
             None => (a.value.as_str(), String::new()),
         };
         if let Some((at, c, why)) = text::first_refused(value) {

@@ -6,7 +6,7 @@
 use crate::model::SchemaVersion;
 use crate::parse::{Attr, Attrs};
 
-use super::context::Cx;
+use super::context::{Cx, string_ref};
 
 /// Longest `name` the schema allows.
 const MAX_NAME_CHARS: usize = 1023;
@@ -21,10 +21,7 @@ impl Cx<'_> {
     /// Resolves `$(string.id)` through the string table; checks the length limit.
     pub(super) fn text(&mut self, a: &Attr, name: &str) -> Option<String> {
         let v = a.value.as_str();
-        let resolved = if let Some(id) = v
-            .strip_prefix("$(string.")
-            .and_then(|r| r.strip_suffix(')'))
-        {
+        let resolved = if let Some(id) = string_ref(v) {
             if let Some(s) = self.strings.get(id) {
                 s.value.clone()
             } else {
