@@ -513,6 +513,34 @@ def main():
                   f"{fmt_ratio(ratio(t(e), t(m)))} | {fmt_ratio(ratio(t(d), t(m)))} |")
     md.append("")
 
+    # ---- names of other lengths
+    lengths = [("", "12"), ("-short", "4"), ("-long", "43")]
+    if any(l.startswith("snapshot/encode-") for l in rows):
+        md.append("### Names of other lengths: codec and device path")
+        md.append("")
+        md.append("The tables above name their instances `Queue 000000` (12 UTF-16 units), "
+                  "which the writer copies inline; `Q000` (4 units) and "
+                  "`Queue 000000 of the receive side of adapter` (43 units) take its other "
+                  "copies. Same calls, same 4 counters.")
+        md.append("")
+        md.append("| name units | N | encode Ir/inst | decode Ir/inst | encode/memcpy (time) | "
+                  "decode/memcpy (time) | device path ours Ir/inst | C Ir/inst | ours/C (Ir) | "
+                  "ours/C (time) |")
+        md.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for suffix, units in lengths:
+            for n in sns:
+                e, d, m = (f"snapshot/{v}{suffix}/{n}/{s}"
+                           for v, s in (("encode", "ours"), ("decode", "ours"), ("memcpy", "memcpy")))
+                o, c = (f"device/path{suffix}/{n}/{s}" for s in ("ours", "c"))
+                if e not in rows:
+                    continue
+                md.append(f"| {units} | {n:,} | {fmt_count(per_unit(e))} | {fmt_count(per_unit(d))} | "
+                          f"{fmt_ratio(ratio(t(e), t(m)))} | {fmt_ratio(ratio(t(d), t(m)))} | "
+                          f"{fmt_count(per_unit(o))} | {fmt_count(per_unit(c))} | "
+                          f"{fmt_ratio(ratio(per_unit(o), per_unit(c)))} | "
+                          f"{fmt_ratio(ratio(t(o), t(c)))} |")
+        md.append("")
+
     # ---- user-mode provider
     if any(l.startswith("um/") for l in rows):
         md.append("### User-mode provider (pcw-um) against the Perflib C way, stand-in Perflib")

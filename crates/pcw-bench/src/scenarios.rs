@@ -10,7 +10,7 @@ use pcw_core::snapshot::{Snapshot, SnapshotError};
 
 use crate::c::UmCRefs;
 use crate::device::{self, CBuffers, SnapshotBuf};
-use crate::snap::{self, SnapshotData};
+use crate::snap::{self, NameLength, SnapshotData};
 use crate::um::{self, CProvider};
 use crate::v1::{self, V1Object, bytes_mut, out_buffer};
 use crate::waves::{self, ADVERSARIAL, Call, Names, Population, Query};
@@ -259,75 +259,89 @@ fn leak_snapshot(object: &V1Object) -> Snapshot<'static> {
 }
 
 /// The device-path cases (driver snapshot + DLL parse + V1 write, [`crate::device`]): ours, the
-/// C baseline, and `memcpy` of the V1 output.
+/// C baseline, and `memcpy` of the V1 output, for each [`NameLength`] (variant `path`,
+/// `path-short`, `path-long`).
 ///
 /// # Panics
 /// If the two sides' outputs differ in length (a bench bug).
 pub fn device_cases(sizes: &[usize]) -> Vec<Case> {
     let mut cases = Vec::new();
-    for &n in sizes {
-        let object = Rc::new(V1Object::new(n));
-        let mut snap = SnapshotBuf::default();
-        let mut probe = out_buffer(1024 + n * 128);
-        let len = device::path_ours(&object, &mut snap, bytes_mut(&mut probe));
-        assert!(len > 0, "device path");
-        let src = bytes_mut(&mut probe)[..len].to_vec();
-        let mut buffers = CBuffers::new(&object);
-        assert_eq!(
-            len,
-            device::path_c(&object, &mut buffers, bytes_mut(&mut probe))
-        );
-        let (o, mut out) = (Rc::clone(&object), out_buffer(len));
-        cases.push(Case::new(format!("device/path/{n}/ours"), n, move || {
-            device::path_ours(&o, &mut snap, bytes_mut(&mut out)) as u64
-        }));
-        let (o, mut out) = (Rc::clone(&object), out_buffer(len));
-        cases.push(Case::new(format!("device/path/{n}/c"), n, move || {
-            device::path_c(&o, &mut buffers, bytes_mut(&mut out)) as u64
-        }));
-        let mut out = out_buffer(len);
-        cases.push(Case::new(format!("device/path/{n}/memcpy"), n, move || {
-            v1::copy(bytes_mut(&mut out), &src);
-            len as u64
-        }));
+    for names in NameLength::ALL {
+        let variant = format!("path{}", names.suffix());
+        for &n in sizes {
+            let object = Rc::new(V1Object::with_names(n, names));
+            let mut snap = SnapshotBuf::default();
+            let mut probe = out_buffer(1024 + n * 256);
+            let len = device::path_ours(&object, &mut snap, bytes_mut(&mut probe));
+            assert!(len > 0, "device path");
+            let src = bytes_mut(&mut probe)[..len].to_vec();
+            let mut buffers = CBuffers::new(&object);
+            assert_eq!(
+                len,
+                device::path_c(&object, &mut buffers, bytes_mut(&mut probe))
+            );
+            let (o, mut out) = (Rc::clone(&object), out_buffer(len));
+            cases.push(Case::new(
+                format!("device/{variant}/{n}/ours"),
+                n,
+                move || device::path_ours(&o, &mut snap, bytes_mut(&mut out)) as u64,
+            ));
+            let (o, mut out) = (Rc::clone(&object), out_buffer(len));
+            cases.push(Case::new(format!("device/{variant}/{n}/c"), n, move || {
+                device::path_c(&o, &mut buffers, bytes_mut(&mut out)) as u64
+            }));
+            let mut out = out_buffer(len);
+            cases.push(Case::new(
+                format!("device/{variant}/{n}/memcpy"),
+                n,
+                move || {
+                    v1::copy(bytes_mut(&mut out), &src);
+                    len as u64
+                },
+            ));
+        }
     }
     cases
 }
 
-/// The snapshot cases: encode and decode, each with `memcpy` of the snapshot's bytes.
+/// The snapshot cases: encode and decode, each with `memcpy` of the snapshot's bytes, for each
+/// [`NameLength`] (variants `encode`, `encode-short`, `encode-long`, and so on).
 ///
 /// # Panics
 /// If the snapshot cannot be encoded (a bench bug).
 pub fn snapshot_cases(sizes: &[usize]) -> Vec<Case> {
     let mut cases = Vec::new();
-    for &n in sizes {
-        let data = Rc::new(SnapshotData::new(n));
-        let len = data.len();
-        let mut encoded = out_buffer(len);
-        data.encode(bytes_mut(&mut encoded)).expect("encodes");
-        let encoded: Rc<[u8]> = Rc::from(&bytes_mut(&mut encoded)[..len]);
-        let mut out = out_buffer(len);
-        let d = Rc::clone(&data);
-        cases.push(Case::new(
-            format!("snapshot/encode/{n}/ours"),
-            n,
-            move || d.encode(bytes_mut(&mut out)).unwrap_or(0) as u64,
-        ));
-        let e = Rc::clone(&encoded);
-        cases.push(Case::new(
-            format!("snapshot/decode/{n}/ours"),
-            n,
-            move || snap::decode(&e).unwrap_or(0),
-        ));
-        let mut out = out_buffer(len);
-        cases.push(Case::new(
-            format!("snapshot/memcpy/{n}/memcpy"),
-            n,
-            move || {
-                v1::copy(bytes_mut(&mut out), &encoded);
-                len as u64
-            },
-        ));
+    for names in NameLength::ALL {
+        let suffix = names.suffix();
+        for &n in sizes {
+            let data = Rc::new(SnapshotData::with_names(n, names));
+            let len = data.len();
+            let mut encoded = out_buffer(len);
+            data.encode(bytes_mut(&mut encoded)).expect("encodes");
+            let encoded: Rc<[u8]> = Rc::from(&bytes_mut(&mut encoded)[..len]);
+            let mut out = out_buffer(len);
+            let d = Rc::clone(&data);
+            cases.push(Case::new(
+                format!("snapshot/encode{suffix}/{n}/ours"),
+                n,
+                move || d.encode(bytes_mut(&mut out)).unwrap_or(0) as u64,
+            ));
+            let e = Rc::clone(&encoded);
+            cases.push(Case::new(
+                format!("snapshot/decode{suffix}/{n}/ours"),
+                n,
+                move || snap::decode(&e).unwrap_or(0),
+            ));
+            let mut out = out_buffer(len);
+            cases.push(Case::new(
+                format!("snapshot/memcpy{suffix}/{n}/memcpy"),
+                n,
+                move || {
+                    v1::copy(bytes_mut(&mut out), &encoded);
+                    len as u64
+                },
+            ));
+        }
     }
     cases
 }

@@ -38,11 +38,51 @@ const HEADER: SnapshotHeader = SnapshotHeader {
     system_time: crate::NOOP_TIME,
 };
 
+/// How long the instances' names are. The writer copies names of 8 to 16 UTF-16 units inline
+/// and others another way, so an optimisation measured on one length can cost the others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NameLength {
+    /// `Queue 000000`, …: 12 units, the scenarios' names.
+    Queue,
+    /// `Q000`, …: 4 units.
+    Short,
+    /// `Queue 000000 of the receive side of adapter`, …: 43 units.
+    Long,
+}
+
+impl NameLength {
+    /// Every length, the scenarios' own first.
+    pub const ALL: [Self; 3] = [Self::Queue, Self::Short, Self::Long];
+
+    /// Instance `i`'s name.
+    pub fn name(self, i: usize) -> String {
+        match self {
+            Self::Queue => format!("Queue {i:06}"),
+            Self::Short => format!("Q{:03}", i % 1000),
+            Self::Long => format!("Queue {i:06} of the receive side of adapter"),
+        }
+    }
+
+    /// What a case's variant adds for this length: nothing for the scenarios' own names.
+    pub fn suffix(self) -> &'static str {
+        match self {
+            Self::Queue => "",
+            Self::Short => "-short",
+            Self::Long => "-long",
+        }
+    }
+}
+
 impl SnapshotData {
     /// `n` instances named `Queue 000000`, ….
     pub fn new(n: usize) -> Self {
+        Self::with_names(n, NameLength::Queue)
+    }
+
+    /// `n` instances named as `names` says.
+    pub fn with_names(n: usize, names: NameLength) -> Self {
         Self {
-            names: (0..n).map(|i| utf16(&format!("Queue {i:06}"))).collect(),
+            names: (0..n).map(|i| utf16(&names.name(i))).collect(),
             values: (0..n as u64)
                 .map(|i| [i, i * 3, i << 33 | 7, u64::MAX - i])
                 .collect(),

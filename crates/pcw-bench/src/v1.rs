@@ -15,7 +15,7 @@ use pcw_core::v1::writer::{
 };
 
 use crate::c::{self, PgCounter, PgInstance, PgObject};
-use crate::snap::{COUNTERS, SIZES, SnapshotData};
+use crate::snap::{COUNTERS, NameLength, SIZES, SnapshotData};
 
 /// [`COUNTERS`] as the C side's `u32`.
 const COUNTERS_U32: u32 = 4;
@@ -41,7 +41,15 @@ impl V1Object {
     /// # Panics
     /// Never for the layouts used here.
     pub fn new(n: usize) -> Self {
-        let data = SnapshotData::new(n);
+        Self::with_names(n, NameLength::Queue)
+    }
+
+    /// An object of `n` instances named as `names` says.
+    ///
+    /// # Panics
+    /// Never for the layouts used here.
+    pub fn with_names(n: usize, names: NameLength) -> Self {
+        let data = SnapshotData::with_names(n, names);
         let counter = |index: u32, counter_type: CounterType, size: u32| CounterSpec {
             name_title_index: 1002 + 2 * index,
             help_title_index: 1003 + 2 * index,

@@ -10,7 +10,7 @@
 use pcw_bench::alloc_count::{self, CountingAlloc};
 use pcw_bench::c::{self, KcsInstance};
 use pcw_bench::device::{self, CBuffers, SnapshotBuf};
-use pcw_bench::snap::{self, SnapshotData};
+use pcw_bench::snap::{self, NameLength, SnapshotData};
 use pcw_bench::v1::{self, V1Object, bytes_mut, out_buffer};
 use pcw_bench::waves::{self, ADVERSARIAL, Call, Names, Population, Query};
 use pcw_bench::{noop_added, noop_perflib_calls, um, utf16};
@@ -209,15 +209,17 @@ fn v1_collect_and_the_snapshot_codec_allocate_nothing() {
             "V1 collect from a snapshot, no space, N = {n}"
         );
 
-        let data = SnapshotData::new(n);
-        let mut buf = out_buffer(data.len());
-        let (len, allocations) = alloc_count::measure(|| data.encode(bytes_mut(&mut buf)));
-        assert_eq!(len, Ok(data.len()));
-        assert_eq!(allocations, 0, "snapshot encode, N = {n}");
-        let (sum, allocations) =
-            alloc_count::measure(|| snap::decode(&bytes_mut(&mut buf)[..data.len()]));
-        assert!(sum.is_ok());
-        assert_eq!(allocations, 0, "snapshot decode, N = {n}");
+        for names in NameLength::ALL {
+            let data = SnapshotData::with_names(n, names);
+            let mut buf = out_buffer(data.len());
+            let (len, allocations) = alloc_count::measure(|| data.encode(bytes_mut(&mut buf)));
+            assert_eq!(len, Ok(data.len()));
+            assert_eq!(allocations, 0, "snapshot encode, N = {n}, {names:?}");
+            let (sum, allocations) =
+                alloc_count::measure(|| snap::decode(&bytes_mut(&mut buf)[..data.len()]));
+            assert_eq!(sum, Ok(n as u64 + 1), "{names:?}");
+            assert_eq!(allocations, 0, "snapshot decode, N = {n}, {names:?}");
+        }
     }
 }
 
@@ -231,10 +233,13 @@ fn the_counting_allocator_sees_allocations() {
 
 #[test]
 fn the_device_path_writes_the_c_baselines_bytes_and_allocates_only_on_its_first_call() {
-    for n in [0, 1, 100, 1000] {
-        let object = V1Object::new(n);
+    for (names, n) in NameLength::ALL
+        .into_iter()
+        .flat_map(|names| [0, 1, 100, 1000].map(|n| (names, n)))
+    {
+        let object = V1Object::with_names(n, names);
         let mut snap = SnapshotBuf::default();
-        let mut ours = out_buffer(1024 + n * 128);
+        let mut ours = out_buffer(1024 + n * 256);
         let (first, allocations) =
             alloc_count::measure(|| device::path_ours(&object, &mut snap, bytes_mut(&mut ours)));
         assert!(first > 0, "{n}");
@@ -249,7 +254,7 @@ fn the_device_path_writes_the_c_baselines_bytes_and_allocates_only_on_its_first_
                 "device path, N = {n}, call {call} after the first"
             );
         }
-        let mut theirs = out_buffer(1024 + n * 128);
+        let mut theirs = out_buffer(1024 + n * 256);
         let mut buffers = CBuffers::new(&object);
         assert_eq!(
             device::path_c(&object, &mut buffers, bytes_mut(&mut theirs)),
@@ -261,7 +266,7 @@ fn the_device_path_writes_the_c_baselines_bytes_and_allocates_only_on_its_first_
         );
         // The same bytes as a V1 collect from the fixed description.
         let instances = object.instances();
-        let mut direct = out_buffer(1024 + n * 128);
+        let mut direct = out_buffer(1024 + n * 256);
         assert_eq!(
             v1::collect_desc(&object.desc(&instances), bytes_mut(&mut direct)).bytes(),
             first
