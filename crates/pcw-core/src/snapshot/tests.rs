@@ -1538,11 +1538,14 @@ fn batch_writes_what_single_calls_write_for_names_of_every_length() {
 }
 
 /// Names for [`batch_writes_what_single_calls_write`]: mostly valid, some with NUL units,
-/// some too long.
+/// some too long; of every length the writer copies its own way (under 4 units, 4 to 7, 8 to
+/// 16, longer).
 fn arb_batch_name() -> impl Strategy<Value = Vec<u16>> {
     prop_oneof![
         4 => proptest::collection::vec(1u16..=u16::MAX, 0..12),
+        2 => proptest::collection::vec(1u16..=u16::MAX, 12..80),
         1 => proptest::collection::vec(prop_oneof![1u16..=u16::MAX, Just(0)], 1..6),
+        1 => proptest::collection::vec(prop_oneof![8 => 1u16..=u16::MAX, 1 => Just(0)], 6..80),
         1 => proptest::collection::vec(1u16..=u16::MAX, 1020..=1030),
     ]
 }
