@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT OR Apache-2.0
 """The "manifest tools scaling" part of BENCHMARKS.md's generated section (report.py calls
 `section`): the criterion medians and fastest calls of benches/manifest.rs
-(`manifest/<operation>/<N>`) and the
+(`manifest/<operation>/<N>`), its interleaved pairs (`manifest-pair` lines of
+criterion-manifest.log), and the
 `pcw lint` binary's runs on a generated manifest that scripts/bench.sh records in
 manifest-cli.tsv (`lint`, N, wall, user and system seconds per run) and manifest-lint.log (the
 last run's output). These are times: what grows linearly is the point, so the table gives the
@@ -55,6 +56,29 @@ def load_cli(out_dir):
     return (n, runs, summary) if runs else None
 
 
+def load_pairs(out_dir):
+    """The interleaved pairs benches/manifest.rs prints after criterion's output
+    (`manifest-pair`, operation, the two N, their calls' ns), as each pair's ratio (larger N's
+    call over the smaller's) by operation, with the two N."""
+    path = os.path.join(out_dir, "criterion-manifest.log")
+    pairs = {}
+    if not os.path.exists(path):
+        return pairs
+    with open(path) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) == 6 and parts[0] == "manifest-pair" and int(parts[4]) > 0:
+                ns, ratios = pairs.setdefault(parts[1], ((int(parts[2]), int(parts[3])), []))
+                ratios.append(int(parts[5]) / int(parts[4]))
+    return pairs
+
+
+def median(xs):
+    xs = sorted(xs)
+    mid = len(xs) // 2
+    return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
+
+
 def by_operation(times):
     """`manifest/<operation>/<N>` ids' times (ns) as seconds, by operation, then by N."""
     by_op = {}
@@ -85,16 +109,20 @@ def section(out_dir, times, fastest):
     md = [BEGIN, "", "### Manifest tools scaling", ""]
     md.append("Seconds per call (criterion median of 10 calls, the thread's CPU time) over "
               "generated manifests of N counters (`benches/manifest.rs`, one set per 500 "
-              "counters), then the time per counter and the growth: the ratio of the two "
-              f"largest N's times (target ≤ {TARGET:.2f} for twice the counters), of their "
-              "fastest calls (the verdict: each call does the same work, and other work on the "
-              "machine only ever adds time) and of their medians, and the least-squares "
-              "exponent k of the medians, time ∝ N^k.")
+              "counters), then the time per counter and the growth from the pair's smaller N "
+              f"to its larger, twice as many counters (target ≤ {TARGET:.2f}): the verdict is "
+              "the median of the ratios of interleaved pairs (a call on each manifest, one "
+              "after the other, the order alternating), which a slow spell of the machine "
+              "slows on both sides; beside it their range, and the ratios of the criterion "
+              "runs' fastest calls and medians, each size timed minutes apart; last the "
+              "least-squares exponent k of the medians, time ∝ N^k.")
     md.append("")
     md.append("| operation | " + " | ".join(f"N={n:,}" for n in ns)
-              + " | µs/counter (largest N) | largest/half, fastest | largest/half, median | k |")
-    md.append("|---|" + "---:|" * len(ns) + "---:|---:|---:|---:|")
+              + " | µs/counter (largest N) | growth, interleaved pairs (range) "
+              "| fastest | median | k |")
+    md.append("|---|" + "---:|" * len(ns) + "---:|---:|---:|---:|---:|")
     verdicts = []
+    pairs = load_pairs(out_dir)
     for op, label in OPERATIONS:
         row = by_op.get(op)
         if not row:
@@ -102,28 +130,27 @@ def section(out_dir, times, fastest):
         big = max(row)
         median_ratio = growth(row)
         fast = fast_by_op.get(op)
-        ratio = growth(fast) if fast else None
+        fast_ratio = growth(fast) if fast else None
         k = exponent(sorted(row.items()))
+        (small_n, large_n), ratios = pairs.get(op, ((None, None), []))
+        pair = median(ratios) if ratios else None
+        pair_cell = "–" if pair is None else (
+            f"{pair:.2f} ({min(ratios):.2f}–{max(ratios):.2f}, {len(ratios)} pairs)")
         md.append(f"| {label} | " + " | ".join(fmt_seconds(row.get(n)) for n in ns)
                   + f" | {row[big] / big * 1e6:.1f}"
-                  + f" | {'–' if ratio is None else f'{ratio:.2f}'}"
+                  + f" | {pair_cell}"
+                  + f" | {'–' if fast_ratio is None else f'{fast_ratio:.2f}'}"
                   + f" | {'–' if median_ratio is None else f'{median_ratio:.2f}'}"
                   + f" | {'–' if k is None else f'{k:.2f}'} |")
-        if ratio is not None:
-            medians = "" if median_ratio is None else (
-                f"; medians {median_ratio:.2f}"
-                + (" met" if median_ratio <= TARGET else " **missed**"))
-            verdicts.append(f"{op} {ratio:.2f}" + (" met" if ratio <= TARGET else " **missed**")
-                            + f" (fastest calls {fmt_seconds(fast.get(big // 2))} s and "
-                            + f"{fmt_seconds(fast.get(big))} s"
-                            + medians + ")")
-        elif median_ratio is not None:
-            verdicts.append(f"{op}: no fastest call recorded (medians {median_ratio:.2f}), "
-                            "**no verdict**")
+        if pair is not None:
+            verdicts.append(f"{op} {pair:.2f}" + (" met" if pair <= TARGET else " **missed**")
+                            + f" ({small_n:,} → {large_n:,} counters, median of "
+                            + f"{len(ratios)} pairs)")
+        else:
+            verdicts.append(f"{op}: no interleaved pairs recorded, **no verdict**")
     md.append("")
     if verdicts:
-        md.append(f"- Time for N={max(ns):,} within {TARGET:.2f}× that of N={max(ns) // 2:,} "
-                  "(fastest calls): "
+        md.append(f"- Time for twice the counters within {TARGET:.2f}× (interleaved pairs): "
                   + ", ".join(verdicts))
     if cli is not None:
         n, runs, summary = cli

@@ -11,7 +11,9 @@
 //! each over a kernel-mode schema 2.0 manifest of N counters (N = 16 000, 32 000, 64 000,
 //! 100 000 and 128 000), and `manifest/lint-user/N` (user mode, schema 1.1) and
 //! `manifest/lint-one-line/N` (the kernel-mode manifest written on one line) at 64 000 and
-//! 128 000. `scripts/bench.sh` reports the ratio of the 128 000 and 64 000 times. The time is
+//! 128 000. `scripts/bench.sh` reports the ratio of the 128 000 and 64 000 times: of the
+//! criterion figures, and of every operation timed again in interleaved pairs of a 64 000 and a
+//! 128 000 call, printed as `manifest-pair` lines after criterion's output. The time is
 //! the benchmarking thread's CPU time (`ThreadTime`): on a shared machine the wall clock also
 //! counts the time other work held the CPUs.
 //!
@@ -211,18 +213,117 @@ fn main() {
             b.iter(|| black_box(config.generate(&Input::new(file, black_box(bytes)))));
         });
     }
-    for &n in &pair {
-        let user = valid(&Spec::user(n));
+    let users: Vec<Vec<u8>> = pair.iter().map(|&n| valid(&Spec::user(n))).collect();
+    let one_lines: Vec<Vec<u8>> = pair
+        .iter()
+        .map(|&n| {
+            valid(&Spec {
+                one_line: true,
+                ..Spec::kernel(n)
+            })
+        })
+        .collect();
+    for ((n, user), one_line) in pair.iter().zip(&users).zip(&one_lines) {
         c.bench_function(&format!("manifest/lint-user/{n}"), |b| {
-            b.iter(|| black_box(lint(&Input::new(file, black_box(&user)))));
-        });
-        let one_line = valid(&Spec {
-            one_line: true,
-            ..Spec::kernel(n)
+            b.iter(|| black_box(lint(&Input::new(file, black_box(user)))));
         });
         c.bench_function(&format!("manifest/lint-one-line/{n}"), |b| {
-            b.iter(|| black_box(lint(&Input::new(file, black_box(&one_line)))));
+            b.iter(|| black_box(lint(&Input::new(file, black_box(one_line)))));
         });
     }
     c.final_summary();
+
+    // The growth of each operation from the pair's smaller N to its larger, timed in
+    // interleaved pairs.
+    let kernel = |n: usize| {
+        manifests
+            .iter()
+            .find(|(m, _)| *m == n)
+            .map(|(_, bytes)| bytes.as_slice())
+    };
+    if let (Some(half), Some(full)) = (kernel(pair[0]), kernel(pair[1])) {
+        let inputs = Inputs {
+            kernel: [half, full],
+            user: [&users[0], &users[1]],
+            one_line: [&one_lines[0], &one_lines[1]],
+        };
+        growth_in_pairs(&config, &inputs, [pair[0], pair[1]], bench);
+    }
+}
+
+/// An operation's name, its two manifests and its call.
+type Operation<'a> = (&'static str, [&'a [u8]; 2], &'a dyn Fn(&[u8]));
+
+/// The manifests of the pair's two sizes, smaller first.
+struct Inputs<'a> {
+    kernel: [&'a [u8]; 2],
+    user: [&'a [u8]; 2],
+    one_line: [&'a [u8]; 2],
+}
+
+/// Every operation the command line's filter selects (all without one), timed in interleaved
+/// pairs over `inputs`, whose sizes are `ns`.
+fn growth_in_pairs(config: &Config, inputs: &Inputs<'_>, ns: [usize; 2], bench: bool) {
+    let file = "bench.man";
+    let do_lint = |bytes: &[u8]| drop(black_box(lint(&Input::new(file, bytes))));
+    let do_inspect = |bytes: &[u8]| {
+        drop(black_box(
+            config
+                .inspect(&Input::new(file, bytes))
+                .map(|i| i.to_json()),
+        ));
+    };
+    let do_generate = |bytes: &[u8]| drop(black_box(config.generate(&Input::new(file, bytes))));
+    let ops: [Operation<'_>; 5] = [
+        ("lint", inputs.kernel, &do_lint),
+        ("inspect", inputs.kernel, &do_inspect),
+        ("generate", inputs.kernel, &do_generate),
+        ("lint-user", inputs.user, &do_lint),
+        ("lint-one-line", inputs.one_line, &do_lint),
+    ];
+    let filter = std::env::args()
+        .skip(1)
+        .find(|a| !a.starts_with("--"))
+        .unwrap_or_default();
+    let clock = ThreadTime::new();
+    for (op, [half, full], call) in ops {
+        // What `scripts/bench.sh` passes: `manifest/<operation>/`, or a prefix of several.
+        if format!("manifest/{op}/").contains(&filter) {
+            interleaved(op, ns, bench, &clock, |large| {
+                call(if large { full } else { half });
+            });
+        }
+    }
+}
+
+/// Times `call` on the smaller (`false`) and the larger (`true`) manifest of `ns` in
+/// interleaved pairs, the order alternating from pair to pair, and prints each pair as
+/// `manifest-pair <op> <n small> <n large> <ns small> <ns large>`: anything that slows the
+/// machine for a while slows both calls of a pair, so the ratio of each pair's two calls is a
+/// steadier estimate of the growth than the ratio of two sizes timed minutes apart. Twenty
+/// pairs, or as many as a minute of calls allows and at least five; one outside `cargo bench`.
+fn interleaved(op: &str, ns: [usize; 2], bench: bool, clock: &ThreadTime, call: impl Fn(bool)) {
+    let (most, least) = if bench { (20, 5) } else { (1, 1) };
+    let budget = Duration::from_secs(60);
+    let started = Instant::now();
+    for k in 0..most {
+        if k >= least && started.elapsed() > budget {
+            break;
+        }
+        let mut times = [0u64; 2];
+        let order = if k % 2 == 0 {
+            [false, true]
+        } else {
+            [true, false]
+        };
+        for large in order {
+            let start = clock.start();
+            call(large);
+            times[usize::from(large)] = clock.end(start);
+        }
+        println!(
+            "manifest-pair\t{op}\t{}\t{}\t{}\t{}",
+            ns[0], ns[1], times[0], times[1]
+        );
+    }
 }
