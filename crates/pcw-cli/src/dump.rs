@@ -86,7 +86,10 @@ pub(crate) enum Error {
     Read(#[from] pcw_io::InputError),
     /// The header of a capture read from a stream announces more bytes than a capture may
     /// have.
-    #[error("{}: PERF_DATA_BLOCK.TotalByteLength says {total} bytes; a capture may have at most {limit} bytes", path.display())]
+    #[error(
+        "{}: PERF_DATA_BLOCK.TotalByteLength says {total} bytes; a capture may have at most {limit} bytes",
+        pcw_io::text::shown(path)
+    )]
     TooLarge {
         /// The file.
         path: PathBuf,
@@ -96,7 +99,10 @@ pub(crate) enum Error {
         limit: u64,
     },
     /// The file is not valid performance data.
-    #[error("{}: invalid performance data {violation}{context}", path.display())]
+    #[error(
+        "{}: invalid performance data {violation}{context}",
+        pcw_io::text::shown(path)
+    )]
     Invalid {
         /// The file.
         path: PathBuf,

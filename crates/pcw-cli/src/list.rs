@@ -275,7 +275,7 @@ pub(crate) fn run(args: &Args) -> Result<(), Error> {
     {
         return Err(Error::Usage(format!(
             "--image {}: the path is not valid unicode",
-            image.display()
+            pcw_io::text::shown(image)
         )));
     }
     let doc = match (&args.manifest, &args.image) {

@@ -457,7 +457,7 @@ pub(crate) fn run(args: &Args) -> Result<(), Error> {
         .ok_or_else(|| {
             Error::Usage(format!(
                 "`{}` does not end in a crate name",
-                args.path.display()
+                pcw_io::text::shown(&args.path)
             ))
         })?;
     let names = Names::new(name)?;
@@ -476,7 +476,7 @@ pub(crate) fn run(args: &Args) -> Result<(), Error> {
         return Err(Error::Usage(format!(
             "`{}` declares a user-mode provider; pcw new makes kernel-mode drivers (a user-mode \
              provider's counters go through pcw-um)",
-            shown.display()
+            pcw_io::text::shown(&shown)
         )));
     }
     let pcw_rs = args.pcw_rs.as_deref();
@@ -511,9 +511,9 @@ pub(crate) fn run(args: &Args) -> Result<(), Error> {
         "created the WDM driver crate `{}` in `{}` ({} counterset(s) from `{}`); `cargo test` there \
          runs its tests\n",
         names.name,
-        written.display(),
+        pcw_io::text::shown(&written),
         inspect.countersets.len(),
-        shown.display()
+        pcw_io::text::shown(&shown)
     );
     let identity = &inspect.provider.application_identity;
     if !identity.eq_ignore_ascii_case(&format!("{}.sys", names.snake)) {

@@ -648,6 +648,42 @@ fn devices_and_huge_files_as_inputs_are_refused_within_the_memory_bound() {
     assert_only_changed(dir.path(), &before, &[]);
 }
 
+/// A file name holding a line break (or a tab, or a line separator) is quoted on its line:
+/// no message of any command starts a line with what follows the break, and the name shows
+/// the break as `\u{a}`. A name like this, checked into a repository, would otherwise let
+/// whoever named it forge lines of a CI log.
+#[test]
+fn file_names_with_line_breaks_stay_on_their_line() {
+    let dir = workdir();
+    let forged = "x\nforged: error: injected\u{2028}\t.man";
+    fs::copy(dir.path().join("warn.man"), dir.path().join(forged)).unwrap();
+    let missing = "gone\nforged: error: injected.txt";
+    let unwritable = "no\nforged: dir/out.rs";
+    let before = snapshot(dir.path());
+    for (args, code) in [
+        (&["lint", forged][..], 0),
+        (&["lint", missing], 1),
+        (&["gen", forged, "-o", unwritable], 1),
+        (&["inspect", missing], 1),
+        (&["export", missing, "--to", "otel"], 1),
+        (&["dump", missing], 1),
+        (&["typeperf", "-cf", missing, "-sc", "1"], 1),
+        (&["list", "--manifest", missing], 1),
+    ] {
+        let ran = run(&Setup::in_dir(dir.path()), args);
+        assert!(ran.code == code && !ran.stderr.is_empty(), "{ran:#?}");
+        assert!(
+            ran.stderr.lines().all(|l| !l.starts_with("forged")),
+            "a line forged by a file name: {ran:#?}"
+        );
+        assert!(
+            ran.stderr.contains("\\u{a}forged"),
+            "the name's line break shown as \\u{{a}}: {ran:#?}"
+        );
+    }
+    assert_only_changed(dir.path(), &before, &[]);
+}
+
 #[test]
 fn an_output_that_is_an_input_is_refused_and_the_input_kept() {
     let dir = workdir();

@@ -80,12 +80,29 @@ impl Diagnostic {
     /// assert_eq!(d.render(), "gone.man:1:1: error: cannot read the manifest");
     /// ```
     pub fn error(file: impl Into<PathBuf>, pos: Pos, message: impl Into<String>) -> Self {
+        Self::new(Severity::Error, file.into(), pos, message.into(), None)
+    }
+
+    /// Every diagnostic is made here: a manifest's text quoted in the message or the hint may
+    /// hold a line break or another character a terminal does not show as itself, written as
+    /// `\u{…}` ([`pcw_io::text::visible`]) so that the diagnostic keeps its lines.
+    pub(crate) fn new(
+        severity: Severity,
+        file: PathBuf,
+        pos: Pos,
+        message: String,
+        hint: Option<String>,
+    ) -> Self {
+        let one_line = |text: String| match pcw_io::text::visible(&text) {
+            Cow::Borrowed(_) => text,
+            Cow::Owned(escaped) => escaped,
+        };
         Self {
-            severity: Severity::Error,
-            file: file.into(),
+            severity,
+            file,
             pos,
-            message: message.into(),
-            hint: None,
+            message: one_line(message),
+            hint: hint.map(one_line),
         }
     }
 
@@ -118,7 +135,7 @@ impl Diagnostic {
     pub fn render(&self) -> String {
         let mut out = format!(
             "{}:{}:{}: {}: {}",
-            self.file.display(),
+            pcw_io::text::shown(&self.file),
             self.pos.line,
             self.pos.column,
             self.severity,
@@ -196,19 +213,13 @@ impl Sink {
         message: String,
         hint: Option<String>,
     ) {
-        // A manifest's text quoted in a message may hold a line break or a control character;
-        // written as `\u{…}`, every diagnostic stays the lines its renderer makes.
-        let one_line = |text: String| match crate::text::visible(&text) {
-            Cow::Borrowed(_) => text,
-            Cow::Owned(escaped) => escaped,
-        };
-        self.items.push(Diagnostic {
+        self.items.push(Diagnostic::new(
             severity,
-            file: self.file.clone(),
+            self.file.clone(),
             pos,
-            message: one_line(message),
-            hint: hint.map(one_line),
-        });
+            message,
+            hint,
+        ));
     }
 
     pub(crate) fn error(&mut self, pos: Pos, message: impl Into<String>) {

@@ -7,9 +7,11 @@
 
 use std::fmt::Write as _;
 
+use pcw_io::text::escape_where;
+
 use crate::model::Manifest;
 use crate::names;
-use crate::text::{escape_where, refused, visible};
+use crate::text::{refused, visible};
 
 /// Quotes a string for an `.rc` `STRINGTABLE` (`"` doubles, `\` escapes).
 fn rc_quote(s: &str) -> String {

@@ -180,23 +180,7 @@ pub fn is_invisible(c: char) -> bool {
 /// assert_eq!(pcw_gen::text::visible("plain"), "plain");
 /// ```
 pub fn visible(text: &str) -> Cow<'_, str> {
-    escape_where(text, is_invisible)
-}
-
-/// `text` with the characters `which` selects written as `\u{…}`.
-pub(crate) fn escape_where(text: &str, which: impl Fn(char) -> bool) -> Cow<'_, str> {
-    if !text.chars().any(&which) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if which(c) {
-            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
-        } else {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
+    pcw_io::text::escape_where(text, is_invisible)
 }
 
 #[cfg(test)]

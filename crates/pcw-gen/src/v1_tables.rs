@@ -34,13 +34,13 @@ pub(crate) fn check(manifest: &Manifest, file: &Path) -> Vec<Diagnostic> {
 }
 
 fn error(file: &Path, pos: Pos, message: String, hint: &str) -> Diagnostic {
-    Diagnostic {
-        severity: Severity::Error,
-        file: file.to_path_buf(),
+    Diagnostic::new(
+        Severity::Error,
+        file.to_path_buf(),
         pos,
         message,
-        hint: Some(hint.to_owned()),
-    }
+        Some(hint.to_owned()),
+    )
 }
 
 /// A counter whose base cannot directly follow it in V1 order (a base shared by two counters;

@@ -66,7 +66,7 @@ impl fmt::Display for Size {
 #[derive(Debug, Error)]
 pub enum InputError {
     /// The file could not be opened or read.
-    #[error("cannot read the {noun} `{}`: {source}", path.display())]
+    #[error("cannot read the {noun} `{}`: {source}", crate::text::shown(path))]
     Io {
         /// The input's noun.
         noun: &'static str,
@@ -76,7 +76,7 @@ pub enum InputError {
         source: io::Error,
     },
     /// The path is a directory.
-    #[error("the {noun} `{}` is a directory, not a file", path.display())]
+    #[error("the {noun} `{}` is a directory, not a file", crate::text::shown(path))]
     Directory {
         /// The input's noun.
         noun: &'static str,
@@ -84,7 +84,7 @@ pub enum InputError {
         path: PathBuf,
     },
     /// The input is larger than its kind allows.
-    #[error("the {noun} `{}` {}; a {noun} may have at most {}", path.display(), match size {
+    #[error("the {noun} `{}` {}; a {noun} may have at most {}", crate::text::shown(path), match size {
         Some(size) => format!("has {size} bytes"),
         None => format!("goes on past {} bytes", limit + 1),
     }, Size(*limit))]

@@ -7,7 +7,8 @@
 //!   [`input::CAPTURE`], [`input::COUNTER_FILE`], [`input::IMAGE`]); a regular file over it is
 //!   refused by its size before a byte is read, anything else is read up to the limit.
 //! * [`text`]: the one decoding of text files (UTF-8 with or without BOM, UTF-16 LE/BE), with
-//!   the line and column of the first invalid byte.
+//!   the line and column of the first invalid byte; and how a message quotes user text
+//!   ([`text::visible`]) and paths ([`text::shown`]), so that neither can break its line.
 //! * [`output`]: all-or-nothing outputs. [`output::Outputs`] plans every output of a command,
 //!   refuses an output that is an input or is named twice, then writes each to a temporary file
 //!   in its destination's directory and renames them all only when every one was written.

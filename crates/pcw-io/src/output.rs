@@ -33,7 +33,11 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum OutputError {
     /// The output is one of the command's inputs.
-    #[error("`{}` is also an input of this command (`{}`); refusing to overwrite it", path.display(), input.display())]
+    #[error(
+        "`{}` is also an input of this command (`{}`); refusing to overwrite it",
+        crate::text::shown(path),
+        crate::text::shown(input)
+    )]
     IsInput {
         /// The output path as given.
         path: PathBuf,
@@ -41,7 +45,11 @@ pub enum OutputError {
         input: PathBuf,
     },
     /// The same file is named as two outputs.
-    #[error("`{}` is named as two outputs (`{}` too); each output needs its own file", path.display(), other.display())]
+    #[error(
+        "`{}` is named as two outputs (`{}` too); each output needs its own file",
+        crate::text::shown(path),
+        crate::text::shown(other)
+    )]
     Twice {
         /// The output path as given.
         path: PathBuf,
@@ -49,13 +57,13 @@ pub enum OutputError {
         other: PathBuf,
     },
     /// The output path is a directory.
-    #[error("`{}` is a directory; give a file name", path.display())]
+    #[error("`{}` is a directory; give a file name", crate::text::shown(path))]
     Directory {
         /// The output path as given.
         path: PathBuf,
     },
     /// The output exists and the command was told not to overwrite it.
-    #[error("`{}` already exists; {hint}", path.display())]
+    #[error("`{}` already exists; {hint}", crate::text::shown(path))]
     Exists {
         /// The output path as given.
         path: PathBuf,
@@ -63,13 +71,16 @@ pub enum OutputError {
         hint: &'static str,
     },
     /// The output path is a symbolic link to nothing.
-    #[error("`{}` is a symbolic link to a file that does not exist", path.display())]
+    #[error(
+        "`{}` is a symbolic link to a file that does not exist",
+        crate::text::shown(path)
+    )]
     DanglingLink {
         /// The output path as given.
         path: PathBuf,
     },
     /// Writing (or checking) the output failed.
-    #[error("cannot write `{}`: {source}", path.display())]
+    #[error("cannot write `{}`: {source}", crate::text::shown(path))]
     Write {
         /// The output path as given.
         path: PathBuf,

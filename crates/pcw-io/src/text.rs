@@ -157,21 +157,48 @@ pub fn end_of(text: &str) -> (u32, u32) {
 
 /// `text` with every character a terminal would not show as itself (control and format
 /// characters, byte order marks, line and paragraph separators, and any white space but the
-/// plain space) written as `\u{XXXX}`, for messages that quote user input.
+/// plain space) written as `\u{…}`, for messages that quote user input: whatever the input
+/// holds, the message keeps its lines.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(pcw_io::text::visible("a\nb\u{2028}c"), "a\\u{a}b\\u{2028}c");
+/// assert_eq!(pcw_io::text::visible("plain"), "plain");
+/// ```
 pub fn visible(text: &str) -> Cow<'_, str> {
-    let hidden = |c: char| {
+    escape_where(text, |c: char| {
         c.is_control()
             || (c.is_whitespace() && c != ' ')
             || matches!(c, '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}')
-            || matches!(c, '\u{2060}'..='\u{2064}' | '\u{feff}' | '\u{fff9}'..='\u{fffb}')
-    };
-    if !text.chars().any(hidden) {
+            || matches!(c, '\u{2060}'..='\u{2069}' | '\u{feff}' | '\u{fff9}'..='\u{fffb}')
+    })
+}
+
+/// A path as a message shows it: [`visible`] over its text (bytes that are not UTF-8 shown as
+/// `U+FFFD`), so that a file name with a line break or a control character stays on its line.
+///
+/// # Examples
+///
+/// ```
+/// use std::path::Path;
+///
+/// assert_eq!(pcw_io::text::shown(Path::new("bad\nname.man")), "bad\\u{a}name.man");
+/// ```
+pub fn shown(path: &std::path::Path) -> String {
+    visible(&path.to_string_lossy()).into_owned()
+}
+
+/// `text` with the characters `which` selects written as `\u{…}` (lowercase hexadecimal, as
+/// Rust writes them); text without them is returned as it is.
+pub fn escape_where(text: &str, which: impl Fn(char) -> bool) -> Cow<'_, str> {
+    if !text.chars().any(&which) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        if hidden(c) {
-            let _ = write!(out, "\\u{{{:04X}}}", u32::from(c));
+        if which(c) {
+            let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
         } else {
             out.push(c);
         }
@@ -241,7 +268,7 @@ mod tests {
         assert!(matches!(visible(r"\A(b c)\*"), Cow::Borrowed(_)));
         assert_eq!(
             visible("\u{feff}\\A\t\r\u{200b}é"),
-            "\\u{FEFF}\\A\\u{0009}\\u{000D}\\u{200B}é"
+            "\\u{feff}\\A\\u{9}\\u{d}\\u{200b}é"
         );
     }
 }

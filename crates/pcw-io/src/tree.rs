@@ -26,7 +26,7 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum TreeError {
     /// The destination exists and the command was not told to replace it.
-    #[error("`{}` already exists; {hint}", path.display())]
+    #[error("`{}` already exists; {hint}", crate::text::shown(path))]
     Exists {
         /// The destination.
         path: PathBuf,
@@ -34,25 +34,32 @@ pub enum TreeError {
         hint: &'static str,
     },
     /// The destination is not a directory (a file is never replaced by a directory).
-    #[error("`{}` exists and is not a directory", path.display())]
+    #[error("`{}` exists and is not a directory", crate::text::shown(path))]
     NotDirectory {
         /// The destination.
         path: PathBuf,
     },
     /// The directory that would hold the destination does not exist.
-    #[error("the directory `{}` does not exist", path.display())]
+    #[error("the directory `{}` does not exist", crate::text::shown(path))]
     NoParent {
         /// The missing directory.
         path: PathBuf,
     },
     /// A file path that is not inside the directory.
-    #[error("`{}` is not a relative path inside the new directory", path.display())]
+    #[error(
+        "`{}` is not a relative path inside the new directory",
+        crate::text::shown(path)
+    )]
     Escapes {
         /// The path given.
         path: PathBuf,
     },
     /// The directory to be replaced holds one of the command's inputs.
-    #[error("`{}` holds `{}`, an input of this command; refusing to replace it", path.display(), input.display())]
+    #[error(
+        "`{}` holds `{}`, an input of this command; refusing to replace it",
+        crate::text::shown(path),
+        crate::text::shown(input)
+    )]
     HoldsInput {
         /// The destination.
         path: PathBuf,
@@ -60,7 +67,7 @@ pub enum TreeError {
         input: PathBuf,
     },
     /// Writing failed; nothing was changed.
-    #[error("cannot write `{}`: {source}", path.display())]
+    #[error("cannot write `{}`: {source}", crate::text::shown(path))]
     Write {
         /// The file or directory.
         path: PathBuf,

@@ -111,7 +111,7 @@ pub(crate) enum Error {
     #[error(transparent)]
     Input(#[from] pcw_io::InputError),
     /// A text input is not valid text.
-    #[error("the {what} `{}` is not text: line {}, column {}: {error}", path.display(), error.line, error.column)]
+    #[error("the {what} `{}` is not text: line {}, column {}: {error}", pcw_io::text::shown(path), error.line, error.column)]
     Text {
         /// What the file is for.
         what: &'static str,
@@ -213,7 +213,7 @@ pub(crate) fn run(args: &Args) -> Result<(), Error> {
         if options.paths.is_empty() {
             return Err(Error::Usage(format!(
                 "the counter file `{}` has no counter path",
-                file.display()
+                pcw_io::text::shown(file)
             )));
         }
     }

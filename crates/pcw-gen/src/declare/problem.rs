@@ -46,18 +46,18 @@ impl Problem {
     /// The problem at `file:line:column` (spans carry positions outside a macro).
     pub(crate) fn diagnostic(self, file: &Path) -> Diagnostic {
         let start = self.span.start();
-        Diagnostic {
-            severity: Severity::Error,
-            file: file.to_path_buf(),
-            pos: Pos::new(
+        Diagnostic::new(
+            Severity::Error,
+            file.to_path_buf(),
+            Pos::new(
                 u32::try_from(start.line).unwrap_or(u32::MAX),
                 u32::try_from(start.column)
                     .unwrap_or(u32::MAX)
                     .saturating_add(1),
             ),
-            message: self.message,
-            hint: self.hint,
-        }
+            self.message,
+            self.hint,
+        )
     }
 }
 
@@ -70,11 +70,11 @@ pub(crate) fn from_syn(e: syn::Error) -> Vec<Problem> {
 
 /// An error about a whole file, at 1:1.
 pub(crate) fn at_start(file: &Path, message: String) -> Diagnostic {
-    Diagnostic {
-        severity: Severity::Error,
-        file: file.to_path_buf(),
-        pos: Pos::new(1, 1),
+    Diagnostic::new(
+        Severity::Error,
+        file.to_path_buf(),
+        Pos::new(1, 1),
         message,
-        hint: None,
-    }
+        None,
+    )
 }
