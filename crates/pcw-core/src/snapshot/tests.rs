@@ -1468,7 +1468,7 @@ fn write_set<L: CounterSizes<N>, const N: usize>(
 
 /// `instances` writes the bytes `instance` writes for names of every length from 0 to 40
 /// units (the batch copies the usual lengths its own way), with a 0 unit anywhere, and in a
-/// buffer that ends at every byte of the snapshot.
+/// buffer that ends at every byte of the snapshot; the parser reads every name back.
 #[test]
 fn batch_writes_what_single_calls_write_for_names_of_every_length() {
     fn records<const N: usize>(names: &[Vec<u16>]) -> Vec<Record<'_, N>> {
@@ -1510,6 +1510,17 @@ fn batch_writes_what_single_calls_write_for_names_of_every_length() {
             );
             assert_eq!(batch.1.is_ok(), cap >= full, "{cap}");
         }
+        // Both paths share the copy of a name outside the batch's own lengths: the parser,
+        // which shares none of the writer's code, reads back every name as given.
+        let (_, len, bytes) = write_set::<L, N>(&all, full, true);
+        let snapshot = Snapshot::parse(&bytes[..len.unwrap()]).unwrap();
+        let decoded: Vec<Vec<u16>> = snapshot
+            .find_set(3)
+            .unwrap()
+            .instances()
+            .map(|i| i.name_utf16().collect())
+            .collect();
+        assert_eq!(decoded, names, "{:?}", L::SIZES);
         for n in 1..names.len() {
             for at in 0..n {
                 let mut holed = names.clone();

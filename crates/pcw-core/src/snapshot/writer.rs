@@ -120,6 +120,10 @@ pub(super) fn put_name(area: &mut [[u8; 8]], name: &[u16]) -> bool {
 fn put_long_name(flat: &mut [u8], name: &[u16]) -> bool {
     let (octets, _) = name.as_chunks::<8>();
     let mut zero = false;
+    // `flat` is the whole area (`put_name`'s contract), 16 bytes or more for every octet, so
+    // the zip ends with the octets and each is tested for a 0 unit. Driving the loop by the
+    // octets alone, each given its destination when there is one, cost a 43-unit name 32
+    // instructions more (callgrind) for an area its callers never shorten.
     for (d, octet) in flat.as_chunks_mut::<16>().0.iter_mut().zip(octets) {
         zero |= copy_octet(Some(d), octet);
     }
