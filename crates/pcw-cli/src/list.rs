@@ -299,7 +299,7 @@ pub(crate) fn run(args: &Args) -> Result<(), Error> {
     if doc.countersets.is_empty() {
         return Err(Error::Usage(format!(
             "no counterset matches `{}`",
-            args.pattern
+            visible(&args.pattern)
         )));
     }
     let text = if args.json {

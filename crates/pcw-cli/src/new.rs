@@ -164,9 +164,10 @@ impl Names {
             || STD_CRATES.contains(&snake.as_str())
         {
             return Err(Error::Usage(format!(
-                "`{name}` cannot name a driver crate: use lower-case words of letters and digits \
+                "`{}` cannot name a driver crate: use lower-case words of letters and digits \
                  joined by `-` or `_`, starting with a letter (for example `my-driver`), and not \
-                 a rust keyword"
+                 a rust keyword",
+                pcw_gen::text::visible(name)
             )));
         }
         let capital = |w: &&str| {
@@ -519,8 +520,9 @@ pub(crate) fn run(args: &Args) -> Result<(), Error> {
     if !identity.eq_ignore_ascii_case(&format!("{}.sys", names.snake)) {
         let _ = writeln!(
             note,
-            "note: the manifest's `applicationIdentity` is `{identity}`: lodctr reads the counter \
+            "note: the manifest's `applicationIdentity` is `{}`: lodctr reads the counter \
              names from that file, so change it to `{}.sys` or name the driver's image so",
+            pcw_gen::text::visible(identity),
             names.snake
         );
     }

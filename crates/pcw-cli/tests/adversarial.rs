@@ -648,10 +648,10 @@ fn devices_and_huge_files_as_inputs_are_refused_within_the_memory_bound() {
     assert_only_changed(dir.path(), &before, &[]);
 }
 
-/// A file name holding a line break (or a tab, or a line separator) is quoted on its line:
-/// no message of any command starts a line with what follows the break, and the name shows
-/// the break as `\u{a}`. A name like this, checked into a repository, would otherwise let
-/// whoever named it forge lines of a CI log.
+/// A file name, a counter path or an argument holding a line break (or a tab, or a line
+/// separator) is quoted on its line: no message of any command starts a line with what
+/// follows the break, and the message shows the break as `\u{a}`. A file named like this,
+/// checked into a repository, would otherwise let whoever named it forge lines of a CI log.
 #[test]
 fn file_names_with_line_breaks_stay_on_their_line() {
     let dir = workdir();
@@ -669,6 +669,23 @@ fn file_names_with_line_breaks_stay_on_their_line() {
         (&["dump", missing], 1),
         (&["typeperf", "-cf", missing, "-sc", "1"], 1),
         (&["list", "--manifest", missing], 1),
+        (
+            &[
+                "typeperf",
+                "--image",
+                missing,
+                "\\Geometric Waves(*)\\*",
+                "-sc",
+                "1",
+            ],
+            1,
+        ),
+        (
+            &["typeperf", "\\Geometric Waves(a\nforged)\\x", "-sc", "1"],
+            1,
+        ),
+        (&["typeperf", "-sc", "1\nforged"], 1),
+        (&["list", "no\nforged*"], 1),
     ] {
         let ran = run(&Setup::in_dir(dir.path()), args);
         assert!(ran.code == code && !ran.stderr.is_empty(), "{ran:#?}");

@@ -84,8 +84,9 @@ impl Diagnostic {
     }
 
     /// Every diagnostic is made here: a manifest's text quoted in the message or the hint may
-    /// hold a line break or another character a terminal does not show as itself, written as
-    /// `\u{…}` ([`pcw_io::text::visible`]) so that the diagnostic keeps its lines.
+    /// hold a line break, a bidi control or another character display text refuses, written
+    /// as `\u{…}` ([`crate::text::visible`]) so that the diagnostic keeps its lines. The
+    /// characters display text accepts (non-breaking spaces, joiners) stay as they are.
     pub(crate) fn new(
         severity: Severity,
         file: PathBuf,
@@ -93,7 +94,7 @@ impl Diagnostic {
         message: String,
         hint: Option<String>,
     ) -> Self {
-        let one_line = |text: String| match pcw_io::text::visible(&text) {
+        let one_line = |text: String| match crate::text::visible(&text) {
             Cow::Borrowed(_) => text,
             Cow::Owned(escaped) => escaped,
         };
@@ -133,17 +134,19 @@ impl Diagnostic {
     /// );
     /// ```
     pub fn render(&self) -> String {
+        // `new` escaped the message and the hint already; a diagnostic read back from JSON or
+        // changed by its owner did not pass there, and escaping twice changes nothing.
         let mut out = format!(
             "{}:{}:{}: {}: {}",
             pcw_io::text::shown(&self.file),
             self.pos.line,
             self.pos.column,
             self.severity,
-            self.message
+            crate::text::visible(&self.message)
         );
         if let Some(hint) = &self.hint {
             out.push_str("\n  = hint: ");
-            out.push_str(hint);
+            out.push_str(&crate::text::visible(hint));
         }
         out
     }

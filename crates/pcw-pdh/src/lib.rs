@@ -56,11 +56,18 @@ pub const MACHINE: &str = "PCW-SIM";
 /// The name of the aggregate instance of a `multipleAggregate` set.
 pub const TOTAL_INSTANCE: &str = "_Total";
 
+/// Text a message quotes (a counter path as typed or read from a counter file, a name): a line
+/// break, a control or a bidi control shown as `\u{…}`, so that the message stays one line
+/// and reads as it is ([`pcw_gen::text::visible`]).
+pub(crate) fn shown(text: &str) -> std::borrow::Cow<'_, str> {
+    pcw_gen::text::visible(text)
+}
+
 /// Why a query failed.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A path that does not parse.
-    #[error("bad counter path `{path}`: {source}")]
+    #[error("bad counter path `{}`: {source}", shown(path))]
     Path {
         /// The path as given.
         path: String,
@@ -69,7 +76,9 @@ pub enum Error {
     },
     /// `\\computer` names another machine.
     #[error(
-        "counter path `{path}`: unknown computer `{machine}` (the simulated computer is `{MACHINE}`)"
+        "counter path `{}`: unknown computer `{}` (the simulated computer is `{MACHINE}`)",
+        shown(path),
+        shown(machine)
     )]
     UnknownComputer {
         /// The path as given.
@@ -78,7 +87,7 @@ pub enum Error {
         machine: String,
     },
     /// No counterset has the object's name.
-    #[error("counter path `{path}`: unknown object `{object}`")]
+    #[error("counter path `{}`: unknown object `{}`", shown(path), shown(object))]
     UnknownObject {
         /// The path as given.
         path: String,
@@ -86,7 +95,12 @@ pub enum Error {
         object: String,
     },
     /// No displayed counter of the object matches.
-    #[error("counter path `{path}`: object `{object}` has no counter `{counter}`")]
+    #[error(
+        "counter path `{}`: object `{}` has no counter `{}`",
+        shown(path),
+        shown(object),
+        shown(counter)
+    )]
     UnknownCounter {
         /// The path as given.
         path: String,
@@ -96,7 +110,12 @@ pub enum Error {
         counter: String,
     },
     /// `(instance)` on a set whose paths name no instance.
-    #[error("counter path `{path}`: object `{object}` is single-instance; remove `({instance})`")]
+    #[error(
+        "counter path `{}`: object `{}` is single-instance; remove `({})`",
+        shown(path),
+        shown(object),
+        shown(instance)
+    )]
     UnexpectedInstance {
         /// The path as given.
         path: String,
@@ -106,7 +125,11 @@ pub enum Error {
         instance: String,
     },
     /// No `(instance)` on a set with instances.
-    #[error("counter path `{path}`: object `{object}` has instances; name one or use `(*)`")]
+    #[error(
+        "counter path `{}`: object `{}` has instances; name one or use `(*)`",
+        shown(path),
+        shown(object)
+    )]
     MissingInstance {
         /// The path as given.
         path: String,
@@ -114,7 +137,12 @@ pub enum Error {
         object: String,
     },
     /// The instance part matched no instance of the priming collection.
-    #[error("counter path `{path}`: no instance of `{object}` matches `{instance}`")]
+    #[error(
+        "counter path `{}`: no instance of `{}` matches `{}`",
+        shown(path),
+        shown(object),
+        shown(instance)
+    )]
     NoInstance {
         /// The path as given.
         path: String,
@@ -124,7 +152,11 @@ pub enum Error {
         instance: String,
     },
     /// A listing names no counterset.
-    #[error("object `{object}` not found (the objects are {known})")]
+    #[error(
+        "object `{}` not found (the objects are {})",
+        shown(object),
+        shown(known)
+    )]
     NoObject {
         /// The object asked for.
         object: String,
@@ -138,6 +170,6 @@ pub enum Error {
     #[error("{0}")]
     Sim(#[from] SimError),
     /// No running user-mode provider registered the counterset.
-    #[error("counterset `{0}` is not registered by a running user-mode provider")]
+    #[error("counterset `{}` is not registered by a running user-mode provider", shown(.0))]
     NotRunning(String),
 }

@@ -127,7 +127,10 @@ pub(crate) enum Error {
     #[error(transparent)]
     Stream(#[from] pcw_io::StreamError),
     /// A `--sim-queue` could not be created.
-    #[error("cannot create the simulated queue `{name}`: {reason}")]
+    #[error(
+        "cannot create the simulated queue `{}`: {reason}",
+        pcw_gen::text::visible(name)
+    )]
     Queue {
         /// The queue name.
         name: String,
@@ -141,7 +144,7 @@ pub(crate) enum Error {
     #[error("the driver failed to load: NTSTATUS 0x{0:08X}")]
     Load(u32),
     /// `--image` names a file that cannot be read or mapped.
-    #[error("--image {path}: {reason}")]
+    #[error("--image {}: {reason}", pcw_io::text::visible(path))]
     Image {
         /// The path as given.
         path: String,

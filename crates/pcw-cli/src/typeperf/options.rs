@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use pcw_gen::text::visible;
 use pcw_pdh::csv::{HEADER_TAG, TSV_HEADER_TAG};
 
 use super::Error;
@@ -138,7 +139,7 @@ impl Options {
                 "--manifest" | "--sim-queue" => {
                     let v = args
                         .next()
-                        .ok_or_else(|| Error::Usage(format!("`{arg}` needs a value")))?;
+                        .ok_or_else(|| Error::Usage(format!("`{}` needs a value", visible(arg))))?;
                     if arg == "--manifest" {
                         options.manifest = Some(PathBuf::from(v));
                     } else if options
@@ -147,8 +148,9 @@ impl Options {
                         .any(|q| q.to_lowercase() == v.to_lowercase())
                     {
                         return Err(Error::Usage(format!(
-                            "`--sim-queue {v}` is given twice: queue names are unique, and \
-                             compare without regard to case"
+                            "`--sim-queue {}` is given twice: queue names are unique, and \
+                             compare without regard to case",
+                            visible(v)
                         )));
                     } else {
                         options.sim_queues.push(v.clone());
@@ -190,7 +192,8 @@ impl Options {
                         "tidal" => ProviderChoice::Tidal,
                         _ => {
                             return Err(Error::Usage(format!(
-                                "`-provider {v}`: expected `driver` or `tidal`"
+                                "`-provider {}`: expected `driver` or `tidal`",
+                                visible(v)
                             )));
                         }
                     };
@@ -199,13 +202,15 @@ impl Options {
                     let v = value("si")?;
                     options.interval = parse_interval(v).ok_or_else(|| {
                         Error::Usage(format!(
-                            "`-si {v}`: expected seconds (fractions allowed) or `[[hh:]mm:]ss`, \
-                             more than 0"
+                            "`-si {}`: expected seconds (fractions allowed) or `[[hh:]mm:]ss`, \
+                             more than 0",
+                            visible(v)
                         ))
                     })?;
                     if options.interval > MAX_INTERVAL {
                         return Err(Error::Usage(format!(
-                            "`-si {v}`: too large: at most {} seconds (about 31 years)",
+                            "`-si {}`: too large: at most {} seconds (about 31 years)",
+                            visible(v),
                             MAX_INTERVAL.as_secs()
                         )));
                     }
@@ -219,8 +224,9 @@ impl Options {
                         "TSV" => FileFormat::Tsv,
                         _ => {
                             return Err(Error::Usage(format!(
-                                "`-f {v}`: expected `CSV` or `TSV` (the binary `BIN` and SQL \
-                                 formats are not supported)"
+                                "`-f {}`: expected `CSV` or `TSV` (the binary `BIN` and SQL \
+                                 formats are not supported)",
+                                visible(v)
                             )));
                         }
                     };
@@ -228,10 +234,11 @@ impl Options {
                 "y" => options.overwrite = true,
                 _ => {
                     return Err(Error::Usage(format!(
-                        "unknown option `{arg}` (pcw typeperf takes `-sc SAMPLES`, \
+                        "unknown option `{}` (pcw typeperf takes `-sc SAMPLES`, \
                          `-si INTERVAL`, `-cf FILE`, `-o FILE`, `-f CSV|TSV`, `-q [OBJECT]`, \
                          `-qx [OBJECT]`, `-y`, `--raw`, `--manifest FILE`, `--sim-queue NAME`, `--image SYS`, \
-                         `-provider driver|tidal`)"
+                         `-provider driver|tidal`)",
+                        visible(arg)
                     )));
                 }
             }
@@ -255,7 +262,7 @@ impl Options {
 
 /// `-sc`'s value: a whole number from 1 to [`u32::MAX`], each way of missing it named.
 fn parse_count(text: &str) -> Result<u32, Error> {
-    let usage = |why: &str| Error::Usage(format!("`-sc {text}`: {why}"));
+    let usage = |why: &str| Error::Usage(format!("`-sc {}`: {why}", visible(text)));
     if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
         return Err(usage("expected a whole number of samples, 1 or more"));
     }
