@@ -281,6 +281,10 @@ fn growth_in_pairs(config: &Config, inputs: &Inputs<'_>, ns: [usize; 2], bench: 
         ("lint-user", inputs.user, &do_lint),
         ("lint-one-line", inputs.one_line, &do_lint),
     ];
+    // Criterion's listing and profiling modes time nothing.
+    if std::env::args().any(|a| a == "--list" || a == "--profile-time") {
+        return;
+    }
     let filter = std::env::args()
         .skip(1)
         .find(|a| !a.starts_with("--"))
@@ -301,13 +305,15 @@ fn growth_in_pairs(config: &Config, inputs: &Inputs<'_>, ns: [usize; 2], bench: 
 /// `manifest-pair <op> <n small> <n large> <ns small> <ns large>`: anything that slows the
 /// machine for a while slows both calls of a pair, so the ratio of each pair's two calls is a
 /// steadier estimate of the growth than the ratio of two sizes timed minutes apart. Twenty
-/// pairs, or as many as a minute of calls allows and at least five; one outside `cargo bench`.
+/// pairs, or as many as a minute of calls allows and at least six, an even number (as many of
+/// each order); one outside `cargo bench`.
 fn interleaved(op: &str, ns: [usize; 2], bench: bool, clock: &ThreadTime, call: impl Fn(bool)) {
-    let (most, least) = if bench { (20, 5) } else { (1, 1) };
+    let (most, least) = if bench { (20, 6) } else { (1, 1) };
     let budget = Duration::from_secs(60);
     let started = Instant::now();
     for k in 0..most {
-        if k >= least && started.elapsed() > budget {
+        // Whole rounds of both orders.
+        if k >= least && k % 2 == 0 && started.elapsed() > budget {
             break;
         }
         let mut times = [0u64; 2];
