@@ -4,10 +4,11 @@
 # and pcw-sim benches, then callgrind (instruction counts, deterministic on a noisy machine) on the
 # pcw-bench-cg driver, and the generated section of BENCHMARKS.md rewritten from both.
 # The manifest tools' scaling (criterion over generated manifests of 16 000 to 128 000 counters,
+# then each operation's growth from 64 000 to 128 000 counters timed again in interleaved pairs,
 # then the `pcw lint` binary on 100 000; N / 8 with --quick) adds a table of its own; about
 # 10 minutes on 2 cores.
 #
-#   scripts/bench.sh            all N (1, 100, 10 000, 100 000); a few minutes on 2 cores
+#   scripts/bench.sh            all N (1, 100, 10 000, 100 000); about 21 minutes on 2 cores
 #   scripts/bench.sh --quick    N = 1 and 100 only
 #   scripts/bench.sh --stdout   print the report instead of rewriting BENCHMARKS.md
 #   scripts/bench.sh --manifest only the manifest tools: rewrites their table alone
