@@ -86,7 +86,7 @@ pub enum PathError {
     #[error("instance opened with `(` is not closed by `)` before `\\counter`")]
     UnclosedInstance,
     /// A `)` without a matching `(`.
-    #[error("`)` without `(` in `{}`", crate::shown(.0))]
+    #[error("`)` without `(` in `{}`", pcw_gen::text::visible(.0))]
     UnexpectedCloseParen(String),
     /// `()`, or `parent/` with nothing after the slash.
     #[error("empty instance name")]

@@ -49,6 +49,7 @@ pub use catalog::{Catalog, CounterInfo, SetInfo};
 pub use counter_path::{CounterPath, PathError};
 pub use sample::{Row, Sampler, Source, UserMode};
 
+use pcw_gen::text::visible;
 use pcw_sim::kernel_pcw::SimError;
 
 /// The simulated computer's name: what `\\computer` may say and what typeperf's header shows.
@@ -56,18 +57,11 @@ pub const MACHINE: &str = "PCW-SIM";
 /// The name of the aggregate instance of a `multipleAggregate` set.
 pub const TOTAL_INSTANCE: &str = "_Total";
 
-/// Text a message quotes (a counter path as typed or read from a counter file, a name): a line
-/// break, a control or a bidi control shown as `\u{…}`, so that the message stays one line
-/// and reads as it is ([`pcw_gen::text::visible`]).
-pub(crate) fn shown(text: &str) -> std::borrow::Cow<'_, str> {
-    pcw_gen::text::visible(text)
-}
-
 /// Why a query failed.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A path that does not parse.
-    #[error("bad counter path `{}`: {source}", shown(path))]
+    #[error("bad counter path `{}`: {source}", visible(path))]
     Path {
         /// The path as given.
         path: String,
@@ -77,8 +71,8 @@ pub enum Error {
     /// `\\computer` names another machine.
     #[error(
         "counter path `{}`: unknown computer `{}` (the simulated computer is `{MACHINE}`)",
-        shown(path),
-        shown(machine)
+        visible(path),
+        visible(machine)
     )]
     UnknownComputer {
         /// The path as given.
@@ -87,7 +81,11 @@ pub enum Error {
         machine: String,
     },
     /// No counterset has the object's name.
-    #[error("counter path `{}`: unknown object `{}`", shown(path), shown(object))]
+    #[error(
+        "counter path `{}`: unknown object `{}`",
+        visible(path),
+        visible(object)
+    )]
     UnknownObject {
         /// The path as given.
         path: String,
@@ -97,9 +95,9 @@ pub enum Error {
     /// No displayed counter of the object matches.
     #[error(
         "counter path `{}`: object `{}` has no counter `{}`",
-        shown(path),
-        shown(object),
-        shown(counter)
+        visible(path),
+        visible(object),
+        visible(counter)
     )]
     UnknownCounter {
         /// The path as given.
@@ -112,9 +110,9 @@ pub enum Error {
     /// `(instance)` on a set whose paths name no instance.
     #[error(
         "counter path `{}`: object `{}` is single-instance; remove `({})`",
-        shown(path),
-        shown(object),
-        shown(instance)
+        visible(path),
+        visible(object),
+        visible(instance)
     )]
     UnexpectedInstance {
         /// The path as given.
@@ -127,8 +125,8 @@ pub enum Error {
     /// No `(instance)` on a set with instances.
     #[error(
         "counter path `{}`: object `{}` has instances; name one or use `(*)`",
-        shown(path),
-        shown(object)
+        visible(path),
+        visible(object)
     )]
     MissingInstance {
         /// The path as given.
@@ -139,9 +137,9 @@ pub enum Error {
     /// The instance part matched no instance of the priming collection.
     #[error(
         "counter path `{}`: no instance of `{}` matches `{}`",
-        shown(path),
-        shown(object),
-        shown(instance)
+        visible(path),
+        visible(object),
+        visible(instance)
     )]
     NoInstance {
         /// The path as given.
@@ -154,8 +152,8 @@ pub enum Error {
     /// A listing names no counterset.
     #[error(
         "object `{}` not found (the objects are {})",
-        shown(object),
-        shown(known)
+        visible(object),
+        visible(known)
     )]
     NoObject {
         /// The object asked for.
@@ -170,6 +168,6 @@ pub enum Error {
     #[error("{0}")]
     Sim(#[from] SimError),
     /// No running user-mode provider registered the counterset.
-    #[error("counterset `{}` is not registered by a running user-mode provider", shown(.0))]
+    #[error("counterset `{}` is not registered by a running user-mode provider", visible(.0))]
     NotRunning(String),
 }
