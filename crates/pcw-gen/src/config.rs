@@ -389,9 +389,10 @@ impl Config {
                 Ok(out) if out.status.success() => {
                     return vec![format!("cargo:rustc-link-arg={}", object.display())];
                 }
+                // Its messages may span lines: escaped, they stay in this one warning.
                 Ok(out) => tried.push(format!(
                     "`{tool}` failed: {}",
-                    String::from_utf8_lossy(&out.stderr).trim()
+                    pcw_io::text::visible(String::from_utf8_lossy(&out.stderr).trim())
                 )),
                 Err(e) => tried.push(format!("`{tool}`: {e}")),
             }
@@ -589,7 +590,9 @@ impl Config {
     ///
     /// # Errors
     ///
-    /// I/O failures and everything [`Config::generate`] reports.
+    /// I/O failures and everything [`Config::generate`] reports; with the cargo protocol on,
+    /// [`Error::CargoPath`] for a manifest or output path a `cargo:` line cannot name (a line
+    /// break in it, or not UTF-8), before anything is printed for it or written.
     ///
     /// # Examples
     ///
@@ -604,7 +607,7 @@ impl Config {
     pub fn compile(&self, manifest: impl AsRef<Path>) -> Result<Written, Error> {
         let path = manifest.as_ref();
         if self.cargo_protocol {
-            pcw_io::console::out(&format!("cargo:rerun-if-changed={}\n", path.display()))?;
+            pcw_io::console::out(&format!("cargo:rerun-if-changed={}\n", cargo_path(path)?))?;
         }
         let mut cargo = Vec::new();
         let generated = self.generate(&Input::read(path)?)?;
@@ -630,6 +633,9 @@ impl Config {
             symbols_h: out.join(format!("{stem}.h")),
             warnings: generated.warnings.clone(),
         };
+        if self.cargo_protocol {
+            cargo_path(&written.res)?;
+        }
         // All five or none: each is checked (not the manifest, not named twice), staged beside
         // its destination, and renamed only when all were written; unchanged files are kept.
         let mut outputs = pcw_io::Outputs::new();
@@ -703,7 +709,8 @@ impl Config {
     /// # Errors
     ///
     /// [`Error::Read`], [`Error::Declaration`] with every problem of every declaration (a
-    /// warning of a derived manifest is an error of its declaration), and write failures.
+    /// warning of a derived manifest is an error of its declaration), [`Error::CargoPath`] as
+    /// [`Config::compile`], and write failures.
     ///
     /// # Examples
     ///
@@ -717,7 +724,7 @@ impl Config {
     pub fn compile_declarations(&self, source: impl AsRef<Path>) -> Result<Vec<Written>, Error> {
         let path = source.as_ref();
         if self.cargo_protocol {
-            pcw_io::console::out(&format!("cargo:rerun-if-changed={}\n", path.display()))?;
+            pcw_io::console::out(&format!("cargo:rerun-if-changed={}\n", cargo_path(path)?))?;
         }
         let analysis = declare::analyze_declarations(&Input::read(path)?);
         if analysis.has_errors() {
@@ -748,6 +755,9 @@ impl Config {
                 symbols_h: out.join(format!("{stem}.h")),
                 warnings: generated.warnings.clone(),
             };
+            if self.cargo_protocol {
+                cargo_path(&written.res)?;
+            }
             outputs
                 .add(&out.join(&declared.file_name), declared.manifest.clone())?
                 .add(&written.rust, generated.rust)?
@@ -771,6 +781,17 @@ impl Config {
         }
         Ok(all)
     }
+}
+
+/// `path` as a cargo directive names it: its text, when that is UTF-8 without a line break
+/// (cargo reads a build script's output line by line); otherwise [`Error::CargoPath`], so that
+/// no path can end a directive early and add one of its own.
+fn cargo_path(path: &Path) -> Result<&str, Error> {
+    path.to_str()
+        .filter(|text| !text.contains(['\n', '\r']))
+        .ok_or_else(|| Error::CargoPath {
+            path: path.to_owned(),
+        })
 }
 
 /// Compiles one manifest with the default [`Config`] (the build-script one-liner).

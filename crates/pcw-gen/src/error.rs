@@ -50,6 +50,21 @@ pub enum Error {
         "no output directory: `OUT_DIR` is not set (call `Config::out_dir` outside build scripts)"
     )]
     NoOutDir,
+    /// A build script's `cargo:` directive would have to name this path (the manifest or
+    /// declaration source, or a string table to link), and it cannot: a directive ends at the
+    /// line's end, so a path holding a line break would end it early and make the rest of the
+    /// path a line of its own, and a path that is not UTF-8 would be named wrongly. Nothing was
+    /// written.
+    #[error(
+        "`{}` cannot be named in a cargo directive: {}; rename it (or call \
+         `Config::cargo_protocol(false)` outside build scripts)",
+        pcw_io::text::shown(path),
+        if path.to_str().is_some() { "it holds a line break, and a build script's `cargo:` lines end at one" } else { "it is not UTF-8" }
+    )]
+    CargoPath {
+        /// The path.
+        path: std::path::PathBuf,
+    },
     /// [`crate::Config::module_name`] is not a plain Rust identifier.
     #[error("module name `{0}` is not a rust identifier such as `counters`")]
     ModuleName(String),

@@ -222,6 +222,41 @@ fn compile_writes_only_when_changed() {
 }
 
 #[test]
+fn a_path_a_cargo_directive_cannot_name_is_refused_before_anything_is_written() {
+    // A manifest, or an output directory, whose name holds a line break: printed in a
+    // `cargo:rerun-if-changed=` or `cargo:rustc-link-arg=` line, the rest of the name would be
+    // a directive of its own (`cargo:rustc-link-lib=…`, say).
+    let base = std::env::temp_dir().join(format!("pcw-gen-cargo-path-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&base);
+    fs::create_dir_all(&base).unwrap();
+    let text = fs::read(dir("manifests").join("contoso_v11.man")).unwrap();
+    let forged = base.join("x\ncargo:rustc-link-lib=evil\n.man");
+    fs::write(&forged, &text).unwrap();
+    let plain = base.join("contoso_v11.man");
+    fs::write(&plain, &text).unwrap();
+    for (manifest, out) in [
+        (&forged, base.join("out")),
+        (&plain, base.join("out\rcargo:rustc-link-lib=evil")),
+    ] {
+        let err = Config::new().out_dir(&out).compile(manifest).unwrap_err();
+        assert!(matches!(err, pcw_gen::Error::CargoPath { .. }), "{err}");
+        let message = err.to_string();
+        assert_eq!(message.lines().count(), 1, "{message}");
+        assert!(message.contains("line break"), "{message}");
+        assert!(!out.exists(), "nothing is written for {}", out.display());
+    }
+    // Outside a build script the same names are only files.
+    let out = base.join("out\nplain");
+    let written = Config::new()
+        .out_dir(&out)
+        .cargo_protocol(false)
+        .compile(&forged)
+        .unwrap();
+    assert!(written.rust.exists());
+    let _ = fs::remove_dir_all(&base);
+}
+
+#[test]
 fn unknown_binding_is_a_config_error() {
     let path = dir("manifests").join("fabrikam_v2.man");
     let bytes = fs::read(&path).unwrap();
