@@ -12,7 +12,40 @@ cd "$(dirname "$0")/.."
 # (gigabytes) to the disk the stages share.
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 
-step() { printf '\n== %s\n' "$*"; }
+target_dir="${CARGO_TARGET_DIR:-$(pwd)/target}"
+mkdir -p "$target_dir"
+# Free space on the disk the builds share, in GB.
+free_gb() { df -P -BG "$target_dir" | awk 'NR == 2 { sub("G", "", $4); print $4 }'; }
+
+# Each stage's header says how much disk is left: a stage that dies of a full disk often says
+# something else (a linker killed by SIGBUS, a truncated file), and this line tells why.
+step() { printf '\n== %s\n   (%s GB free on the disk of %s)\n' "$*" "$(free_gb)" "$target_dir"; }
+
+# In CI (CI=true) a stage's own build directory is removed as soon as no later stage reads it,
+# so the run's peak disk use stays about 7 GB lower (README gives the figures). Run by hand,
+# the command keeps them: a second run reuses them.
+prune() {
+  if [ "${CI:-}" = true ]; then
+    for dir in "$@"; do rm -rf "$dir"; done
+  fi
+}
+
+# What the whole run takes of a fresh machine's disk, measured (README): the peak of its builds
+# with pruning, and Debian's packages and toolchains. Less is warned about, not refused: a
+# machine that has run it before already holds the packages and caches.
+disk_needed_gb=13
+if [ "$(free_gb)" -lt "$disk_needed_gb" ]; then
+  echo "warning: $(free_gb) GB free on the disk of $target_dir; a run on a fresh machine needs about $disk_needed_gb GB" >&2
+fi
+
+# A failure with little disk left names the likely cause.
+on_exit() {
+  local rc=$?
+  if [ "$rc" -ne 0 ] && [ "$(free_gb)" -lt 2 ]; then
+    echo "error: the command failed with $(free_gb) GB free on the disk of $target_dir: a full disk is the likely cause (a run on a fresh machine needs about $disk_needed_gb GB)" >&2
+  fi
+}
+trap on_exit EXIT
 
 need_rust_component() {
   if ! cargo "$1" --version >/dev/null 2>&1; then
@@ -71,6 +104,8 @@ scratch=$(mktemp -d)
 test -f "$scratch/installed-driver/installed_driver.man"
 rm -rf "$scratch"
 "$installed" typeperf "\Geometric Waves(*)\Triangle" -sc 2 -si 0.1 >/dev/null
+# The packaged crates' verification builds; the installed command stays.
+prune "$package_dir"
 
 step "benches: build them and run each scenario once, untimed (criterion's test mode; scripts/bench.sh measures)"
 cargo test --locked -p pcw-bench --benches
@@ -79,18 +114,26 @@ step "fuzz: every cargo-fuzz target for ${PCW_CI_FUZZ_SECONDS:=10} s from its co
 # cargo-fuzz has no --locked: check fuzz/Cargo.lock first, so the build cannot quietly change it.
 cargo metadata --manifest-path fuzz/Cargo.toml --locked --format-version 1 >/dev/null
 bash scripts/fuzz.sh "$PCW_CI_FUZZ_SECONDS"
+prune "${PCW_FUZZ_TARGET_DIR:-$(pwd)/target/fuzz}" "${PCW_FUZZ_DIR:-$(pwd)/target/fuzz-run}"
 
 step "AddressSanitizer: the workspace tests under nightly -Zsanitizer=address (scripts/asan.sh)"
 bash scripts/asan.sh
+# Its instrumented builds (about 4 GB), and the workspace tests' compile-fail crates.
+prune "${PCW_ASAN_TARGET_DIR:-$(pwd)/target/asan}" "$target_dir/tests/trybuild"
 
 step "loom: the registry's lock and the statistics' AddCounter gating, every interleaving of small cases (scripts/loom.sh)"
 bash scripts/loom.sh
+prune "${PCW_LOOM_TARGET_DIR:-$(pwd)/target/loom}" "${PCW_LOOM_TARGET_DIR:-$(pwd)/target/loom}-driver"
 
 step "stress: the concurrent tests in release mode for a fixed iteration count (scripts/stress.sh)"
 bash scripts/stress.sh
+prune "${PCW_STRESS_TARGET_DIR:-$target_dir}/stress"
 
 step "Windows artifacts: cross-build with Debian's toolchain (scripts/cross-windows.sh)"
 bash scripts/cross-windows.sh
+# The mingw builds: their artifacts are in target/windows. (The MSVC and WDK builds stay: the
+# analyses read their PDBs.)
+prune "$(pwd)/target/xwin-gnu"
 
 step "PE checks of target/windows, the counter names in both drivers' string resources included (crates/pcw-pecheck: tests/artifacts.rs, tests/analysis_artifacts.rs)"
 PCW_WINDOWS_ARTIFACTS=target/windows \
