@@ -315,13 +315,30 @@ pub(crate) fn parse(text: &str, sink: &mut Sink) -> Option<RawManifest> {
     Some(out)
 }
 
-fn find_counters<'a, 'input>(node: Node<'a, 'input>, out: &mut Vec<Node<'a, 'input>>) {
-    for child in elements(node) {
-        match child.tag_name().name() {
-            "counters" => out.push(child),
-            "events" | "localization" => {}
-            _ => find_counters(child, out),
-        }
+/// Every `<counters>` element below `root` in document order, not looking inside `<counters>`,
+/// `<events>` or `<localization>`. A walk from node to node rather than a recursion: a recursion
+/// per level overflowed the stack on a file of some 25 000 nested elements (175 KB).
+fn find_counters<'a, 'input>(root: Node<'a, 'input>, out: &mut Vec<Node<'a, 'input>>) {
+    let mut next = root.first_element_child();
+    while let Some(node) = next {
+        let descend = match node.tag_name().name() {
+            "counters" => {
+                out.push(node);
+                false
+            }
+            "events" | "localization" => false,
+            _ => true,
+        };
+        next = descend
+            .then(|| node.first_element_child())
+            .flatten()
+            .or_else(|| {
+                // The element after `node`: its next sibling, or that of the nearest ancestor
+                // below `root` that has one.
+                node.ancestors()
+                    .take_while(|up| *up != root)
+                    .find_map(|up| up.next_sibling_element())
+            });
     }
 }
 

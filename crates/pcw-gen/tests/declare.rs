@@ -209,3 +209,57 @@ fn the_declaration_expands_to_the_manifest_generated_code() {
         );
     }
 }
+
+#[test]
+fn a_file_nested_too_deep_is_refused_at_its_bracket_without_exhausting_the_stack() {
+    let man = root().join("manifest/pcw_driver.man");
+    let declaration = to_rust(&Input::new(&man, &std::fs::read(&man).unwrap())).unwrap();
+    let lines = declaration.lines().count();
+    // A constant of `depth` nested parentheses after the declaration, on a line of its own.
+    let with_depth = |depth: usize| {
+        format!(
+            "{declaration}\nconst X: u8 = {}1{};\n",
+            "(".repeat(depth),
+            ")".repeat(depth)
+        )
+    };
+    let analyse = |source: String| {
+        // A thread of Rust's default 2 MiB: the analysis must fit there, unoptimised too.
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(move || analyze_declarations(&Input::new("deep.rs", source.as_bytes())))
+            .unwrap()
+            .join()
+            .expect("the analysis returns")
+    };
+    let deepest = analyse(with_depth(128));
+    assert_eq!(deepest.declared.len(), 1, "{:?}", deepest.diagnostics);
+    assert!(deepest.diagnostics.is_empty(), "{:?}", deepest.diagnostics);
+    for depth in [129, 100_000] {
+        let refused = analyse(with_depth(depth));
+        assert!(refused.declared.is_empty());
+        let [d] = refused.diagnostics.as_slice() else {
+            panic!("{:?}", refused.diagnostics);
+        };
+        assert!(
+            d.message.contains("nested more than 128 deep"),
+            "{}",
+            d.message
+        );
+        // At the 129th parenthesis: the constant's line, after `const X: u8 = ` and 128 of them.
+        assert_eq!((d.pos.line as usize, d.pos.column), (lines + 2, 15 + 128));
+    }
+    // The macro itself refuses the same nesting inside a declaration's tokens.
+    let body: proc_macro2::TokenStream = format!(
+        "pub mod m {{ const X: u8 = {}1{}; }}",
+        "(".repeat(200),
+        ")".repeat(200)
+    )
+    .parse()
+    .unwrap();
+    let expanded = expand(body).to_string();
+    assert!(
+        expanded.contains("compile_error") && expanded.contains("nested more than 128 deep"),
+        "{expanded}"
+    );
+}
