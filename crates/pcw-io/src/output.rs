@@ -10,7 +10,8 @@
 //!    and resource compilers see no change), reading it only because it is a regular file of
 //!    the planned size;
 //! 2. writes each other regular-file output to a new temporary file in its destination's
-//!    directory, with the permissions of the file it replaces;
+//!    directory, with the permissions of the file it replaces (a new file gets those
+//!    `File::create` gives: 0666 less the umask on Unix);
 //! 3. writes each device, FIFO or socket output directly (these are never read, and cannot be
 //!    replaced);
 //! 4. only when all of that succeeded, renames every temporary file over its destination.
@@ -437,10 +438,32 @@ fn stage(
     let name = dest
         .file_name()
         .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
-    let mut temp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
+    let prefix = format!(".{name}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    #[cfg(unix)]
+    if permissions.is_none() {
+        // A new file gets what `File::create` would give it (0666 less the umask), not the
+        // owner-only mode of a temporary file.
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(Permissions::from_mode(0o666));
+    }
+    let mut temp = builder.tempfile_in(dir).map_err(|e| {
+        // tempfile's error reads "<the system's error> at path <the temporary file>", a path
+        // the user never gave: the directory is named instead.
+        let text = e.to_string();
+        let cause = text
+            .split_once(" at path ")
+            .map_or(text.as_str(), |(cause, _)| cause);
+        io::Error::new(
+            e.kind(),
+            format!(
+                "no file can be created in its directory `{}` (an output is written beside its \
+                 destination, then renamed over it): {cause}",
+                crate::text::shown(dir),
+            ),
+        )
+    })?;
     temp.write_all(bytes)?;
     temp.flush()?;
     if let Some(permissions) = permissions {
@@ -645,6 +668,49 @@ mod tests {
         std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).unwrap();
         let err = Outputs::new().add(&dangling, b"x".to_vec()).unwrap_err();
         assert!(matches!(err, OutputError::DanglingLink { .. }), "{err:?}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn new_files_get_the_modes_file_create_gives_them() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let created = dir.path().join("created");
+        File::create(&created).unwrap();
+        let planned = dir.path().join("planned.rs");
+        let mut outputs = Outputs::new();
+        outputs.add(&planned, b"new".to_vec()).unwrap();
+        outputs.commit().unwrap();
+        let progressive = dir.path().join("progressive.csv");
+        let file = Outputs::new().open(&progressive, None).unwrap();
+        file.commit().unwrap();
+        // Under the usual umask 022 that is 0644; a temporary file's own mode is 0600.
+        assert_eq!(mode(&planned), mode(&created));
+        assert_eq!(mode(&progressive), mode(&created));
+        assert_ne!(
+            mode(&created) & 0o066,
+            0,
+            "the test needs a umask that lets others read"
+        );
+    }
+
+    #[test]
+    fn a_directory_that_takes_no_new_file_is_named_not_the_temporary_file() {
+        // The directory vanishes between planning and writing (as one that refuses new files
+        // to a user who is not root, the stage cannot be created).
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("sub");
+        fs::create_dir(&sub).unwrap();
+        let mut outputs = Outputs::new();
+        outputs.add(&sub.join("out.rs"), b"new".to_vec()).unwrap();
+        fs::remove_dir(&sub).unwrap();
+        let message = outputs.commit().unwrap_err().to_string();
+        assert!(!message.contains(".out.rs."), "{message}");
+        assert!(
+            message.contains("no file can be created in its directory") && message.contains("sub`"),
+            "{message}"
+        );
     }
 
     #[test]
