@@ -81,10 +81,16 @@ pub(crate) enum ExportError {
     #[error(transparent)]
     Stream(#[from] pcw_io::StreamError),
     /// `--interval` is longer than the collector can represent.
-    #[error("`--interval {0}`: too large: the collector takes at most about 2562047h (292 years)")]
+    #[error(
+        "`--interval {}`: too large: the collector takes at most about 2562047h (292 years)",
+        pcw_io::text::visible(.0)
+    )]
     IntervalTooLarge(String),
     /// `--interval` is not a duration the collector accepts.
-    #[error("`--interval {0}`: expected a positive duration such as `30s`, `1m` or `500ms`")]
+    #[error(
+        "`--interval {}`: expected a positive duration such as `30s`, `1m` or `500ms`",
+        pcw_io::text::visible(.0)
+    )]
     Interval(String),
 }
 

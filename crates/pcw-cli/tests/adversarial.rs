@@ -653,7 +653,7 @@ fn devices_and_huge_files_as_inputs_are_refused_within_the_memory_bound() {
 /// follows the break, and the message shows the break as `\u{a}`. A file named like this,
 /// checked into a repository, would otherwise let whoever named it forge lines of a CI log.
 #[test]
-fn file_names_with_line_breaks_stay_on_their_line() {
+fn file_names_and_arguments_with_line_breaks_stay_on_their_line() {
     let dir = workdir();
     let forged = "x\nforged: error: injected\u{2028}\t.man";
     fs::copy(dir.path().join("warn.man"), dir.path().join(forged)).unwrap();
@@ -686,6 +686,33 @@ fn file_names_with_line_breaks_stay_on_their_line() {
         ),
         (&["typeperf", "-sc", "1\nforged"], 1),
         (&["list", "no\nforged*"], 1),
+        (
+            &[
+                "export",
+                "m.man",
+                "--to",
+                "otel",
+                "--interval",
+                "1s\nforged",
+            ],
+            1,
+        ),
+        (&["gen", "m.man", "--module", "m\nforged", "-o", "x.rs"], 1),
+        (
+            &["gen", "m.man", "--runtime-path", "a\nforged", "-o", "x.rs"],
+            1,
+        ),
+        // An instance name reaches the listing's warnings (a driver names its instances).
+        (
+            &[
+                "typeperf",
+                "--sim-queue",
+                "q#1\nforged: error: x",
+                "-qx",
+                "PCW Dynamic Queues",
+            ],
+            0,
+        ),
     ] {
         let ran = run(&Setup::in_dir(dir.path()), args);
         assert!(ran.code == code && !ran.stderr.is_empty(), "{ran:#?}");

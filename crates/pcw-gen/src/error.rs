@@ -66,13 +66,22 @@ pub enum Error {
         path: std::path::PathBuf,
     },
     /// [`crate::Config::module_name`] is not a plain Rust identifier.
-    #[error("module name `{0}` is not a rust identifier such as `counters`")]
+    #[error(
+        "module name `{}` is not a rust identifier such as `counters`",
+        crate::text::visible(.0)
+    )]
     ModuleName(String),
     /// [`crate::Config::runtime_path`] is not a Rust path.
-    #[error("runtime path `{0}` is not a rust path such as `crate::pcw_rt`")]
+    #[error(
+        "runtime path `{}` is not a rust path such as `crate::pcw_rt`",
+        crate::text::visible(.0)
+    )]
     RuntimePath(String),
     /// [`crate::Config::bind_struct`] names a struct the manifest does not have.
-    #[error("`bind_struct(\"{key}\", …)` matches no struct of the manifest; known keys: {known}")]
+    #[error(
+        "`bind_struct(\"{}\", …)` matches no struct of the manifest; known keys: {known}",
+        crate::text::visible(key)
+    )]
     UnknownBinding {
         /// The key given.
         key: String,
@@ -80,7 +89,11 @@ pub enum Error {
         known: String,
     },
     /// [`crate::Config::bind_struct`] was given something that is not a Rust type path.
-    #[error("`bind_struct(\"{key}\", \"{path}\")`: `{path}` is not a rust type path")]
+    #[error(
+        "`bind_struct(\"{}\", \"{p}\")`: `{p}` is not a rust type path",
+        crate::text::visible(key),
+        p = crate::text::visible(path)
+    )]
     BindingPath {
         /// The struct key.
         key: String,

@@ -8,6 +8,7 @@
 use pcw_sim::kernel_pcw::{Kernel, Request};
 
 use pcw_gen::model::Instances;
+use pcw_gen::text::visible;
 
 use crate::catalog::{Catalog, SetInfo};
 use crate::counter_path::CounterPath;
@@ -58,13 +59,18 @@ pub fn instance_warnings(set: &SetInfo, instances: &[String]) -> Vec<String> {
     let mut warnings = Vec::new();
     for name in instances.iter().filter(|n| n.as_str() != TOTAL_INSTANCE) {
         for issue in pcw_gen::fleet::instance_name_issues(name) {
-            warnings.push(format!("instance `{name}` of `{}`: {issue}", set.name));
+            warnings.push(format!(
+                "instance `{}` of `{}`: {issue}",
+                visible(name),
+                visible(&set.name)
+            ));
         }
     }
     for dup in pcw_gen::fleet::duplicate_instances(instances.iter().map(String::as_str)) {
         warnings.push(format!(
-            "instance `{dup}` of `{}` appears more than once: PDH numbers the copies `#1`, `#2` and exporters merge or drop them",
-            set.name
+            "instance `{}` of `{}` appears more than once: PDH numbers the copies `#1`, `#2` and exporters merge or drop them",
+            visible(&dup),
+            visible(&set.name)
         ));
     }
     warnings
