@@ -147,6 +147,27 @@ struct Names {
 /// which a library name cannot be either, are pcw-gen's: [`pcw_gen::Config::is_module_name`].)
 const STD_CRATES: &[&str] = &["std", "core", "alloc", "test"];
 
+/// The library names of pcw-rs's crates: a driver crate named like one of those it depends
+/// on, directly or not, would not build (two crates of one name in its graph).
+const PCW_CRATES: &[&str] = &[
+    "pcw_core",
+    "pcw_io",
+    "pcw_rt",
+    "pcw_gen",
+    "pcw_declare",
+    "pcw_um",
+    "pcw_sim",
+    "pcw_pdh",
+    "pcw_loader",
+    "pcw_harness",
+    "pcw_driver",
+    "pcw_tidal",
+    "pcw_cli",
+];
+
+/// The longest crate name `pcw new` takes (crates.io's limit).
+const MAX_NAME: usize = 64;
+
 impl Names {
     /// The names of a crate called `name`: lower-case ASCII words of letters and digits, the
     /// first starting with a letter, joined by single `-` or `_`.
@@ -156,9 +177,22 @@ impl Names {
             !w.is_empty()
                 && w.bytes()
                     .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-        }) && name.starts_with(|c: char| c.is_ascii_lowercase())
-            && name.len() <= 64;
+        }) && name.starts_with(|c: char| c.is_ascii_lowercase());
         let snake = words.join("_");
+        if name.len() > MAX_NAME {
+            return Err(Error::Usage(format!(
+                "`{}` cannot name a driver crate: it has {} characters, and a crate name at most \
+                 {MAX_NAME}",
+                pcw_gen::text::visible(name),
+                name.chars().count()
+            )));
+        }
+        if PCW_CRATES.contains(&snake.as_str()) {
+            return Err(Error::Usage(format!(
+                "`{name}` cannot name a driver crate: it is the name of a pcw-rs crate the driver \
+                 depends on"
+            )));
+        }
         if !valid
             || !pcw_gen::Config::is_module_name(&snake)
             || STD_CRATES.contains(&snake.as_str())
@@ -220,6 +254,21 @@ fn fill(template: &str, values: &[(&str, &str)]) -> String {
         out = out.replace(&format!("{{{{{key}}}}}"), value);
     }
     out
+}
+
+/// `--pcw-rs DIR` as the new crate's manifest names it: absolute (cargo reads a relative path
+/// from the new crate's directory, not from where `pcw new` ran), and a pcw-rs checkout.
+fn checkout(dir: &Path) -> Result<PathBuf, Error> {
+    let absolute = std::path::absolute(dir)
+        .map_err(|e| Error::Usage(format!("`--pcw-rs {}`: {e}", pcw_io::text::shown(dir))))?;
+    let marker = absolute.join("crates").join("pcw-rt").join("Cargo.toml");
+    if !marker.is_file() {
+        return Err(Error::Usage(format!(
+            "`--pcw-rs {}` is not a pcw-rs checkout: there is no `crates/pcw-rt/Cargo.toml` in it",
+            pcw_io::text::shown(dir)
+        )));
+    }
+    Ok(absolute)
 }
 
 /// A dependency on pcw-rs crate `name`: this `pcw`'s version, or the checkout's path.
@@ -480,7 +529,8 @@ pub(crate) fn run(args: &Args) -> Result<(), Error> {
             pcw_io::text::shown(&shown)
         )));
     }
-    let pcw_rs = args.pcw_rs.as_deref();
+    let pcw_rs = args.pcw_rs.as_deref().map(checkout).transpose()?;
+    let pcw_rs = pcw_rs.as_deref();
     let deps = [
         ("pcw_rt", dependency(pcw_rs, "pcw-rt", "\"windows-sys\"")),
         ("pcw_gen", dependency(pcw_rs, "pcw-gen", "")),

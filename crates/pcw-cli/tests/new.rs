@@ -99,7 +99,7 @@ fn what_it_cannot_make_is_refused_and_nothing_is_written() {
     let at = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
     let tidal = common::crate_file("../pcw-gen/tests/manifests/tidal_user.man");
     let not_xml = common::crate_file("Cargo.toml");
-    let refusals: [(Vec<String>, &str); 6] = [
+    let refusals: [(Vec<String>, &str); 9] = [
         (
             vec![at("k"), "--kmdf".into()],
             "KMDF driver gets its counters the same way",
@@ -107,6 +107,12 @@ fn what_it_cannot_make_is_refused_and_nothing_is_written() {
         (vec![at("u"), "--umdf".into()], "Perflib V2"),
         (vec![at("Bad Name")], "cannot name a driver crate"),
         (vec![at("fn")], "cannot name a driver crate"),
+        (vec![at(&"a".repeat(65))], "it has 65 characters"),
+        (vec![at("pcw-rt")], "the name of a pcw-rs crate"),
+        (
+            vec![at("elsewhere"), "--pcw-rs".into(), at("nowhere")],
+            "is not a pcw-rs checkout",
+        ),
         (
             vec![at("um"), "--manifest".into(), tidal],
             "declares a user-mode provider",
@@ -126,4 +132,25 @@ fn what_it_cannot_make_is_refused_and_nothing_is_written() {
         assert!(stderr(&out).contains(says), "{args:?}: {}", stderr(&out));
     }
     assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn a_relative_pcw_rs_checkout_is_named_from_where_pcw_ran() {
+    // Cargo reads a dependency's relative path from the new crate's directory: the crate names
+    // the checkout by its absolute path.
+    let dir = tempfile::tempdir().unwrap();
+    let dest = dir.path().join("near-driver");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pcw"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["new", dest.to_str().unwrap(), "--pcw-rs", "../.."])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let manifest = fs::read_to_string(dest.join("Cargo.toml")).unwrap();
+    let rt = std::path::absolute(root.join("crates/pcw-rt")).unwrap();
+    assert!(
+        manifest.contains(&format!("path = \"{}\"", rt.display())),
+        "{manifest}"
+    );
 }
