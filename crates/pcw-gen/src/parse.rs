@@ -258,6 +258,61 @@ fn elements<'a, 'input>(node: Node<'a, 'input>) -> impl Iterator<Item = Node<'a,
     node.children().filter(Node::is_element)
 }
 
+/// The most attributes one element may have. roxmltree compares each attribute with every
+/// earlier one of its element (duplicates are an error), so an element of 80 000 attributes
+/// (1 MB) took it a minute; a counter has about fifteen.
+const MAX_ATTRIBUTES: usize = 64;
+
+/// The byte offset of the first start tag with more than [`MAX_ATTRIBUTES`] attributes, found
+/// in one pass before roxmltree reads the text: a tag's attributes are its `=` signs outside
+/// quoted values; comments, CDATA sections, processing instructions and declarations are
+/// skipped. (Text that is not well-formed is left to roxmltree to report.)
+fn attribute_flood(text: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let skip_to = |from: usize, end: &str| {
+        text.get(from..)
+            .and_then(|rest| rest.find(end))
+            .map_or(bytes.len(), |i| from + i + end.len())
+    };
+    let mut at = 0;
+    while let Some(open) = text
+        .get(at..)
+        .and_then(|rest| rest.find('<'))
+        .map(|i| at + i)
+    {
+        let rest = text.get(open..).unwrap_or_default();
+        at = if rest.starts_with("<!--") {
+            skip_to(open, "-->")
+        } else if rest.starts_with("<![CDATA[") {
+            skip_to(open, "]]>")
+        } else if rest.starts_with("<?") {
+            skip_to(open, "?>")
+        } else if rest.starts_with("<!") || rest.starts_with("</") {
+            skip_to(open, ">")
+        } else {
+            let (mut quote, mut attributes) = (None, 0usize);
+            let mut end = bytes.len();
+            for (i, b) in rest.bytes().enumerate().skip(1) {
+                match (quote, b) {
+                    (None, b'"' | b'\'') => quote = Some(b),
+                    (Some(q), _) if q == b => quote = None,
+                    (None, b'=') => attributes += 1,
+                    (None, b'>' | b'<') => {
+                        end = open + i;
+                        break;
+                    }
+                    _ => {}
+                }
+            }
+            if attributes > MAX_ATTRIBUTES {
+                return Some(open);
+            }
+            end
+        };
+    }
+    None
+}
+
 /// Parses manifest text into the raw tree. XML syntax errors are reported with the position
 /// roxmltree gives; `None` means the text is not well-formed XML.
 pub(crate) fn parse(text: &str, sink: &mut Sink) -> Option<RawManifest> {
@@ -267,6 +322,17 @@ pub(crate) fn parse(text: &str, sink: &mut Sink) -> Option<RawManifest> {
         nodes_limit: 1_000_000,
         ..ParsingOptions::default()
     };
+    if let Some(at) = attribute_flood(text) {
+        let (line, column) = pcw_io::text::end_of(text.get(..at).unwrap_or_default());
+        sink.error(
+            Pos::new(line, column),
+            format!(
+                "an element with more than {MAX_ATTRIBUTES} attributes: a manifest's elements \
+                 have a few dozen at most"
+            ),
+        );
+        return None;
+    }
     let doc = match Document::parse_with_options(text, options) {
         Ok(doc) => doc,
         Err(e) => {

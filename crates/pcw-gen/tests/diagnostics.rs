@@ -465,3 +465,50 @@ fn deeply_nested_elements_are_walked_without_exhausting_the_stack() {
         bare.diagnostics
     );
 }
+
+#[test]
+fn an_element_with_too_many_attributes_is_refused_at_its_tag() {
+    // roxmltree compares each attribute with every earlier one of its element: 80 000 of them
+    // (1 MB) took it about a minute. More than 64 are refused before it reads the text, at the
+    // tag; quoted `=` and `>`, comments and CDATA count nothing.
+    let attrs = |n: usize| {
+        let mut out = String::new();
+        for k in 0..n {
+            let _ = std::fmt::Write::write_fmt(&mut out, format_args!(" a{k}=\"x=>y\""));
+        }
+        out
+    };
+    let at = |extra: &str| with(" <instrumentation>", &format!(" <instrumentation{extra}>"));
+    let over = analyze(&Input::new("t.man", at(&attrs(80_000)).as_bytes()));
+    let [d] = over.diagnostics.as_slice() else {
+        panic!("{:?}", over.diagnostics);
+    };
+    assert!(
+        d.message.contains("more than 64 attributes"),
+        "{}",
+        d.message
+    );
+    assert_eq!((d.pos.line, d.pos.column), (2, 2));
+    let just = analyze(&Input::new("t.man", at(&attrs(65)).as_bytes()));
+    assert!(just.has_errors());
+    for fine in [
+        at(&attrs(64)),
+        with(
+            " <instrumentation>",
+            &format!(
+                " <!--<x{}/>--><![CDATA[<y{}>]]><instrumentation>",
+                attrs(70),
+                attrs(70)
+            ),
+        ),
+    ] {
+        let a = analyze(&Input::new("t.man", fine.as_bytes()));
+        assert!(
+            a.diagnostics
+                .iter()
+                .all(|d| !d.message.contains("attributes")),
+            "{:?}",
+            a.diagnostics
+        );
+    }
+}
