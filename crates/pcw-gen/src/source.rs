@@ -13,6 +13,11 @@ use crate::model::Pos;
 /// not valid text in any supported encoding.
 pub(crate) fn decode(bytes: &[u8], sink: &mut Sink) -> Option<String> {
     match text::decode(bytes) {
+        // XML reads a line break as LF whether it was written CR LF, LF or a lone CR (XML 1.0,
+        // section 2.11); the positions in diagnostics count lines the same way.
+        Ok((text, _)) if text.contains('\r') => {
+            Some(text.replace("\r\n", "\n").replace('\r', "\n"))
+        }
         Ok((text, _)) => Some(text),
         Err(e) => {
             let pos = Pos::new(e.line, e.column);

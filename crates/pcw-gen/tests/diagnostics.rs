@@ -239,6 +239,25 @@ fn rendered_diagnostics_name_file_line_and_column() {
     );
 }
 
+#[test]
+fn lines_ended_by_cr_lf_or_a_lone_cr_are_counted_as_lf_lines() {
+    // Two problems, on lines 7 and 10: the same positions whichever line ends the file uses.
+    let text = with(r#"instances="multiple""#, r#"instances="Multiple""#)
+        .replace(r#"detailLevel="advanced""#, r#"detailLevel="Advanced""#);
+    let lf = analyze(&Input::new("t.man", text.as_bytes()));
+    let at = |a: &pcw_gen::Analysis| {
+        a.diagnostics
+            .iter()
+            .map(|d| (d.pos.line, d.pos.column, d.message.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(at(&lf).len(), 2, "{:?}", lf.diagnostics);
+    for ending in ["\r\n", "\r"] {
+        let other = analyze(&Input::new("t.man", text.replace('\n', ending).as_bytes()));
+        assert_eq!(at(&other), at(&lf), "lines ended by {ending:?}");
+    }
+}
+
 mod never_panics {
     use super::*;
     use proptest::prelude::*;
