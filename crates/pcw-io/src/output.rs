@@ -57,8 +57,9 @@ pub enum OutputError {
         /// The other output naming the same file.
         other: PathBuf,
     },
-    /// The output path is a directory.
-    #[error("`{}` is a directory; give a file name", crate::text::shown(path))]
+    /// The output path is a directory, or is written as one (ending with a separator, `.` or
+    /// `..`).
+    #[error("`{}` names a directory; give a file name", crate::text::shown(path))]
     Directory {
         /// The output path as given.
         path: PathBuf,
@@ -153,6 +154,17 @@ pub struct Outputs {
     create_dirs: bool,
 }
 
+/// Whether `path` as written names a directory whether or not one is there: it ends with a
+/// separator, `.` or `..` (`out.rs/` would otherwise be written as the file `out.rs`).
+fn names_a_directory(path: &Path) -> bool {
+    let bytes = path.as_os_str().as_encoded_bytes();
+    let last = bytes
+        .rsplit(|b| std::path::is_separator(char::from(*b)))
+        .next()
+        .unwrap_or_default();
+    !bytes.is_empty() && matches!(last, b"" | b"." | b"..")
+}
+
 fn write_error(path: &Path) -> impl FnOnce(io::Error) -> OutputError + '_ {
     move |source| OutputError::Write {
         path: path.to_path_buf(),
@@ -220,6 +232,11 @@ impl Outputs {
     /// Where `path` would be written, after the checks common to [`Outputs::add`] and
     /// [`Outputs::open`].
     fn plan(&self, path: &Path) -> Result<(Dest, Option<Identity>), OutputError> {
+        if names_a_directory(path) {
+            return Err(OutputError::Directory {
+                path: path.to_path_buf(),
+            });
+        }
         match fs::metadata(path) {
             Ok(meta) => {
                 if meta.is_dir() {
@@ -625,6 +642,22 @@ mod tests {
         assert!(matches!(err, OutputError::Twice { .. }), "{err:?}");
         let err = outputs.add(dir.path(), b"2".to_vec()).unwrap_err();
         assert!(matches!(err, OutputError::Directory { .. }), "{err:?}");
+        // Written as a directory, a path is refused even where nothing is yet, and nothing is
+        // created for it.
+        for name in ["new.rs/", "new.rs/.", "new.rs//", "sub/.."] {
+            let path = format!("{}/{name}", dir.path().display());
+            let err = outputs.add(Path::new(&path), b"3".to_vec()).unwrap_err();
+            assert!(
+                matches!(err, OutputError::Directory { .. }),
+                "{name}: {err:?}"
+            );
+            let err = outputs.open(Path::new(&path), None).unwrap_err();
+            assert!(
+                matches!(err, OutputError::Directory { .. }),
+                "{name}: {err:?}"
+            );
+        }
+        assert!(!dir.path().join("new.rs").exists());
     }
 
     #[cfg(unix)]
