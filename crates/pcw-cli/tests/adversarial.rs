@@ -888,6 +888,45 @@ fn typeperf_output_files_follow_typeperf() {
     assert_only_changed(dir.path(), &before, &["existing.csv"]);
 }
 
+/// An instance name with a line break stays on its line of the `-qx` listing, shown as
+/// `pcw list` shows it (`\u{a}`), on stdout.
+#[test]
+fn a_forged_instance_name_stays_on_its_listing_line() {
+    let dir = workdir();
+    let forged = "q#1\nerror: forged line";
+    let ran = run(
+        &Setup::in_dir(dir.path()),
+        &[
+            "typeperf",
+            "--sim-queue",
+            forged,
+            "-qx",
+            "PCW Dynamic Queues",
+        ],
+    );
+    ran.assert_code(0);
+    let lines: Vec<&str> = ran.stdout.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "\\PCW Dynamic Queues(q#1\\u{a}error: forged line)\\Packets/sec",
+            "\\PCW Dynamic Queues(q#1\\u{a}error: forged line)\\Bytes Total",
+            "\\PCW Dynamic Queues(q#1\\u{a}error: forged line)\\Depth",
+        ],
+        "{ran:#?}"
+    );
+    let list = run(
+        &Setup::in_dir(dir.path()),
+        &["list", "--sim-queue", forged, "PCW Dynamic Queues"],
+    );
+    list.assert_code(0);
+    assert!(
+        list.stdout
+            .contains("\\PCW Dynamic Queues(q#1\\u{a}error: forged line)\\Packets/sec"),
+        "{list:#?}"
+    );
+}
+
 /// Deterministic mutants of `bytes`: cut at evenly spaced points, bytes overwritten, and
 /// hostile text spliced in.
 fn mutants(bytes: &[u8], count: usize) -> Vec<Vec<u8>> {

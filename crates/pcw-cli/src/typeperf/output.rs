@@ -5,6 +5,7 @@
 use std::io::Write;
 use std::time::Duration;
 
+use pcw_gen::text::visible;
 use pcw_pdh::csv::{CsvTimestamp, RAW_PARTS, format_value, header_row, quote_field, sample_row};
 use pcw_pdh::listing;
 use pcw_pdh::{Catalog, Row, Sampler, Source};
@@ -131,7 +132,9 @@ fn print_samples(
     Ok(())
 }
 
-/// `-q`/`-qx`: the counter paths of the selected sets, one a line ([`listing::list`]).
+/// `-q`/`-qx`: the counter paths of the selected sets, one a line ([`listing::list`]), each
+/// through [`visible`] as `pcw list` shows them: an instance name with a line break or another
+/// control character stays on its line (`\u{a}`) instead of adding a line of its own.
 /// Returns the instance-name warnings to print.
 ///
 /// # Errors
@@ -147,7 +150,7 @@ pub(crate) fn print_listing(
         let set = set?;
         warnings.extend(set.warnings);
         for path in set.paths {
-            write!(out, "{path}{EOL}")?;
+            write!(out, "{}{EOL}", visible(&path))?;
         }
     }
     out.flush()?;
