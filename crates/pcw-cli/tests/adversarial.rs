@@ -52,6 +52,8 @@ struct Setup {
     stderr: Sink,
     /// `RLIMIT_FSIZE`: the largest file the process may write.
     file_size_limit: Option<u64>,
+    /// Signals sent to the process while it runs, each once its time since the start passed.
+    signals: Vec<(Duration, i32)>,
 }
 
 impl Setup {
@@ -61,6 +63,7 @@ impl Setup {
             stdout: Sink::Capture,
             stderr: Sink::Capture,
             file_size_limit: None,
+            signals: Vec::new(),
         }
     }
 
@@ -78,6 +81,12 @@ impl Setup {
         self.file_size_limit = Some(bytes);
         self
     }
+
+    /// Sends `signal` once `after` has passed since the start (Ctrl+C is SIGINT).
+    fn signal_after(mut self, after: Duration, signal: i32) -> Self {
+        self.signals.push((after, signal));
+        self
+    }
 }
 
 /// What an invocation did.
@@ -90,6 +99,8 @@ struct Ran {
     stdout: String,
     stderr: String,
     peak_bytes: u64,
+    /// From the start to the exit.
+    elapsed: Duration,
 }
 
 impl Ran {
@@ -188,6 +199,7 @@ fn run(setup: &Setup, args: &[&str]) -> Ran {
     let pid = i32::try_from(child.id()).unwrap();
     let start = Instant::now();
     let mut peak = 0;
+    let mut signals = setup.signals.clone();
     let (status, rusage) = loop {
         let mut status = 0;
         // SAFETY: `rusage` is plain data the call fills in.
@@ -198,6 +210,13 @@ fn run(setup: &Setup, args: &[&str]) -> Ran {
             break (status, rusage);
         }
         peak = peak.max(peak_of(pid).unwrap_or(0));
+        while let Some(&(after, signal)) = signals.first()
+            && start.elapsed() >= after
+        {
+            // SAFETY: signalling our own child, which has not been reaped.
+            unsafe { libc::kill(pid, signal) };
+            signals.remove(0);
+        }
         let over = peak > MEMORY_BOUND;
         let late = start.elapsed() > TIMEOUT;
         if over || late {
@@ -217,6 +236,7 @@ fn run(setup: &Setup, args: &[&str]) -> Ran {
         }
         thread::sleep(Duration::from_millis(2));
     };
+    let elapsed = start.elapsed();
     let stdout = String::from_utf8_lossy(&out_thread.join().unwrap()).into_owned();
     let stderr = String::from_utf8_lossy(&err_thread.join().unwrap()).into_owned();
     // `ru_maxrss` would count the test process itself, which the child was forked from;
@@ -234,6 +254,7 @@ fn run(setup: &Setup, args: &[&str]) -> Ran {
         stdout,
         stderr,
         peak_bytes,
+        elapsed,
     };
     assert!(
         libc::WIFEXITED(status),
@@ -913,6 +934,228 @@ fn typeperf_output_files_follow_typeperf() {
     let csv = fs::read_to_string(dir.path().join("existing.csv")).unwrap();
     assert!(csv.contains("(PDH-CSV 4.0)"), "{csv}");
     assert_only_changed(dir.path(), &before, &["existing.csv"]);
+}
+
+/// Checks a typeperf CSV or TSV document as a whole: the empty line typeperf starts with, the
+/// header tagged for its format, and every row complete (the header's number of fields, each
+/// line terminated). Returns the number of sample rows.
+fn complete_samples(text: &str, separator: char, tag: &str) -> usize {
+    let body = text
+        .strip_prefix('\n')
+        .unwrap_or_else(|| panic!("no leading empty line: {text:?}"));
+    assert!(body.ends_with('\n'), "the last row is cut: {text:?}");
+    let rows: Vec<Vec<&str>> = body.lines().map(|l| l.split(separator).collect()).collect();
+    assert_eq!(rows[0][0], format!("\"{tag}\""), "{text}");
+    for row in &rows {
+        assert_eq!(row.len(), rows[0].len(), "a row is incomplete: {text}");
+        assert!(
+            row.iter()
+                .all(|f| f.len() >= 2 && f.starts_with('"') && f.ends_with('"')),
+            "{text}"
+        );
+    }
+    rows.len() - 1
+}
+
+/// typeperf run until Ctrl+C keeps the samples taken in its `-o` file: so does `pcw typeperf`
+/// stopped by SIGINT or SIGTERM, and it exits 128 + the signal's number. The file is complete
+/// (header and whole rows), replaces the old one, and no temporary file stays beside it.
+#[test]
+fn an_interrupted_typeperf_keeps_the_samples_taken_in_its_file() {
+    for (signal, format, file, tag) in [
+        (libc::SIGINT, "CSV", "out.csv", "(PDH-CSV 4.0)"),
+        (libc::SIGTERM, "TSV", "out.tsv", "(PDH-TSV 4.0)"),
+    ] {
+        let dir = workdir();
+        fs::write(dir.path().join(file), "old\n").unwrap();
+        let before = snapshot(dir.path());
+        let args = [
+            "typeperf",
+            "\\Geometric Waves(*)\\*",
+            "-sc",
+            "100",
+            "-si",
+            "0.1",
+            "-o",
+            file,
+            "-f",
+            format,
+            "-y",
+        ];
+        let setup = Setup::in_dir(dir.path()).signal_after(Duration::from_millis(1500), signal);
+        let ran = run(&setup, &args);
+        ran.assert_code(128 + signal)
+            .assert_stderr("Exiting, please wait...")
+            .assert_stderr(&format!("samples taken, kept in `{file}`"));
+        assert!(ran.stdout.is_empty(), "{ran:#?}");
+        assert!(ran.elapsed < Duration::from_secs(8), "{ran:#?}");
+        let text = fs::read_to_string(dir.path().join(file)).unwrap();
+        let separator = if format == "TSV" { '\t' } else { ',' };
+        let rows = complete_samples(&text, separator, tag);
+        assert!((1..100).contains(&rows), "{rows} rows: {text}");
+        assert!(
+            ran.stderr.contains(&format!("{rows} of 100 samples taken")),
+            "{ran:#?}"
+        );
+        // Only the destination changed: no `.out.csv.XXXXXX.tmp` beside it.
+        assert_only_changed(dir.path(), &before, &[file]);
+    }
+}
+
+/// A long interval ends at once on Ctrl+C (the wait between samples is not a plain sleep);
+/// a burst of signals, some during the commit, leaves a complete file all the same; and
+/// without `-o` the samples on stdout stop cleanly too.
+#[test]
+fn an_interrupt_ends_a_long_interval_at_once_and_a_burst_of_them_is_harmless() {
+    let dir = workdir();
+    let before = snapshot(dir.path());
+    let mut setup = Setup::in_dir(dir.path());
+    for i in 0..40 {
+        let signal = if i % 2 == 0 {
+            libc::SIGINT
+        } else {
+            libc::SIGTERM
+        };
+        setup = setup.signal_after(Duration::from_millis(1000 + i), signal);
+    }
+    let ran = run(
+        &setup,
+        &[
+            "typeperf",
+            "\\Geometric Waves(*)\\*",
+            "-sc",
+            "3",
+            "-si",
+            "30",
+            "-o",
+            "new.csv",
+        ],
+    );
+    assert!(matches!(ran.code, 130 | 143), "{ran:#?}");
+    assert!(ran.elapsed < Duration::from_secs(10), "{ran:#?}");
+    ran.assert_stderr("0 of 3 samples taken, kept in `new.csv`");
+    let text = fs::read_to_string(dir.path().join("new.csv")).unwrap();
+    assert_eq!(complete_samples(&text, ',', "(PDH-CSV 4.0)"), 0, "{text}");
+    assert_only_changed(dir.path(), &before, &["new.csv"]);
+
+    let setup = Setup::in_dir(dir.path()).signal_after(Duration::from_secs(1), libc::SIGINT);
+    let ran = run(
+        &setup,
+        &[
+            "typeperf",
+            "\\Geometric Waves(*)\\*",
+            "-sc",
+            "3",
+            "-si",
+            "30",
+        ],
+    );
+    ran.assert_code(130)
+        .assert_stderr("error: interrupted by SIGINT: 0 of 3 samples taken\n");
+    assert!(ran.elapsed < Duration::from_secs(10), "{ran:#?}");
+    assert_eq!(
+        complete_samples(&ran.stdout, ',', "(PDH-CSV 4.0)"),
+        0,
+        "{ran:#?}"
+    );
+}
+
+/// typeperf writes its `-q`/`-qx` listing to `-o FILE` (`typeperf -qx PhysicalDisk -o
+/// counters.txt`): the same lines as on stdout, through the same all-or-nothing output, an
+/// existing file only with `-y`; options that only sampling uses are refused.
+#[test]
+fn a_listing_goes_to_its_output_file() {
+    let dir = workdir();
+    let listed = run(&Setup::in_dir(dir.path()), &["typeperf", "-q"]);
+    listed.assert_code(0);
+    let before = snapshot(dir.path());
+    let ran = run(
+        &Setup::in_dir(dir.path()),
+        &["typeperf", "-q", "-o", "list.txt"],
+    );
+    ran.assert_code(0)
+        .assert_stderr("The command completed successfully.");
+    assert!(ran.stdout.is_empty(), "{ran:#?}");
+    assert_eq!(
+        fs::read_to_string(dir.path().join("list.txt")).unwrap(),
+        listed.stdout
+    );
+    assert_only_changed(dir.path(), &before, &["list.txt"]);
+    let written = snapshot(dir.path());
+    run(
+        &Setup::in_dir(dir.path()),
+        &["typeperf", "-qx", "-o", "list.txt"],
+    )
+    .assert_code(1)
+    .assert_stderr("`list.txt` already exists; add `-y` to overwrite it");
+    for args in [
+        &["typeperf", "-qx", "-o", "list.txt", "-y", "-sc", "2"][..],
+        &["typeperf", "-q", "-si", "1", "-o", "list.txt", "-y"],
+        &["typeperf", "-q", "-o", "list.txt", "-y", "-f", "TSV"],
+        &["typeperf", "-q", "--raw", "-o", "list.txt", "-y"],
+    ] {
+        run(&Setup::in_dir(dir.path()), args)
+            .assert_code(1)
+            .assert_stderr("is for sampling; `-q`/`-qx` list counter paths");
+    }
+    assert_only_changed(dir.path(), &written, &[]);
+    let ran = run(
+        &Setup::in_dir(dir.path()),
+        &["typeperf", "-qx", "Geometric Waves", "-o", "list.txt", "-y"],
+    );
+    ran.assert_code(0);
+    let text = fs::read_to_string(dir.path().join("list.txt")).unwrap();
+    assert!(
+        text.starts_with("\\Geometric Waves(Small Wave)\\Triangle\n"),
+        "{text}"
+    );
+    assert_only_changed(dir.path(), &written, &["list.txt"]);
+}
+
+/// An instance name with a line break stays on its line of the `-qx` listing, shown as
+/// `pcw list` shows it (`\u{a}`), on stdout and in an `-o` file.
+#[test]
+fn a_forged_instance_name_stays_on_its_listing_line() {
+    let dir = workdir();
+    let forged = "q#1\nerror: forged line";
+    for output in [None, Some("list.txt")] {
+        let mut args = vec![
+            "typeperf",
+            "--sim-queue",
+            forged,
+            "-qx",
+            "PCW Dynamic Queues",
+        ];
+        if let Some(file) = output {
+            args.extend(["-o", file, "-y"]);
+        }
+        let ran = run(&Setup::in_dir(dir.path()), &args);
+        ran.assert_code(0);
+        let text = match output {
+            Some(file) => fs::read_to_string(dir.path().join(file)).unwrap(),
+            None => ran.stdout.clone(),
+        };
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "\\PCW Dynamic Queues(q#1\\u{a}error: forged line)\\Packets/sec",
+                "\\PCW Dynamic Queues(q#1\\u{a}error: forged line)\\Bytes Total",
+                "\\PCW Dynamic Queues(q#1\\u{a}error: forged line)\\Depth",
+            ],
+            "{ran:#?}"
+        );
+    }
+    let list = run(
+        &Setup::in_dir(dir.path()),
+        &["list", "--sim-queue", forged, "PCW Dynamic Queues"],
+    );
+    list.assert_code(0);
+    assert!(
+        list.stdout
+            .contains("\\PCW Dynamic Queues(q#1\\u{a}error: forged line)\\Packets/sec"),
+        "{list:#?}"
+    );
 }
 
 /// Deterministic mutants of `bytes`: cut at evenly spaced points, bytes overwritten, and

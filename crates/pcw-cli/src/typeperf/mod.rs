@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! pcw typeperf PATH… [-cf FILE] [-sc SAMPLES] [-si INTERVAL] [-o FILE [-f CSV|TSV]] [-y] [--raw]
-//! pcw typeperf -q [OBJECT] | -qx [OBJECT]  [--manifest FILE]
+//! pcw typeperf -q [OBJECT] | -qx [OBJECT]  [-o FILE [-y]] [--manifest FILE]
 //! (both forms) [--image SYS [--manifest FILE]] [--sim-queue NAME]… [-provider driver|tidal]
 //! ```
 //!
@@ -17,7 +17,9 @@
 //! `(PDH-TSV 4.0)` tag. As typeperf asks before overwriting, an existing file is refused unless
 //! `-y` is given; the file is written beside its destination and renamed into place when the
 //! last sample is written, so a run that fails (a path that does not resolve, a full disk)
-//! leaves an existing file as it was and creates none. The output may not be one of the
+//! leaves an existing file as it was and creates none. With `-q`/`-qx`, `-o FILE` (and `-y`)
+//! take the listing instead, as typeperf's do; the sampling options (`-sc`, `-si`, `-f`,
+//! `--raw`) are refused there. The output may not be one of the
 //! inputs (`-cf`, `--manifest`, `--image`). `--raw` follows every cooked column with three raw ones, headed
 //! `PATH [first value]`, `PATH [second value]` and `PATH [time base]`: the `PDH_RAW_COUNTER`
 //! values the cooked one came from and the counter's time base (blank when its type uses none),
@@ -71,15 +73,28 @@
 //! closing messages (`Exiting, please wait...`, `The command completed successfully.`) go to
 //! stderr, so stdout is exactly the CSV document.
 //!
+//! Ctrl+C (SIGINT, or SIGTERM; on Windows Ctrl+C and Ctrl+Break) stops a run as typeperf's
+//! Ctrl+C does: at once, also in the middle of a long `-si` wait, keeping the rows already
+//! printed. An `-o` file is committed with them (the header and whole rows: a complete CSV or
+//! TSV document), replacing the old file as a finished run would, and no temporary file stays;
+//! signals arriving during that commit are caught and change nothing. The command then prints
+//! `Exiting, please wait...` and ``error: interrupted by SIGINT: N of M samples taken, kept
+//! in `FILE` `` on stderr and exits with 128 + the signal's number (130 for SIGINT, 143 for SIGTERM)
+//! rather than typeperf's 0, so that a script can tell a cut-short run from a complete one.
+//! An interrupted `-q`/`-qx` listing writes no `-o` file.
+//!
 //! Differences from typeperf, on purpose: `-sc` defaults to [`options::DEFAULT_SAMPLES`] instead of
 //! "until Ctrl+C" (a simulated kernel has nothing to watch forever); times are UTC (the host's
 //! time zone is not consulted); the binary log and SQL formats (`-f BIN`, `-f SQL`) and the
-//! remote, configuration-file and sampling-rate options are not accepted.//!
+//! remote, configuration-file and sampling-rate options are not accepted; an interrupted run
+//! exits 130 (SIGINT) or 143 (SIGTERM), not 0.
+//!
 //! The query itself — catalog, paths, resolution, aggregation, sampling, listing, the CSV
 //! format — is pcw-sim's [`pcw_pdh`]; this command parses the arguments
 //! ([`options`]), runs the providers ([`host`]), and prints ([`output`]).
 
 mod host;
+mod interrupt;
 mod options;
 mod output;
 
@@ -94,10 +109,12 @@ use std::path::PathBuf;
 
 use crate::Failure;
 use host::tidal_catalog;
+use interrupt::Interrupt;
 use options::{Options, ProviderChoice, counter_file, take_image};
 use output::{Layout, print_listing, sample};
 
-/// Why `pcw typeperf` failed. Every error exits with status 1.
+/// Why `pcw typeperf` failed. Every error exits with status 1 but an interrupt, which exits
+/// with 128 + the signal's number.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum Error {
     /// A bad option or a missing path.
@@ -168,11 +185,25 @@ pub(crate) enum Error {
     #[cfg(any(feature = "reference-driver", feature = "example-service"))]
     #[error("the driver did not unload cleanly: {0:?}")]
     Teardown(pcw_sim::kernel_pcw::Teardown),
+    /// A signal handler could not be installed.
+    #[error("cannot catch Ctrl+C: {0}")]
+    Signals(std::io::Error),
+    /// SIGINT or SIGTERM (Ctrl+C, Ctrl+Break) stopped the run; what was done is kept.
+    #[error("interrupted by {}: {kept}", interrupt::name(*signal))]
+    Interrupted {
+        /// The signal.
+        signal: i32,
+        /// What the run leaves: the samples taken and where they are.
+        kept: String,
+    },
 }
 
 impl Failure for Error {
     fn exit_code(&self) -> u8 {
-        crate::EXIT_FAILURE
+        match self {
+            Self::Interrupted { signal, .. } => interrupt::exit_code(*signal),
+            _ => crate::EXIT_FAILURE,
+        }
     }
 }
 
@@ -185,17 +216,33 @@ pub(crate) fn run(args: &Args) -> Result<(), Error> {
     let (image, rest) = take_image(&args.args)?;
     let mut options = Options::parse(&rest)?;
     if let Some(query_args) = &options.query {
+        let (interrupt, mut file) = open_output(&options, image.as_deref())?;
         let mut stdout = pcw_io::console::Writer::new(pcw_io::console::Stream::Stdout);
+        let out: &mut dyn Write = match &mut file {
+            Some(f) => f,
+            None => &mut stdout,
+        };
         let listed = match (&options.manifest, &image) {
-            (Some(file), None) => manifest_catalog(file)
-                .and_then(|(_, catalog)| print_listing(None, &catalog, query_args, &mut stdout)),
-            _ if options.provider == ProviderChoice::Tidal => tidal_catalog()
-                .and_then(|catalog| print_listing(None, &catalog, query_args, &mut stdout)),
+            (Some(manifest), None) => manifest_catalog(manifest)
+                .and_then(|(_, catalog)| print_listing(None, &catalog, query_args, out)),
+            _ if options.provider == ProviderChoice::Tidal => {
+                tidal_catalog().and_then(|catalog| print_listing(None, &catalog, query_args, out))
+            }
             _ => with_driver(&target(&options, image.as_deref()), |kernel, catalog| {
-                print_listing(Some(kernel), catalog, query_args, &mut stdout)
+                print_listing(Some(kernel), catalog, query_args, out)
             }),
         };
-        let warnings = listed.map_err(|e| written_to(e, None))?;
+        let warnings = listed.map_err(|e| written_to(e, file.as_ref()))?;
+        if let Some(signal) = interrupt.signal() {
+            // The listing is not committed (dropping the file removes it): the run was stopped.
+            let kept = file.as_ref().map_or_else(String::new, |f| {
+                format!("`{}` left as it was", pcw_io::text::shown(f.path()))
+            });
+            return Err(Error::Interrupted { signal, kept });
+        }
+        if let Some(file) = file {
+            file.commit()?;
+        }
         let mut text = String::new();
         for w in warnings {
             let _ = writeln!(text, "warning: {w}");
@@ -220,14 +267,15 @@ pub(crate) fn run(args: &Args) -> Result<(), Error> {
             )));
         }
     }
-    let mut file = open_output(&options, image.as_deref())?;
+    let (interrupt, mut file) = open_output(&options, image.as_deref())?;
     let mut stdout = pcw_io::console::Writer::new(pcw_io::console::Stream::Stdout);
     let out: &mut dyn Write = match &mut file {
         Some(f) => f,
         None => &mut stdout,
     };
+    let mut wait = |interval| interrupt.wait(interval);
     let sampled = if options.provider == ProviderChoice::Tidal {
-        run_tidal(&options, out)
+        run_tidal(&options, &mut wait, out)
     } else {
         with_driver(&target(&options, image.as_deref()), |kernel, catalog| {
             sample(
@@ -237,14 +285,24 @@ pub(crate) fn run(args: &Args) -> Result<(), Error> {
                 &options.paths,
                 (options.samples, options.interval),
                 layout(&options),
-                &mut std::thread::sleep,
+                &mut wait,
                 out,
             )
         })
     };
-    sampled.map_err(|e| written_to(e, file.as_ref()))?;
+    let taken = sampled.map_err(|e| written_to(e, file.as_ref()))?;
+    // Stopped early or not, the rows written are a whole document: the file is committed.
+    let kept = file.as_ref().map_or_else(String::new, |f| {
+        format!(", kept in `{}`", pcw_io::text::shown(f.path()))
+    });
     if let Some(file) = file {
         file.commit()?;
+    }
+    if taken < options.samples {
+        let signal = interrupt.signal().unwrap_or(0);
+        pcw_io::console::err(&format!("{EXITING_MESSAGE}\n"))?;
+        let kept = format!("{taken} of {} samples taken{kept}", options.samples);
+        return Err(Error::Interrupted { signal, kept });
     }
     pcw_io::console::err(&format!("{EXITING_MESSAGE}\n{COMPLETED_MESSAGE}\n"))?;
     Ok(())
@@ -281,14 +339,25 @@ fn layout(options: &Options) -> Layout {
     }
 }
 
-/// `-o`'s file, checked before anything runs (not an input; an existing file only with `-y`)
-/// and staged beside its destination, which it replaces only once every sample was written.
+/// Ctrl+C caught from now on, and `-o`'s file, checked before anything runs (not an input;
+/// an existing file only with `-y`) and staged beside its destination, which it replaces only
+/// when committed.
+///
+/// Signals are caught before the temporary file exists, so that no interrupt can leave it
+/// behind; but after a FIFO or device is opened, as that open waits for a reader and Ctrl+C
+/// must still end the wait.
 fn open_output(
     options: &Options,
     image: Option<&str>,
-) -> Result<Option<pcw_io::OutputFile>, Error> {
+) -> Result<(Interrupt, Option<pcw_io::OutputFile>), Error> {
     let Some(path) = &options.output else {
-        return Ok(None);
+        return Ok((Interrupt::watch()?, None));
+    };
+    let staged = std::fs::metadata(path).map_or(true, |m| m.is_file() || m.is_dir());
+    let early = if staged {
+        Some(Interrupt::watch()?)
+    } else {
+        None
     };
     let mut outputs = pcw_io::Outputs::new();
     for input in [&options.counter_file, &options.manifest]
@@ -301,7 +370,12 @@ fn open_output(
         outputs.input(std::path::Path::new(image));
     }
     let overwrite = (!options.overwrite).then_some("add `-y` to overwrite it");
-    Ok(Some(outputs.open(path, overwrite)?))
+    let file = outputs.open(path, overwrite)?;
+    let interrupt = match early {
+        Some(interrupt) => interrupt,
+        None => Interrupt::watch()?,
+    };
+    Ok((interrupt, Some(file)))
 }
 
 /// `pcw typeperf -provider tidal`: boots the simulated kernel (for its clock), starts the
@@ -310,24 +384,29 @@ fn open_output(
 ///
 /// # Errors
 /// [`Error`].
-fn run_tidal(options: &Options, out: &mut dyn Write) -> Result<(), Error> {
+fn run_tidal(
+    options: &Options,
+    wait: &mut dyn FnMut(std::time::Duration) -> bool,
+    out: &mut dyn Write,
+) -> Result<u32, Error> {
     let catalog = tidal_catalog()?;
     #[cfg(not(feature = "example-service"))]
     {
-        let _ = (options, out, catalog);
-        Ok(())
+        let _ = (options, wait, out, catalog);
+        Ok(0)
     }
     #[cfg(feature = "example-service")]
-    run_service(options, out, &catalog)
+    run_service(options, wait, out, &catalog)
 }
 
 /// The example service started, sampled and stopped.
 #[cfg(feature = "example-service")]
 fn run_service(
     options: &Options,
+    wait: &mut dyn FnMut(std::time::Duration) -> bool,
     out: &mut dyn Write,
     catalog: &pcw_pdh::Catalog,
-) -> Result<(), Error> {
+) -> Result<u32, Error> {
     use pcw_pdh::UserMode;
     use pcw_sim::kernel_pcw::{BUILD_SERVER_2022, Clock, Kernel};
     use std::time::Duration;
@@ -341,17 +420,17 @@ fn run_service(
         &options.paths,
         (options.samples, options.interval),
         layout(options),
-        &mut std::thread::sleep,
+        wait,
         out,
     );
     let stopped = service.stop();
     let report = kernel.teardown();
-    result?;
+    let taken = result?;
     stopped?;
     if !report.is_clean() {
         return Err(Error::Teardown(report));
     }
-    Ok(())
+    Ok(taken)
 }
 
 #[cfg(all(test, feature = "reference-driver", feature = "example-service"))]
@@ -388,6 +467,7 @@ mod tests {
         let mut sleep = |d: Duration| {
             between(kernel);
             kernel.advance(i64::try_from(d.as_nanos() / 100).unwrap());
+            true
         };
         sample(
             kernel,
@@ -441,6 +521,7 @@ mod tests {
             tick += 7;
             publisher.publish(tick).unwrap();
             kernel.advance(i64::try_from(d.as_nanos() / 100).unwrap());
+            true
         };
         let mut out = Vec::new();
         sample(
@@ -784,6 +865,7 @@ mod tests {
                 .collect("Geometric Waves", &Request::default())
                 .unwrap();
             kernel.advance(i64::try_from(d.as_nanos() / 100).unwrap());
+            true
         };
         sample(
             &kernel,

@@ -24,7 +24,10 @@ pub(crate) struct Args {
     /// options `-sc SAMPLES` (default 10) and `-si INTERVAL` (seconds, fractional allowed, or
     /// `[[hh:]mm:]ss`; default 1); `--image PATH` samples a cross-built `.sys` run by the
     /// loader (with `--manifest FILE`, any driver's; alone, the reference driver's image)
-    /// instead of the host build of the reference driver.
+    /// instead of the host build of the reference driver. `-o FILE` writes the samples, or the
+    /// `-q`/`-qx` listing, to FILE (`-y` to replace an existing one). Ctrl+C (SIGINT) or
+    /// SIGTERM stops sampling at once and keeps the rows taken, in the `-o` file too, then
+    /// exits with 130 (SIGINT) or 143 (SIGTERM).
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     pub(super) args: Vec<String>,
 }
@@ -53,7 +56,7 @@ pub(crate) struct Options {
     pub query: Option<Query>,
     /// `-cf FILE`: a file of counter paths, one a line.
     pub counter_file: Option<PathBuf>,
-    /// `-o FILE`: write the samples there instead of stdout.
+    /// `-o FILE`: write the samples (or the `-q`/`-qx` listing) there instead of stdout.
     pub output: Option<PathBuf>,
     /// `-f CSV|TSV`.
     pub format: FileFormat,
@@ -67,6 +70,9 @@ pub(crate) struct Options {
     pub manifest: Option<PathBuf>,
     /// `--sim-queue NAME`: create a dynamic queue of that name in the simulated driver first.
     pub sim_queues: Vec<String>,
+    /// The options given that only sampling uses (`-sc`, `-si`, `-f`, `--raw`), refused with
+    /// `-q`/`-qx`.
+    pub for_sampling: Vec<&'static str>,
 }
 
 /// A `-q` or `-qx` request.
@@ -128,12 +134,14 @@ impl Options {
             raw: false,
             manifest: None,
             sim_queues: Vec::new(),
+            for_sampling: Vec::new(),
         };
         let mut args = args.iter().peekable();
         while let Some(arg) = args.next() {
             match arg.as_str() {
                 "--raw" => {
                     options.raw = true;
+                    options.for_sampling.push("--raw");
                     continue;
                 }
                 "--manifest" | "--sim-queue" => {
@@ -182,6 +190,7 @@ impl Options {
             };
             match option.to_ascii_lowercase().as_str() {
                 "sc" => {
+                    options.for_sampling.push("-sc");
                     let v = value("sc")?;
                     options.samples = parse_count(v)?;
                 }
@@ -199,6 +208,7 @@ impl Options {
                     };
                 }
                 "si" => {
+                    options.for_sampling.push("-si");
                     let v = value("si")?;
                     options.interval = parse_interval(v).ok_or_else(|| {
                         Error::Usage(format!(
@@ -218,6 +228,7 @@ impl Options {
                 "cf" => options.counter_file = Some(PathBuf::from(value("cf")?)),
                 "o" => options.output = Some(PathBuf::from(value("o")?)),
                 "f" => {
+                    options.for_sampling.push("-f");
                     let v = value("f")?;
                     options.format = match v.to_ascii_uppercase().as_str() {
                         "CSV" => FileFormat::Csv,
@@ -248,6 +259,12 @@ impl Options {
                 return Err(Error::Usage(
                     "`-q`/`-qx` list counters and take no counter path or `-cf`".to_owned(),
                 ));
+            }
+            if let Some(option) = options.for_sampling.first() {
+                return Err(Error::Usage(format!(
+                    "`{option}` is for sampling; `-q`/`-qx` list counter paths and take only \
+                     `-o FILE` and `-y` (and the provider options)"
+                )));
             }
             return Ok(options);
         }
@@ -369,6 +386,10 @@ mod tests {
             &[r"\A\B", "-f", "BIN"],
             &[r"\A\B", "-o"],
             &["-q", r"\A\B"],
+            &["-q", "-sc", "1"],
+            &["-qx", "Geometric Waves", "-si", "1"],
+            &["-f", "TSV", "-q"],
+            &["-q", "--raw"],
         ] {
             assert!(
                 matches!(Options::parse(&args(bad)), Err(Error::Usage(_))),
@@ -380,6 +401,10 @@ mod tests {
     #[test]
     fn listing_and_file_options() {
         let o = Options::parse(&args(&["-q"])).unwrap();
+        assert_eq!(o.output, None);
+        let o = Options::parse(&args(&["-q", "-o", "list.txt", "-y"])).unwrap();
+        assert_eq!(o.output.as_deref(), Some(Path::new("list.txt")));
+        assert!(o.overwrite);
         assert_eq!(
             o.query,
             Some(Query {

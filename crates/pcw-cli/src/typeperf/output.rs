@@ -5,6 +5,7 @@
 use std::io::Write;
 use std::time::Duration;
 
+use pcw_gen::text::visible;
 use pcw_pdh::csv::{CsvTimestamp, RAW_PARTS, format_value, header_row, quote_field, sample_row};
 use pcw_pdh::listing;
 use pcw_pdh::{Catalog, Row, Sampler, Source};
@@ -81,10 +82,12 @@ impl Layout {
 
 /// typeperf's whole run on a booted kernel: start a [`Sampler`] over `source` (resolve,
 /// `AddCounter`, prime, expand; the kernel keeps the clock, and is the source for the driver's
-/// countersets), print the header, then `samples` times `sleep(interval)`, sample and print a
-/// row; stop the sampler (`RemoveCounter`) at the end, also after an error. `sleep` really
-/// sleeps on the real clock; tests advance the manual clock in it (and may drive the driver
-/// between samples).
+/// countersets), print the header, then `samples` times `wait(interval)`, sample and print a
+/// row; stop the sampler (`RemoveCounter`) at the end, also after an error. `wait` really
+/// waits on the real clock and returns `false` to stop early (Ctrl+C,
+/// [`Interrupt::wait`](super::interrupt::Interrupt::wait)); tests advance the manual clock in
+/// it (and may drive the driver between samples). Returns the number of rows printed, fewer
+/// than `samples` when `wait` stopped the run.
 ///
 /// # Errors
 /// Every query error of resolution and expansion (before anything is printed), and write or
@@ -100,38 +103,44 @@ pub(crate) fn sample(
     paths: &[String],
     (samples, interval): (u32, Duration),
     layout: Layout,
-    sleep: &mut dyn FnMut(Duration),
+    wait: &mut dyn FnMut(Duration) -> bool,
     out: &mut dyn Write,
-) -> Result<(), Error> {
+) -> Result<u32, Error> {
     let mut sampler = Sampler::start(kernel, source, catalog, paths)?;
-    let printed = print_samples(&mut sampler, (samples, interval), layout, sleep, out);
+    let printed = print_samples(&mut sampler, (samples, interval), layout, wait, out);
     let stopped = sampler.stop();
-    printed?;
-    Ok(stopped?)
+    let taken = printed?;
+    stopped?;
+    Ok(taken)
 }
 
-/// The header and `samples` rows of a started sampler.
+/// The header and up to `samples` rows of a started sampler (fewer when `wait` says stop);
+/// the number of rows. Each row is written whole before the next wait, so a stopped run's
+/// output is a complete document.
 fn print_samples(
     sampler: &mut Sampler<'_>,
     (samples, interval): (u32, Duration),
     layout: Layout,
-    sleep: &mut dyn FnMut(Duration),
+    wait: &mut dyn FnMut(Duration) -> bool,
     out: &mut dyn Write,
-) -> Result<(), Error> {
+) -> Result<u32, Error> {
     let paths: Vec<&str> = sampler.columns().iter().map(|c| c.path.as_str()).collect();
     write!(out, "{EOL}{}{EOL}", layout.header(&paths))?;
     out.flush()?;
-    for _ in 0..samples {
-        sleep(interval);
+    let mut taken = 0;
+    while taken < samples && wait(interval) {
         let row = sampler.sample()?;
         let time = CsvTimestamp::from_filetime(row.system_time).ok_or(Error::ClockRange)?;
         write!(out, "{}{EOL}", layout.row(&time, &row))?;
         out.flush()?;
+        taken += 1;
     }
-    Ok(())
+    Ok(taken)
 }
 
-/// `-q`/`-qx`: the counter paths of the selected sets, one a line ([`listing::list`]).
+/// `-q`/`-qx`: the counter paths of the selected sets, one a line ([`listing::list`]), each
+/// through [`visible`] as `pcw list` shows them: an instance name with a line break or another
+/// control character stays on its line (`\u{a}`) instead of adding a line of its own.
 /// Returns the instance-name warnings to print.
 ///
 /// # Errors
@@ -147,7 +156,7 @@ pub(crate) fn print_listing(
         let set = set?;
         warnings.extend(set.warnings);
         for path in set.paths {
-            write!(out, "{path}{EOL}")?;
+            write!(out, "{}{EOL}", visible(&path))?;
         }
     }
     out.flush()?;
