@@ -3,8 +3,10 @@
 //!
 //! Exit codes, for every subcommand: 0 success; 1 usage, I/O or other operational errors;
 //! 2 the input was read but is invalid (for `dump`: malformed performance data). The manifest
-//! commands exit 1 on a manifest with errors, as CTRPP does. Errors are
-//! printed to stderr as `error: …`.
+//! commands exit 1 on a manifest with errors, as CTRPP does. A `typeperf` run stopped by
+//! SIGINT (Ctrl+C) or SIGTERM keeps the samples it took and exits 128 + the signal's number
+//! (130, 143), as a shell reports a command the signal ended. Errors are printed to stderr as
+//! `error: …`.
 //!
 //! Files and streams go through pcw-io, the same way in every subcommand: inputs are read with
 //! a size bound, text files decoded one way, outputs written all-or-nothing (never over an
