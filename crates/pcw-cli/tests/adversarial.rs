@@ -589,6 +589,14 @@ fn devices_and_huge_files_as_inputs_are_refused_within_the_memory_bound() {
     let dir = workdir();
     let sparse = dir.path().join("sparse");
     fs::File::create(&sparse).unwrap().set_len(2 << 30).unwrap();
+    // A counter file of one wildcard path repeated (4.4 MB): its lines expand to 1.2 million
+    // columns, past what one query takes, and are refused before the columns are made (a
+    // 13 MB one took 985 MB before).
+    fs::write(
+        dir.path().join("many.txt"),
+        "\\Geometric Waves(*)\\*\n".repeat(200_000),
+    )
+    .unwrap();
     let before = snapshot(dir.path());
     for input in ["/dev/zero", "sparse"] {
         let cases: [(&[&str], i32, &str); 10] = [
@@ -658,6 +666,10 @@ fn devices_and_huge_files_as_inputs_are_refused_within_the_memory_bound() {
         (&["typeperf", "-cf", "."], "is a directory, not a file"),
         (&["lint", "/dev/null"], "does not have a root"),
         (&["typeperf", "-cf", "/dev/null"], "has no counter path"),
+        (
+            &["typeperf", "-cf", "many.txt", "-sc", "1"],
+            "expand to more than 1000000 counters",
+        ),
     ] {
         run(&Setup::in_dir(dir.path()), args)
             .assert_code(1)

@@ -149,6 +149,17 @@ pub enum Error {
         /// The instance part given.
         instance: String,
     },
+    /// The paths expand to more columns than one query takes ([`resolve::MAX_COLUMNS`]).
+    #[error(
+        "the counter paths expand to more than {} counters (at `{}`); a query takes at most that \
+         many",
+        resolve::MAX_COLUMNS,
+        visible(path)
+    )]
+    TooManyColumns {
+        /// The path whose expansion passed the limit.
+        path: String,
+    },
     /// A listing names no counterset.
     #[error(
         "object `{}` not found (the objects are {})",

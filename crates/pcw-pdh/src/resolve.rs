@@ -122,32 +122,50 @@ fn resolve_one(catalog: &Catalog, path: &str) -> Result<Selector, Error> {
     })
 }
 
+/// The most columns one query expands to. A large server's `\Thread(*)\*` is some tens of
+/// thousands; a column costs about 150 bytes before any sample, so the bound keeps a query
+/// (a counter file of a few MB repeating a wildcard path, say) under 200 MB.
+pub const MAX_COLUMNS: usize = 1_000_000;
+
 /// Expands instance wildcards against the instances the priming collection returned
 /// (`primed`: their names as a consumer sees them, by set index); columns in PDH's order.
 ///
 /// # Errors
-/// [`Error::NoInstance`] when a path's instance part matches no instance.
+/// [`Error::NoInstance`] when a path's instance part matches no instance;
+/// [`Error::TooManyColumns`] past [`MAX_COLUMNS`].
 pub fn expand(
     catalog: &Catalog,
     selectors: &[Selector],
     primed: &BTreeMap<usize, Vec<String>>,
 ) -> Result<Vec<Column>, Error> {
-    let mut columns = Vec::new();
+    // The columns counted before any is made: a query past the bound is refused without
+    // building the million columns first.
+    let mut total = 0usize;
+    for selector in selectors {
+        let each = match &selector.parsed.instance {
+            None => 1,
+            Some(spec) => primed.get(&selector.set).map_or(0, |names| {
+                names.iter().filter(|n| instance_matches(spec, n)).count()
+            }),
+        };
+        total = total.saturating_add(selector.counters.len().saturating_mul(each));
+        if total > MAX_COLUMNS {
+            return Err(Error::TooManyColumns {
+                path: selector.path.clone(),
+            });
+        }
+    }
+    let mut columns = Vec::with_capacity(total);
     for selector in selectors {
         let info = &catalog.sets[selector.set];
         let targets: Vec<(Target, Option<String>)> = match &selector.parsed.instance {
             None => vec![(Target::Only, None)],
             Some(spec) => {
-                let names: Vec<String> = primed.get(&selector.set).cloned().unwrap_or_default();
-                // No parent instances in PCW; names are unique, so only index 0 exists.
-                let index_ok = matches!(
-                    spec.index,
-                    None | Some(InstanceIndex::Any | InstanceIndex::Number(0))
-                );
+                let names = primed.get(&selector.set).map_or(&[][..], Vec::as_slice);
                 let matched: Vec<(Target, Option<String>)> = names
-                    .into_iter()
-                    .filter(|n| index_ok && spec.parent.is_none() && wildcard_match(&spec.name, n))
-                    .map(|n| (Target::Named(n.clone()), Some(n)))
+                    .iter()
+                    .filter(|n| instance_matches(spec, n))
+                    .map(|n| (Target::Named(n.clone()), Some(n.clone())))
                     .collect();
                 if matched.is_empty() {
                     return Err(Error::NoInstance {
@@ -181,6 +199,16 @@ pub fn expand(
         }
     }
     Ok(columns)
+}
+
+/// Whether instance `name` of the priming collection is one `spec` selects. No parent
+/// instances in PCW, and names are unique, so only index 0 exists.
+fn instance_matches(spec: &InstanceSpec, name: &str) -> bool {
+    matches!(
+        spec.index,
+        None | Some(InstanceIndex::Any | InstanceIndex::Number(0))
+    ) && spec.parent.is_none()
+        && wildcard_match(&spec.name, name)
 }
 
 /// The counter mask each selected set's collection needs: its counters and their helpers (bit
