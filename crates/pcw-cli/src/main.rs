@@ -5,8 +5,12 @@
 //! 2 the input was read but is invalid (for `dump`: malformed performance data). The manifest
 //! commands exit 1 on a manifest with errors, as CTRPP does. A `typeperf` run stopped by
 //! SIGINT (Ctrl+C) or SIGTERM keeps the samples it took and exits 128 + the signal's number
-//! (130, 143), as a shell reports a command the signal ended. Errors are printed to stderr as
-//! `error: …`.
+//! (130, 143), as a shell reports a command the signal ended. One more, from a driver image the
+//! loader runs (`--image`): 86 when the image faults (a bad pointer, `ud2`, `int3`, a divide
+//! error, a call through a NULL pointer), bugchecks, or does not return from a call within
+//! `PCW_LOADER_TIMEOUT` seconds (30 by default) — the loader's stop, printed as
+//! `pcw-loader: stopped: …` naming what and where in the image (pcw-loader's documentation).
+//! Errors are printed to stderr as `error: …`.
 //!
 //! Files and streams go through pcw-io, the same way in every subcommand: inputs are read with
 //! a size bound, text files decoded one way, outputs written all-or-nothing (never over an

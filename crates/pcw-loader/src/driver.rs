@@ -98,6 +98,16 @@ pub fn dos_error(status: NtStatus) -> u32 {
     }
 }
 
+/// A dispatch routine as the time limit's message names it.
+fn dispatch_name(major: u8) -> &'static str {
+    match major {
+        IRP_MJ_CREATE => "the IRP_MJ_CREATE dispatch routine",
+        IRP_MJ_CLOSE => "the IRP_MJ_CLOSE dispatch routine",
+        IRP_MJ_DEVICE_CONTROL => "the IRP_MJ_DEVICE_CONTROL dispatch routine",
+        _ => "a dispatch routine",
+    }
+}
+
 /// A driver image mapped into this process, with the driver object the I/O manager made for
 /// it. Dropping it unmaps the image (call [`LoadedDriver::unload`] first).
 ///
@@ -248,7 +258,8 @@ impl LoadedDriver {
             let entry = unsafe { core::mem::transmute::<usize, EntryFn>(self.entry_point) };
             // SAFETY: DriverEntry's contract: a driver object and a registry path, both valid
             // for the driver's lifetime.
-            unsafe { entry(object, path) }
+            let run = || unsafe { entry(object, path) };
+            ntos::watch::call("DriverEntry", run)
         } else {
             // SAFETY: a host build's entry point, in the host's convention (`host`'s contract).
             let entry = unsafe { core::mem::transmute::<usize, HostEntryFn>(self.entry_point) };
@@ -304,8 +315,10 @@ impl LoadedDriver {
         if self.image.is_some() {
             // SAFETY: the image's unload routine, in its convention (win64).
             let unload = unsafe { core::mem::transmute::<usize, UnloadFn>(routine) };
+            let object = self.driver_object.ptr();
             // SAFETY: called once with its driver object.
-            unsafe { unload(self.driver_object.ptr()) };
+            let run = || unsafe { unload(object) };
+            ntos::watch::call("DriverUnload", run);
         } else {
             // SAFETY: a host build's unload routine, in the host's convention.
             let unload = unsafe { core::mem::transmute::<usize, HostUnloadFn>(routine) };
@@ -397,9 +410,11 @@ impl LoadedDriver {
             // SAFETY: the routine DriverEntry set for `major`, in the image's convention
             // (win64).
             let f = unsafe { core::mem::transmute::<usize, DispatchFn>(routine) };
+            let irp = p.base();
             // SAFETY: a dispatch routine's contract: its device and an IRP that stay valid
             // until it returns.
-            unsafe { f(device as *mut u8, p.base()) }
+            let run = || unsafe { f(device as *mut u8, irp) };
+            ntos::watch::call(dispatch_name(major), run)
         } else {
             // SAFETY: a host build's dispatch routine, in the host's convention.
             let f = unsafe { core::mem::transmute::<usize, HostDispatchFn>(routine) };

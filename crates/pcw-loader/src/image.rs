@@ -293,8 +293,29 @@ impl MappedImage {
             }
         }
         image.protect()?;
-        crate::ntos::cpu::register(image.base(), image.size);
+        crate::ntos::cpu::register(image.base(), image.size, image.symbols(&pe_file));
         Ok(image)
+    }
+
+    /// The names of the image's code, for the loader's messages: its exports and the function
+    /// symbols of a COFF symbol table (mingw-w64 keeps one unless the image is stripped), as
+    /// `(rva, name)`.
+    fn symbols(&self, pe_file: &PeFile64<'_>) -> Vec<(u32, String)> {
+        use object::{Object, ObjectSymbol, SymbolKind};
+        let base = pe_file.relative_address_base();
+        let mut out: Vec<(u32, String)> = pe_file
+            .symbols()
+            .filter(|s| s.kind() == SymbolKind::Text && s.is_definition())
+            .filter_map(|s| {
+                let rva = u32::try_from(s.address().checked_sub(base)?).ok()?;
+                Some((rva, s.name().ok()?.to_owned()))
+            })
+            .filter(|(rva, name)| (*rva as usize) < self.size && !name.is_empty())
+            .collect();
+        out.extend(self.exports.iter().map(|(name, rva)| (*rva, name.clone())));
+        out.sort_unstable();
+        out.dedup_by_key(|(rva, _)| *rva);
+        out
     }
 
     fn memory_mut(&mut self) -> &mut [u8] {

@@ -23,6 +23,14 @@
 //! * [`isolate`]: scenarios in child processes, so a fault in the image is a failed test naming
 //!   the instruction the loader stopped at (or the signal), not a dead test runner.
 //!
+//! A fault the image's code raises (a bad pointer, `ud2`, `int3`, a divide error, a call
+//! through a NULL function pointer, an instruction the loader does not emulate), `KeBugCheckEx`,
+//! and a call into the image — `DriverEntry`, a dispatch routine, a PCW callback,
+//! `DriverUnload` — that has not returned after 30 s stop the process with exit code 86
+//! ([`ntos::STOP_EXIT_CODE`]) and one line on standard error, `pcw-loader: stopped: …`, naming
+//! what and where in the image. The environment variable `PCW_LOADER_TIMEOUT`
+//! ([`ntos::TIMEOUT_ENV`]) sets that limit in seconds (`0.5`, `600`; `0` or `off`: none).
+//!
 //! x86-64 only: the image's code runs natively, called through `extern "win64"` pointers.
 #![forbid(
     clippy::undocumented_unsafe_blocks,

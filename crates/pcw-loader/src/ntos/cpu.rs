@@ -7,15 +7,21 @@
 //!
 //! In a Linux process each of those faults: CR8 is inaccessible at CPL 3 (`#GP`), the kernel
 //! half of the address space is unmapped for user code, and the user `gs` base is 0, so a
-//! `gs:` read lands in the never-mapped first pages. A `SIGSEGV`/`SIGILL` handler installed when
-//! an image is mapped decodes the faulting instruction with iced-x86 and, when its address is
-//! inside a mapped image, emulates it with the IRQL and the time the loader keeps, writes the
-//! destination register in the interrupted context and resumes after it. Anything else that
-//! faults inside an image — another privileged instruction, a read of a field the loader does
-//! not model, an ordinary bad pointer — stops the process with a message naming the
-//! instruction, its address and the reason ([`super::state::stop`], exit code 86), never a
-//! signal. A fault outside any image goes to the handler that was installed before (Rust's
-//! stack-overflow handler, a sanitizer's), or to the default action.
+//! `gs:` read lands in the never-mapped first pages. A handler for every CPU fault signal
+//! (`SIGSEGV`, `SIGILL`, `SIGTRAP`, `SIGFPE`, `SIGBUS`) installed when an image is mapped
+//! decodes the faulting instruction with iced-x86 and, when its address is inside a mapped
+//! image, emulates it with the IRQL and the time the loader keeps, writes the destination
+//! register in the interrupted context and resumes after it. Anything else the image's code
+//! raises — another privileged instruction, a read of a field the loader does not model, an
+//! ordinary bad pointer, an invalid opcode (`ud2`), a breakpoint (`int3`), a divide error, a
+//! bus error, or a call through a NULL or wild function pointer (a fetch fault outside every
+//! image whose return address, at the faulting `rsp`, is in one) — stops the process with a
+//! message naming the fault, the instruction and its place in the image (RVA, and the symbol
+//! when the image has one) ([`super::state::stop`], exit code 86), never a signal. A fault
+//! that is not the image's (outside every image, or a signal another process sent) goes to the
+//! handler that was installed before (Rust's stack-overflow handler, a sanitizer's), or to the
+//! default action. A call into the image that does not return in time is stopped the same way
+//! ([`super::watch`]).
 //!
 //! Why a fault handler rather than patching the code at load time: [`WHY`].
 //!
@@ -25,11 +31,12 @@
 
 use core::cell::UnsafeCell;
 use core::ffi::c_void;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use iced_x86::{
-    Code, Decoder, DecoderOptions, Formatter, Instruction, IntelFormatter, OpKind, Register,
+    Code, Decoder, DecoderOptions, FlowControl, Formatter, Instruction, IntelFormatter, OpKind,
+    Register,
 };
 
 use super::clock::{TIME_INCREMENT, interrupt_time, system_time, tick_count};
@@ -42,7 +49,7 @@ use crate::layout::{kpcr, kuser_shared_data as kuser};
 pub const WHY: &str = "In a Linux process each of these instructions faults: CR8 is inaccessible \
 at CPL 3, the kernel half of the address space (where `KUSER_SHARED_DATA` is) is unmapped for \
 user code, and the user `gs` base is 0, so a `gs:` read lands in the never-mapped first pages. \
-The loader installs a `SIGSEGV`/`SIGILL` handler when it maps an image; for a fault inside an \
+The loader installs a handler for the CPU fault signals when it maps an image; for a fault inside an \
 image it decodes the instruction with iced-x86, emulates it in the interrupted context with \
 the IRQL and the time the loader keeps, and resumes after it. A fault handler rather than \
 patching the code at load time, because the headers' `KUSER_SHARED_DATA` reads compute their \
@@ -52,19 +59,32 @@ exactly those that ship. The cost is a signal per emulated instruction, microsec
 counters driver pays a few times per collection. The handler runs on the faulting thread's \
 own stack (Rust's alternate signal stacks are too small to decode on in a debug build), so in \
 a process with an image mapped a stack overflow ends with a plain `SIGSEGV` instead of Rust's \
-message. Anything else that faults inside an image stops the process (exit code 86) with a \
-message naming the instruction, its address in the image and the reason; a fault outside \
-every image goes to the handler installed before.";
+message. Any other fault the image's code raises (`ud2`, `int3`, a divide error, a bad \
+pointer, a call through a NULL or wild function pointer) stops the process (exit code 86) with \
+a message naming the fault, the instruction and its address in the image; a fault that is not \
+the image's goes to the handler installed before.";
 
 /// Mapped images: `(start, end)` address pairs, 0 when free.
 static RANGES: [(AtomicUsize, AtomicUsize); 8] =
     [const { (AtomicUsize::new(0), AtomicUsize::new(0)) }; 8];
-/// The actions installed before ours, for `SIGSEGV` and `SIGILL`.
-static PREVIOUS: OnceLock<[libc::sigaction; 2]> = OnceLock::new();
+/// Symbols of the mapped images, by image start: `(rva, name)` sorted by RVA.
+static SYMBOLS: Mutex<Vec<(usize, Symbols)>> = Mutex::new(Vec::new());
+/// An image's symbols: `(rva, name)`.
+type Symbols = Vec<(u32, String)>;
+/// The actions installed before ours, one per entry of [`SIGNALS`].
+static PREVIOUS: OnceLock<[libc::sigaction; 5]> = OnceLock::new();
 /// `REG_RIP`'s index in the saved registers.
 const RIP: usize = libc::REG_RIP as usize;
-/// The signals the handler takes.
-const SIGNALS: [libc::c_int; 2] = [libc::SIGSEGV, libc::SIGILL];
+/// `REG_RSP`'s index in the saved registers.
+const RSP: usize = libc::REG_RSP as usize;
+/// The signals the handler takes: every CPU fault a user-mode instruction can raise.
+const SIGNALS: [libc::c_int; 5] = [
+    libc::SIGSEGV,
+    libc::SIGILL,
+    libc::SIGTRAP,
+    libc::SIGFPE,
+    libc::SIGBUS,
+];
 
 /// Instructions emulated since the image was loaded: CR8 reads, CR8 writes, `KUSER_SHARED_DATA`
 /// loads, `gs:` loads.
@@ -150,13 +170,22 @@ pub static FORMS: &[Form] = &[
                       `KUSER_SHARED_DATA` or through `gs:`",
         source: "",
         emulation: "not emulated: the process stops (exit code 86) with a message naming the \
-                    instruction and its address in the image",
+                    instruction and its address in the image, as it does for any other fault \
+                    of the image's code (`ud2`, `int3`, a divide error, a call through a NULL \
+                    pointer)",
     },
 ];
 
-/// Marks `start..start + len` as image code for the handler, installing the handler first.
-pub(crate) fn register(start: usize, len: usize) {
+/// Marks `start..start + len` as image code for the handler, installing the handler first;
+/// `symbols` (`(rva, name)`) name the image's routines in the handler's messages.
+pub(crate) fn register(start: usize, len: usize, mut symbols: Vec<(u32, String)>) {
     install();
+    symbols.sort_unstable();
+    {
+        let mut all = SYMBOLS.lock().unwrap_or_else(PoisonError::into_inner);
+        all.retain(|(s, _)| *s != start);
+        all.push((start, symbols));
+    }
     for (s, e) in &RANGES {
         if s.compare_exchange(0, start, Ordering::AcqRel, Ordering::Acquire)
             .is_ok()
@@ -169,6 +198,10 @@ pub(crate) fn register(start: usize, len: usize) {
 
 /// Forgets the image at `start`.
 pub(crate) fn unregister(start: usize) {
+    SYMBOLS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .retain(|(s, _)| *s != start);
     for (s, e) in &RANGES {
         if s.load(Ordering::Acquire) == start {
             e.store(0, Ordering::Release);
@@ -177,33 +210,68 @@ pub(crate) fn unregister(start: usize) {
     }
 }
 
+/// Where `address` is in the image starting at `start`, for a message: `image+0x1234
+/// (DriverEntry+0x4, 0x7f…)`, the symbol when the loader knows one (an export or a COFF
+/// symbol) and the handler can look it up without waiting.
+pub(crate) fn place(address: usize, start: usize, out: &mut impl core::fmt::Write) {
+    let rva = address - start;
+    let _ = write!(out, "image+{rva:#x} (");
+    if let Ok(all) = SYMBOLS.try_lock()
+        && let Some((_, symbols)) = all.iter().find(|(s, _)| *s == start)
+        && let Some((at, name)) = symbols
+            .iter()
+            .take_while(|(at, _)| *at as usize <= rva)
+            .last()
+    {
+        let _ = write!(out, "{name}+{:#x}, ", rva - *at as usize);
+    }
+    let _ = write!(out, "{address:#x})");
+}
+
+/// [`place`] as a string.
+fn placed(address: usize, start: usize) -> String {
+    let mut s = String::new();
+    place(address, start, &mut s);
+    s
+}
+
 /// The image range containing `address`.
-fn image_of(address: usize) -> Option<(usize, usize)> {
+pub(crate) fn image_of(address: usize) -> Option<(usize, usize)> {
     RANGES.iter().find_map(|(s, e)| {
         let (start, end) = (s.load(Ordering::Acquire), e.load(Ordering::Acquire));
         (start != 0 && (start..end).contains(&address)).then_some((start, end))
     })
 }
 
-/// Installs the handler for `SIGSEGV` and `SIGILL` once per process, keeping the previous
+/// Installs the handler for the fault [`SIGNALS`] once per process, keeping the previous
 /// actions to pass other faults on to.
 fn install() {
     PREVIOUS.get_or_init(|| {
         // SAFETY: zeroed `sigaction` structures are valid (empty masks, no flags); filled below.
-        let mut previous: [libc::sigaction; 2] = unsafe { core::mem::zeroed() };
+        let mut previous: [libc::sigaction; 5] = unsafe { core::mem::zeroed() };
         for (signal, old) in SIGNALS.iter().zip(previous.iter_mut()) {
-            // SAFETY: as above.
-            let mut action: libc::sigaction = unsafe { core::mem::zeroed() };
-            action.sa_sigaction = handler as *const () as usize;
-            action.sa_flags = libc::SA_SIGINFO;
-            // SAFETY: empties a mask we own.
-            unsafe { libc::sigemptyset(&raw mut action.sa_mask) };
-            // SAFETY: installs a handler for a synchronous fault signal; `old` receives the
-            // previous action.
-            unsafe { libc::sigaction(*signal, &raw const action, old) };
+            *old = install_one(*signal, handler);
         }
         previous
     });
+}
+
+/// Installs `f` as the `SA_SIGINFO` handler of `signal` and returns the action it replaces.
+pub(super) fn install_one(
+    signal: libc::c_int,
+    f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut c_void),
+) -> libc::sigaction {
+    // SAFETY: zeroed `sigaction` structures are valid (empty masks, no flags); filled below.
+    let mut action: libc::sigaction = unsafe { core::mem::zeroed() };
+    // SAFETY: as above; `old` receives the previous action.
+    let mut old: libc::sigaction = unsafe { core::mem::zeroed() };
+    action.sa_sigaction = f as *const () as usize;
+    action.sa_flags = libc::SA_SIGINFO;
+    // SAFETY: empties a mask we own.
+    unsafe { libc::sigemptyset(&raw mut action.sa_mask) };
+    // SAFETY: installs a handler for `signal`; `old` receives the previous action.
+    unsafe { libc::sigaction(signal, &raw const action, &raw mut old) };
+    old
 }
 
 /// Hands a fault that is not the image's to the action installed before ours.
@@ -211,8 +279,34 @@ fn install() {
 /// # Safety
 /// The arguments of a signal handler invocation.
 unsafe fn pass_on(signal: libc::c_int, info: *mut libc::siginfo_t, context: *mut c_void) {
-    let index = usize::from(signal != libc::SIGSEGV);
-    let previous = PREVIOUS.get().map(|p| p[index]);
+    let index = SIGNALS.iter().position(|s| *s == signal);
+    let previous = PREVIOUS.get().zip(index).map(|(p, i)| p[i]);
+    // SAFETY: this function's contract.
+    unsafe { pass_on_to(previous, signal, info, context) };
+}
+
+/// Whether the kernel raised this signal for an instruction (a fault or a trap), rather than
+/// a process sending it (`kill`, `raise`, `sigqueue`: `si_code` <= 0).
+///
+/// # Safety
+/// `info` is a signal handler's `siginfo_t`.
+pub(super) unsafe fn from_the_cpu(info: *const libc::siginfo_t) -> bool {
+    // SAFETY: the kernel's siginfo for this signal (contract).
+    unsafe { (*info).si_code > 0 }
+}
+
+/// Hands a signal to `previous`, the action installed before ours: its handler, or the default
+/// action — restored, then the signal raised again (or, for a fault, the instruction
+/// re-executed), which ends the process with the signal as it would have without us.
+///
+/// # Safety
+/// The arguments of a signal handler invocation.
+pub(super) unsafe fn pass_on_to(
+    previous: Option<libc::sigaction>,
+    signal: libc::c_int,
+    info: *mut libc::siginfo_t,
+    context: *mut c_void,
+) {
     match previous {
         Some(p) if p.sa_sigaction != libc::SIG_DFL && p.sa_sigaction != libc::SIG_IGN => {
             if p.sa_flags & libc::SA_SIGINFO != 0 {
@@ -232,54 +326,201 @@ unsafe fn pass_on(signal: libc::c_int, info: *mut libc::siginfo_t, context: *mut
                 f(signal);
             }
         }
+        // An ignored signal that no instruction raised: ignored, as before us.
+        // SAFETY: the handler's `info` (contract).
+        Some(p) if p.sa_sigaction == libc::SIG_IGN && !unsafe { from_the_cpu(info) } => {}
         _ => {
-            // The default action: restore it; returning re-executes the instruction, which
-            // faults again and ends the process with the signal, as it would have without us.
+            // The default action: restore it. A fault re-executes its instruction on return,
+            // which faults again; a trap (`int3`) or a sent signal does not, so it is raised
+            // again (blocked in this handler, delivered as it returns).
             // SAFETY: zeroed is SIG_DFL with an empty mask.
             let mut action: libc::sigaction = unsafe { core::mem::zeroed() };
             action.sa_sigaction = libc::SIG_DFL;
-            // SAFETY: resets the action of a fault signal.
+            // SAFETY: resets the action of the signal being handled.
             unsafe { libc::sigaction(signal, &raw const action, core::ptr::null_mut()) };
+            // SAFETY: the handler's `info` (contract).
+            if signal == libc::SIGTRAP || !unsafe { from_the_cpu(info) } {
+                // SAFETY: raises the signal on this thread; pending until the handler returns.
+                unsafe { libc::raise(signal) };
+            }
         }
     }
+}
+
+/// Reads 8 bytes at `address` without faulting: `None` when they are not readable (or the
+/// kernel refuses `process_vm_readv` on this process).
+fn read_u64(address: usize) -> Option<u64> {
+    let mut value = 0u64;
+    let local = libc::iovec {
+        iov_base: (&raw mut value).cast(),
+        iov_len: 8,
+    };
+    let remote = libc::iovec {
+        iov_base: address as *mut c_void,
+        iov_len: 8,
+    };
+    // SAFETY: getpid has no preconditions.
+    let pid = unsafe { libc::getpid() };
+    // SAFETY: copies 8 bytes of this process's memory into `value`; the kernel checks
+    // `address` and fails with EFAULT instead of faulting.
+    let n = unsafe { libc::process_vm_readv(pid, &raw const local, 1, &raw const remote, 1, 0) };
+    (n == 8).then_some(value)
+}
+
+/// The `call` instruction that ends at `ret` in the image `start..end`, if one does.
+fn call_before(ret: usize, start: usize, end: usize) -> Option<Instruction> {
+    (2..=9).rev().find_map(|len| {
+        let at = ret
+            .checked_sub(len)
+            .filter(|at| *at >= start && ret <= end)?;
+        // SAFETY: `len` bytes of the image's mapping (inside `start..end`).
+        let bytes = unsafe { core::slice::from_raw_parts(at as *const u8, len) };
+        let instruction = Decoder::with_ip(64, bytes, at as u64, DecoderOptions::NONE).decode();
+        (!instruction.is_invalid()
+            && instruction.len() == len
+            && matches!(
+                instruction.flow_control(),
+                FlowControl::Call | FlowControl::IndirectCall
+            ))
+        .then_some(instruction)
+    })
+}
+
+/// A `SIGSEGV` at `rip` outside every image that is the image's own: an instruction fetch from
+/// an address that is not mapped code (`si_addr` is `rip`) right after a call from the image
+/// (the return address at the faulting `rsp` is in an image) — a call through a NULL or wild
+/// function pointer. The message, or `None` for a fault that is not the image's.
+fn wild_call(uc: &libc::ucontext_t, address: usize, rip: usize) -> Option<String> {
+    if address != rip {
+        return None;
+    }
+    let rsp = usize::try_from(uc.uc_mcontext.gregs[RSP].cast_unsigned()).ok()?;
+    let ret = usize::try_from(read_u64(rsp)?).ok()?;
+    let (start, end) = image_of(ret).or_else(|| image_of(ret.wrapping_sub(1)))?;
+    Some(match call_before(ret, start, end) {
+        Some(call) => {
+            let mut text = String::new();
+            IntelFormatter::new().format(&call, &mut text);
+            format!(
+                "`{text}` at {}: call to address {rip:#x}, which is not mapped code",
+                placed(usize::try_from(call.ip()).unwrap_or(0), start)
+            )
+        }
+        None => format!(
+            "call to address {rip:#x}, which is not mapped code, returning to {}",
+            placed(ret, start)
+        ),
+    })
+}
+
+/// What a `SIGFPE`'s `si_code` says (Linux's `FPE_*` values, which the libc crate lacks).
+fn arithmetic(code: libc::c_int) -> &'static str {
+    match code {
+        1 => "divide error (an integer division by zero, or a quotient too large)", // FPE_INTDIV
+        2 => "integer overflow",                                                    // FPE_INTOVF
+        3 => "floating-point exception (division by zero)",                         // FPE_FLTDIV
+        4 => "floating-point exception (overflow)",                                 // FPE_FLTOVF
+        5 => "floating-point exception (underflow)",                                // FPE_FLTUND
+        6 => "floating-point exception (inexact result)",                           // FPE_FLTRES
+        7 => "floating-point exception (invalid operation)",                        // FPE_FLTINV
+        _ => "arithmetic exception",
+    }
+}
+
+/// The instruction at `at` in the image `start..end`, decoded.
+fn decode_at(at: usize, end: usize) -> Instruction {
+    // SAFETY: up to 15 bytes of the image's code at `at`, inside its mapping (bounded by its
+    // end).
+    let bytes = unsafe { core::slice::from_raw_parts(at as *const u8, (end - at).min(15)) };
+    Decoder::with_ip(64, bytes, at as u64, DecoderOptions::NONE).decode()
 }
 
 extern "C" fn handler(signal: libc::c_int, info: *mut libc::siginfo_t, context: *mut c_void) {
     // SAFETY: the kernel passes the interrupted thread's `ucontext_t` to a SA_SIGINFO handler.
     let uc = unsafe { &mut *context.cast::<libc::ucontext_t>() };
     let rip = usize::try_from(uc.uc_mcontext.gregs[RIP].cast_unsigned()).unwrap_or(0);
-    let Some((start, end)) = image_of(rip) else {
+    // SAFETY: the handler's own `info`.
+    if !unsafe { from_the_cpu(info) } {
+        // Sent by a process, not raised by an instruction: not the image's.
+        // SAFETY: this handler's own arguments.
+        unsafe { pass_on(signal, info, context) };
+        return;
+    }
+    // SAFETY: the kernel's siginfo for this fault.
+    let siginfo = unsafe { &*info };
+    let code = siginfo.si_code;
+    // SAFETY: a fault's siginfo carries `si_addr`, the faulting address (0 for a #GP).
+    let address = unsafe { siginfo.si_addr() } as usize;
+    // A trap reports the address after the instruction (`int3`'s next byte).
+    let at = if signal == libc::SIGTRAP {
+        rip.wrapping_sub(1)
+    } else {
+        rip
+    };
+    let Some((start, end)) = image_of(at) else {
+        if signal == libc::SIGSEGV
+            && let Some(message) = wild_call(uc, address, rip)
+        {
+            stop(&message);
+        }
         // SAFETY: this handler's own arguments.
         unsafe { pass_on(signal, info, context) };
         return;
     };
-    // SAFETY: up to 15 bytes of the image's code at the faulting instruction, inside its
-    // mapping (bounded by its end).
-    let bytes = unsafe { core::slice::from_raw_parts(rip as *const u8, (end - rip).min(15)) };
-    let mut decoder = Decoder::with_ip(64, bytes, rip as u64, DecoderOptions::NONE);
-    let instruction = decoder.decode();
+    let named = |instruction: &Instruction, reason: &str| -> ! {
+        let mut text = String::new();
+        IntelFormatter::new().format(instruction, &mut text);
+        stop(&format!(
+            "`{text}` at {}: {reason}",
+            placed(usize::try_from(instruction.ip()).unwrap_or(0), start)
+        ))
+    };
+    match signal {
+        libc::SIGTRAP => {
+            // `int3` (0xCC) just executed, or `int 3` (CD 03), or a single step.
+            let int3 = decode_at(at, end);
+            if int3.code() == Code::Int3 {
+                named(&int3, "breakpoint (int3)");
+            }
+            if let Some(int_3) = rip
+                .checked_sub(2)
+                .filter(|a| *a >= start)
+                .map(|a| decode_at(a, end))
+                .filter(|i| i.code() == Code::Int_imm8 && i.immediate8() == 3)
+            {
+                named(&int_3, "breakpoint (int 3)");
+            }
+            stop(&format!(
+                "a trap (single step or debug exception) before {}",
+                placed(rip.min(end - 1), start)
+            ));
+        }
+        libc::SIGFPE => named(&decode_at(rip, end), arithmetic(code)),
+        libc::SIGBUS => named(
+            &decode_at(rip, end),
+            &format!(
+                "bus error{} (fault address {address:#x})",
+                if code == libc::BUS_ADRALN {
+                    ", a misaligned access"
+                } else {
+                    ""
+                }
+            ),
+        ),
+        _ => {}
+    }
+    let instruction = decode_at(rip, end);
     if signal == libc::SIGILL && !instruction.is_privileged() {
-        // `ud2` and its kind: the image's own deliberate fault, left to kill the process.
-        // SAFETY: this handler's own arguments.
-        unsafe { pass_on(signal, info, context) };
-        return;
+        named(&instruction, "invalid opcode");
     }
     match emulate(&instruction, uc) {
         Ok(()) => {
             uc.uc_mcontext.gregs[RIP] = instruction.next_ip().cast_signed();
         }
-        Err(reason) => {
-            // SAFETY: the kernel's siginfo for this fault.
-            let info = unsafe { &*info };
-            // SAFETY: a fault's siginfo carries `si_addr`, the faulting address (0 for a #GP).
-            let address = unsafe { info.si_addr() } as usize;
-            let mut text = String::new();
-            IntelFormatter::new().format(&instruction, &mut text);
-            stop(&format!(
-                "`{text}` at image+{:#x} ({rip:#x}): {reason} (fault address {address:#x})",
-                rip - start
-            ));
-        }
+        Err(reason) => named(
+            &instruction,
+            &format!("{reason} (fault address {address:#x})"),
+        ),
     }
 }
 

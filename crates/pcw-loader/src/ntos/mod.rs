@@ -38,6 +38,7 @@ mod state;
 mod strings;
 pub(crate) mod sync;
 mod table;
+pub(crate) mod watch;
 
 pub use clock::TIME_INCREMENT;
 pub use cpu::{FORMS, Form, WHY, emulated};
@@ -57,6 +58,7 @@ pub use state::{
     counted_add_instances, fail_at, failed, fallible_calls, leaks, violations,
 };
 pub use table::{ROUTINES, Routine, Shim};
+pub use watch::{DEFAULT_TIMEOUT, TIMEOUT_ENV, timeout};
 
 /// The routines' limits, for [`state::enter`].
 fn install_limits() {

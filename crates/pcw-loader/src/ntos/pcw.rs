@@ -105,9 +105,31 @@ unsafe extern "system" fn trampoline(
     // SAFETY: the image registered this address as its PCW_CALLBACK; the image's convention is
     // win64.
     let callback = unsafe { core::mem::transmute::<usize, ImageCallback>(thunk.callback) };
+    let what = [
+        (
+            PcwCallbackAddCounter,
+            "the PCW callback (PcwCallbackAddCounter)",
+        ),
+        (
+            PcwCallbackRemoveCounter,
+            "the PCW callback (PcwCallbackRemoveCounter)",
+        ),
+        (
+            PcwCallbackEnumerateInstances,
+            "the PCW callback (PcwCallbackEnumerateInstances)",
+        ),
+        (
+            PcwCallbackCollectData,
+            "the PCW callback (PcwCallbackCollectData)",
+        ),
+    ]
+    .into_iter()
+    .find_map(|(k, name)| (k == kind).then_some(name))
+    .unwrap_or("the PCW callback");
     // SAFETY: the callback's contract: a kind, valid information for it, the context the image
     // registered.
-    let status = unsafe { callback(kind, out.base(), thunk.context) };
+    let run = || unsafe { callback(kind, out.base(), thunk.context) };
+    let status = super::watch::call(what, run);
     super::sync::check_return("a PCW callback");
     status
 }
