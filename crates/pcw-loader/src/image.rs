@@ -297,9 +297,9 @@ impl MappedImage {
         Ok(image)
     }
 
-    /// The names of the image's code, for the loader's messages: its exports and the function
-    /// symbols of a COFF symbol table (mingw-w64 keeps one unless the image is stripped), as
-    /// `(rva, name)`.
+    /// The names of the image's code, for the loader's messages: the function symbols of a COFF
+    /// symbol table (mingw-w64 keeps one unless the image is stripped) and, beside them, its
+    /// exports, as `(rva, name)`; nothing without a symbol table.
     fn symbols(&self, pe_file: &PeFile64<'_>) -> Vec<(u32, String)> {
         use object::{Object, ObjectSymbol, SymbolKind};
         let base = pe_file.relative_address_base();
@@ -312,6 +312,13 @@ impl MappedImage {
             })
             .filter(|(rva, name)| (*rva as usize) < self.size && !name.is_empty())
             .collect();
+        // Exports alone would name every routine after the nearest export below it (an image
+        // built with LTO by MSVC's linker exports only `DriverEntry`, so every fault would read
+        // `DriverEntry+…`): they join a symbol table, whose other routines bound them, or
+        // nothing is named and the RVA (for the PDB) is the place.
+        if out.is_empty() {
+            return out;
+        }
         out.extend(self.exports.iter().map(|(name, rva)| (*rva, name.clone())));
         out.sort_unstable();
         out.dedup_by_key(|(rva, _)| *rva);

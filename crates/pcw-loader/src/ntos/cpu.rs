@@ -211,8 +211,8 @@ pub(crate) fn unregister(start: usize) {
 }
 
 /// Where `address` is in the image starting at `start`, for a message: `image+0x1234
-/// (DriverEntry+0x4, 0x7f…)`, the symbol when the loader knows one (an export or a COFF
-/// symbol) and the handler can look it up without waiting.
+/// (DriverEntry+0x4, 0x7f…)`, the symbol when the image has a symbol table (its routines and
+/// exports) and the handler can look it up without waiting.
 pub(crate) fn place(address: usize, start: usize, out: &mut impl core::fmt::Write) {
     let rva = address - start;
     let _ = write!(out, "image+{rva:#x} (");
