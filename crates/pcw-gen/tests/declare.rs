@@ -249,6 +249,63 @@ fn a_file_nested_too_deep_is_refused_at_its_bracket_without_exhausting_the_stack
         // At the 129th parenthesis: the constant's line, after `const X: u8 = ` and 128 of them.
         assert_eq!((d.pos.line as usize, d.pos.column), (lines + 2, 15 + 128));
     }
+    // Nesting that is not brackets: the rest of the file is not parsed, so none of it is
+    // refused and none of it exhausts the stack (syn's parser of the whole file overflowed
+    // the main thread's 8 MiB on a few hundred levels of each).
+    for (what, code) in [
+        (
+            "generics",
+            format!(
+                "type T = {}u8{};",
+                "Vec<".repeat(20_000),
+                ">".repeat(20_000)
+            ),
+        ),
+        ("references", format!("type T = {}u8;", "&".repeat(100_000))),
+        (
+            "pointers",
+            format!("type T = {}u8;", "*const ".repeat(50_000)),
+        ),
+        (
+            "unary operators",
+            format!("const X: i8 = {}1;", "- ".repeat(100_000)),
+        ),
+        (
+            "closures",
+            format!("fn f() {{ let _ = {}0; }}", "|| ".repeat(50_000)),
+        ),
+        (
+            "else-if chains",
+            format!(
+                "fn f(x: bool) {{ if x {{}} {} }}",
+                "else if x {} ".repeat(20_000)
+            ),
+        ),
+    ] {
+        let analysis = analyse(format!("{declaration}\n{code}\n"));
+        assert_eq!(
+            analysis.declared.len(),
+            1,
+            "{what}: {:?}",
+            analysis.diagnostics
+        );
+        assert!(
+            analysis.diagnostics.is_empty(),
+            "{what}: {:?}",
+            analysis.diagnostics
+        );
+    }
+    // A file that does not lex is refused where it stops being Rust.
+    let broken = analyse(format!("{declaration}\nconst S: &str = \"unterminated;\n"));
+    let [d] = broken.diagnostics.as_slice() else {
+        panic!("{:?}", broken.diagnostics);
+    };
+    assert!(
+        d.message.starts_with("the file is not Rust"),
+        "{}",
+        d.message
+    );
+    assert_eq!(d.pos.line as usize, lines + 2, "{}", d.message);
     // The macro itself refuses the same nesting inside a declaration's tokens.
     let body: proc_macro2::TokenStream = format!(
         "pub mod m {{ const X: u8 = {}1{}; }}",
@@ -261,5 +318,38 @@ fn a_file_nested_too_deep_is_refused_at_its_bracket_without_exhausting_the_stack
     assert!(
         expanded.contains("compile_error") && expanded.contains("nested more than 128 deep"),
         "{expanded}"
+    );
+}
+
+#[test]
+fn declarations_are_found_in_the_files_order_in_inline_modules_and_after_attributes() {
+    let man = root().join("manifest/pcw_driver.man");
+    let declaration = to_rust(&Input::new(&man, &std::fs::read(&man).unwrap())).unwrap();
+    let renamed =
+        |module: &str| declaration.replacen("pub mod pcw_driver", &format!("pub mod {module}"), 1);
+    assert_ne!(
+        renamed("x"),
+        declaration,
+        "the declaration names its module"
+    );
+    let source = format!(
+        "#![allow(dead_code)]\n{}\npub(crate) mod outer {{\n    #[cfg(all())]\n    mod inner {{\n{}\n    }}\n    fn not_an_item() {{ let _ = 1; }}\n}}\n{}\nfn f() {{ {} }}\n",
+        renamed("first"),
+        renamed("second"),
+        renamed("third"),
+        // In a function body: not an item of the file or of a module.
+        renamed("ignored"),
+    );
+    let analysis = analyze_declarations(&Input::new("many.rs", source.as_bytes()));
+    let modules: Vec<&str> = analysis
+        .declared
+        .iter()
+        .map(|d| d.module.as_str())
+        .collect();
+    assert_eq!(
+        modules,
+        ["first", "second", "third"],
+        "{:?}",
+        analysis.diagnostics
     );
 }

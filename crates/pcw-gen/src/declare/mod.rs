@@ -154,8 +154,10 @@ impl DeclarationAnalysis {
     }
 }
 
-/// Reads every `counters!` invocation of a Rust source file (at any depth of inline modules;
-/// the macro may be named through any path ending in `counters`) and derives its manifest.
+/// Reads every `counters!` invocation of a Rust source file (an item of the file or of an
+/// inline module at any depth; the macro may be named through any path ending in `counters`)
+/// and derives its manifest. The rest of the file is only lexed, not parsed: a syntax error
+/// there is the compiler's to report, and no nesting of it can exhaust the stack.
 /// Pure: the input's path only labels the diagnostics. Bytes are decoded as every pcw input is
 /// (UTF-8 or UTF-16, with or without BOM).
 ///
@@ -189,24 +191,24 @@ pub fn analyze_declarations(input: &Input<'_>) -> DeclarationAnalysis {
             return out;
         }
     };
-    // syn's parser recurses once or more per bracket level: too deep a file is refused first,
-    // from proc-macro2's tokens (lexed without recursion), rather than overflow the stack.
-    if let Ok(tokens) = text.parse::<TokenStream>()
-        && let Some(found) = too_deep(&tokens)
-    {
-        out.diagnostics.push(found.diagnostic(file));
-        return out;
-    }
-    let parsed = match syn::parse_file(&text) {
-        Ok(f) => f,
+    // The file is read as proc-macro2's tokens, which it lexes without recursion, and only the
+    // `counters!` invocations are looked for in them: syn's parser of the whole file recursed
+    // once or more per level of brackets, generics, references, unary operators or closures,
+    // and a file of a few hundred such levels overflowed the stack. (A syntax error elsewhere
+    // in the file is the compiler's to report; one in a declaration is reported here.)
+    let tokens = match without_shebang(&text).parse::<TokenStream>() {
+        Ok(tokens) => tokens,
         Err(e) => {
-            out.diagnostics
-                .extend(problem::from_syn(e).into_iter().map(|p| p.diagnostic(file)));
+            let found = problem::Problem::new(e.span(), format!("the file is not Rust: {e}"));
+            out.diagnostics.push(found.diagnostic(file));
             return out;
         }
     };
-    let mut macros = Vec::new();
-    collect_macros(&parsed.items, &mut macros);
+    if let Some(found) = too_deep(&tokens) {
+        out.diagnostics.push(found.diagnostic(file));
+        return out;
+    }
+    let macros = collect_macros(tokens);
     if macros.is_empty() {
         out.diagnostics.push(problem::at_start(
             file,
@@ -314,25 +316,99 @@ fn too_deep(tokens: &TokenStream) -> Option<problem::Problem> {
     None
 }
 
-/// The tokens of every `counters!` invocation among `items`, inline modules searched too.
-fn collect_macros(items: &[syn::Item], out: &mut Vec<TokenStream>) {
-    for item in items {
-        match item {
-            syn::Item::Macro(m)
-                if m.mac
-                    .path
-                    .segments
-                    .last()
-                    .is_some_and(|s| s.ident == "counters") =>
-            {
-                out.push(m.mac.tokens.clone());
-            }
-            syn::Item::Mod(m) => {
-                if let Some((_, inner)) = &m.content {
-                    collect_macros(inner, out);
-                }
-            }
-            _ => {}
-        }
+/// `text` with a first line of `#!…` (a script's interpreter line, not an inner attribute
+/// `#![…]`) blanked, its positions kept, as the compiler ignores it.
+fn without_shebang(text: &str) -> std::borrow::Cow<'_, str> {
+    let Some(rest) = text.strip_prefix("#!") else {
+        return text.into();
+    };
+    if rest.trim_start().starts_with('[') {
+        return text.into();
     }
+    let end = text.find('\n').unwrap_or(text.len());
+    let blank: String = text
+        .get(..end)
+        .unwrap_or_default()
+        .chars()
+        .map(|_| ' ')
+        .collect();
+    format!("{blank}{}", text.get(end..).unwrap_or_default()).into()
+}
+
+/// The tokens of every `counters!` invocation that is an item of the file or of an inline
+/// module (`mod name { … }`), in the file's order, as syn would find them among the file's
+/// items: a path ending in `counters`, `!` and a delimited group, where an item starts (the
+/// file's start, or after `;`, a braced group, an attribute or a visibility). A walk with its
+/// own stack of the modules it is in.
+fn collect_macros(file: TokenStream) -> Vec<TokenStream> {
+    use proc_macro2::{Delimiter, TokenTree};
+    let mut out = Vec::new();
+    // Each module being read: its tokens, the next one's index, whether an item starts there.
+    let mut modules = vec![(file.into_iter().collect::<Vec<TokenTree>>(), 0usize, true)];
+    while let Some((items, i, item_start)) = modules.last_mut() {
+        let Some(token) = items.get(*i) else {
+            modules.pop();
+            continue;
+        };
+        let punct = |at: usize, c: char| matches!(items.get(at), Some(TokenTree::Punct(p)) if p.as_char() == c);
+        let ident = |at: usize, name: &str| matches!(items.get(at), Some(TokenTree::Ident(id)) if id == name);
+        let group = |at: usize, delimiter: Delimiter| match items.get(at) {
+            Some(TokenTree::Group(g)) if g.delimiter() == delimiter => Some(g.stream()),
+            _ => None,
+        };
+        // An attribute (`#[…]`, `#![…]`) or a visibility (`pub`, `pub(crate)`) keeps the
+        // position where an item starts.
+        if punct(*i, '#') {
+            let at = if punct(*i + 1, '!') { *i + 2 } else { *i + 1 };
+            if group(at, Delimiter::Bracket).is_some() {
+                *i = at + 1;
+                continue;
+            }
+        }
+        if *item_start && ident(*i, "pub") {
+            *i += if group(*i + 1, Delimiter::Parenthesis).is_some() {
+                2
+            } else {
+                1
+            };
+            continue;
+        }
+        if *item_start {
+            // A path (`counters`, `pcw_declare::counters`, `::pcw_declare::counters`).
+            let mut at = *i;
+            if punct(at, ':') && punct(at + 1, ':') {
+                at += 2;
+            }
+            while matches!(items.get(at), Some(TokenTree::Ident(_)))
+                && punct(at + 1, ':')
+                && punct(at + 2, ':')
+            {
+                at += 3;
+            }
+            if ident(at, "counters")
+                && punct(at + 1, '!')
+                && let Some(TokenTree::Group(body)) = items.get(at + 2)
+            {
+                out.push(body.stream());
+                *i = at + 3;
+                continue;
+            }
+            // `mod name { … }`: its items, then the rest of this module.
+            if ident(*i, "mod")
+                && matches!(items.get(*i + 1), Some(TokenTree::Ident(_)))
+                && let Some(body) = group(*i + 2, Delimiter::Brace)
+            {
+                *i += 3;
+                modules.push((body.into_iter().collect(), 0, true));
+                continue;
+            }
+        }
+        *item_start = match token {
+            TokenTree::Punct(p) => p.as_char() == ';',
+            TokenTree::Group(g) => g.delimiter() == Delimiter::Brace,
+            _ => false,
+        };
+        *i += 1;
+    }
+    out
 }
