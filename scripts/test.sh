@@ -16,14 +16,18 @@ target_dir="${CARGO_TARGET_DIR:-$(pwd)/target}"
 mkdir -p "$target_dir"
 # Free space on the disk the builds share, in GB.
 free_gb() { df -P -BG "$target_dir" | awk 'NR == 2 { sub("G", "", $4); print $4 }'; }
+# The same in MB, for the full-disk check (df rounds GB up).
+free_mb() { df -P -BM "$target_dir" | awk 'NR == 2 { sub("M", "", $4); print $4 }'; }
 
 # Each stage's header says how much disk is left: a stage that dies of a full disk often says
 # something else (a linker killed by SIGBUS, a truncated file), and this line tells why.
 step() { printf '\n== %s\n   (%s GB free on the disk of %s)\n' "$*" "$(free_gb)" "$target_dir"; }
 
 # In CI (CI=true) a stage's own build directory is removed as soon as no later stage reads it,
-# so the run's peak disk use stays about 6 GB lower (README gives the figures). Run by hand,
-# the command keeps them: a second run reuses them.
+# so the run's peak disk use stays about 6 GB lower (docs/test-stages.md gives the figures).
+# Run by hand, the command keeps them: a second run reuses them. Only the default directories
+# are removed: one named by an override (PCW_ASAN_TARGET_DIR and the like) is the caller's, a
+# cache or a corpus kept on purpose.
 prune() {
   if [ "${CI:-}" = true ]; then
     for dir in "$@"; do rm -rf "$dir"; done
@@ -41,7 +45,7 @@ fi
 # A failure with little disk left names the likely cause.
 on_exit() {
   local rc=$?
-  if [ "$rc" -ne 0 ] && [ "$(free_gb)" -lt 2 ]; then
+  if [ "$rc" -ne 0 ] && [ "$(free_mb)" -lt 2048 ]; then
     echo "error: the command failed with $(free_gb) GB free on the disk of $target_dir: a full disk is the likely cause (a run on a fresh machine needs about $disk_needed_gb GB)" >&2
   fi
 }
@@ -114,20 +118,22 @@ step "fuzz: every cargo-fuzz target for ${PCW_CI_FUZZ_SECONDS:=10} s from its co
 # cargo-fuzz has no --locked: check fuzz/Cargo.lock first, so the build cannot quietly change it.
 cargo metadata --manifest-path fuzz/Cargo.toml --locked --format-version 1 >/dev/null
 bash scripts/fuzz.sh "$PCW_CI_FUZZ_SECONDS"
-prune "${PCW_FUZZ_TARGET_DIR:-$(pwd)/target/fuzz}" "${PCW_FUZZ_DIR:-$(pwd)/target/fuzz-run}"
+[ -n "${PCW_FUZZ_TARGET_DIR:-}" ] || prune "$(pwd)/target/fuzz"
+[ -n "${PCW_FUZZ_DIR:-}" ] || prune "$(pwd)/target/fuzz-run"
 
 step "AddressSanitizer: the workspace tests under nightly -Zsanitizer=address (scripts/asan.sh)"
 bash scripts/asan.sh
 # Its instrumented builds (about 4 GB), and the workspace tests' compile-fail crates.
-prune "${PCW_ASAN_TARGET_DIR:-$(pwd)/target/asan}" "$target_dir/tests/trybuild"
+[ -n "${PCW_ASAN_TARGET_DIR:-}" ] || prune "$(pwd)/target/asan"
+prune "$target_dir/tests/trybuild"
 
 step "loom: the registry's lock and the statistics' AddCounter gating, every interleaving of small cases (scripts/loom.sh)"
 bash scripts/loom.sh
-prune "${PCW_LOOM_TARGET_DIR:-$(pwd)/target/loom}" "${PCW_LOOM_TARGET_DIR:-$(pwd)/target/loom}-driver"
+[ -n "${PCW_LOOM_TARGET_DIR:-}" ] || prune "$(pwd)/target/loom" "$(pwd)/target/loom-driver"
 
 step "stress: the concurrent tests in release mode for a fixed iteration count (scripts/stress.sh)"
 bash scripts/stress.sh
-prune "${PCW_STRESS_TARGET_DIR:-$target_dir}/stress"
+[ -n "${PCW_STRESS_TARGET_DIR:-}" ] || prune "$target_dir/stress"
 
 step "Windows artifacts: cross-build with Debian's toolchain (scripts/cross-windows.sh)"
 bash scripts/cross-windows.sh
