@@ -148,6 +148,14 @@ pub fn expand(
                 names.iter().filter(|n| instance_matches(spec, n)).count()
             }),
         };
+        if each == 0 {
+            // The first path that matches nothing is the error, as it was before the count.
+            return Err(Error::NoInstance {
+                path: selector.path.clone(),
+                object: catalog.sets[selector.set].name.clone(),
+                instance: selector.parsed.instance_text(),
+            });
+        }
         total = total.saturating_add(selector.counters.len().saturating_mul(each));
         if total > MAX_COLUMNS {
             return Err(Error::TooManyColumns {
@@ -161,20 +169,13 @@ pub fn expand(
         let targets: Vec<(Target, Option<String>)> = match &selector.parsed.instance {
             None => vec![(Target::Only, None)],
             Some(spec) => {
+                // At least one: the count above refused a path that matches none.
                 let names = primed.get(&selector.set).map_or(&[][..], Vec::as_slice);
-                let matched: Vec<(Target, Option<String>)> = names
+                names
                     .iter()
                     .filter(|n| instance_matches(spec, n))
                     .map(|n| (Target::Named(n.clone()), Some(n.clone())))
-                    .collect();
-                if matched.is_empty() {
-                    return Err(Error::NoInstance {
-                        path: selector.path.clone(),
-                        object: info.name.clone(),
-                        instance: selector.parsed.instance_text(),
-                    });
-                }
-                matched
+                    .collect()
             }
         };
         for &counter in &selector.counters {
@@ -337,6 +338,21 @@ mod tests {
                 "{spec}"
             );
         }
+        // A million columns and more are refused; a path matching nothing before them is
+        // still the error reported.
+        let wide = vec![r"\Contoso Timers(*)\*".to_owned(); MAX_COLUMNS / 8];
+        let selectors = resolve(&catalog, &wide).unwrap();
+        assert!(matches!(
+            expand(&catalog, &selectors, &primed),
+            Err(Error::TooManyColumns { .. })
+        ));
+        let mut first_matches_nothing = vec![r"\Contoso Timers(tape*)\% Busy Time".to_owned()];
+        first_matches_nothing.extend(wide);
+        let selectors = resolve(&catalog, &first_matches_nothing).unwrap();
+        assert!(matches!(
+            expand(&catalog, &selectors, &primed),
+            Err(Error::NoInstance { .. })
+        ));
     }
 
     #[test]
