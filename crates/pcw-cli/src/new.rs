@@ -179,12 +179,13 @@ impl Names {
                     .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
         }) && name.starts_with(|c: char| c.is_ascii_lowercase());
         let snake = words.join("_");
-        if name.len() > MAX_NAME {
+        // Its length is told only of a name of the right characters (ASCII: a character a
+        // byte); any other is told what a name may hold, below.
+        if valid && name.len() > MAX_NAME {
             return Err(Error::Usage(format!(
-                "`{}` cannot name a driver crate: it has {} characters, and a crate name at most \
-                 {MAX_NAME}",
-                pcw_gen::text::visible(name),
-                name.chars().count()
+                "`{name}` cannot name a driver crate: it has {} characters, and a crate name at \
+                 most {MAX_NAME}",
+                name.len()
             )));
         }
         if PCW_CRATES.contains(&snake.as_str()) {

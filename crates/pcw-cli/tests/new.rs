@@ -99,7 +99,7 @@ fn what_it_cannot_make_is_refused_and_nothing_is_written() {
     let at = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
     let tidal = common::crate_file("../pcw-gen/tests/manifests/tidal_user.man");
     let not_xml = common::crate_file("Cargo.toml");
-    let refusals: [(Vec<String>, &str); 9] = [
+    let refusals: [(Vec<String>, &str); 10] = [
         (
             vec![at("k"), "--kmdf".into()],
             "KMDF driver gets its counters the same way",
@@ -108,6 +108,7 @@ fn what_it_cannot_make_is_refused_and_nothing_is_written() {
         (vec![at("Bad Name")], "cannot name a driver crate"),
         (vec![at("fn")], "cannot name a driver crate"),
         (vec![at(&"a".repeat(65))], "it has 65 characters"),
+        (vec![at(&"é".repeat(40))], "use lower-case words"),
         (vec![at("pcw-rt")], "the name of a pcw-rs crate"),
         (
             vec![at("elsewhere"), "--pcw-rs".into(), at("nowhere")],

@@ -457,11 +457,12 @@ fn deeply_nested_elements_are_walked_without_exhausting_the_stack() {
     // 25 000 levels on the main thread's 8 MiB.
     let depth = 200_000;
     let (open, close) = ("<x>".repeat(depth), "</x>".repeat(depth));
-    let wrapped = with("  <counters", &format!("{open}<counters")).replacen(
-        "</counters>",
-        &format!("</counters>{close}"),
-        1,
-    );
+    // A deep branch with no counters before the wrapped ones: the walk climbs back out of it.
+    let wrapped = with(
+        "  <counters",
+        &format!("<empty>{open}{close}</empty>{open}<counters"),
+    )
+    .replacen("</counters>", &format!("</counters>{close}"), 1);
     let bare = format!("<a>{open}{close}</a>");
     let run = std::thread::Builder::new()
         .stack_size(256 * 1024)
@@ -510,8 +511,23 @@ fn an_element_with_too_many_attributes_is_refused_at_its_tag() {
     assert_eq!((d.pos.line, d.pos.column), (2, 2));
     let just = analyze(&Input::new("t.man", at(&attrs(65)).as_bytes()));
     assert!(just.has_errors());
+    let quoted = |n: usize| {
+        let mut out = String::new();
+        for k in 0..n {
+            let _ =
+                std::fmt::Write::write_fmt(&mut out, format_args!(" q{k}=\"it's\" s{k}='say \"='"));
+        }
+        out
+    };
     for fine in [
         at(&attrs(64)),
+        // Values holding the other quote and `=`: 32 + 32 attributes.
+        at(&quoted(32)),
+        // A processing instruction's pseudo-attributes are not an element's.
+        with(
+            " <instrumentation>",
+            &format!(" <?pi{}?><instrumentation>", attrs(70)),
+        ),
         with(
             " <instrumentation>",
             &format!(

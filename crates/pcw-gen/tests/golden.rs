@@ -245,6 +245,17 @@ fn a_path_a_cargo_directive_cannot_name_is_refused_before_anything_is_written() 
         assert!(message.contains("line break"), "{message}");
         assert!(!out.exists(), "nothing is written for {}", out.display());
     }
+    // A declaration source named so is refused the same way, before anything is written.
+    let declaration = pcw_gen::declare::to_rust(&Input::new("contoso_v11.man", &text)).unwrap();
+    let source = base.join("src\ncargo:rustc-link-lib=evil\n.rs");
+    fs::write(&source, declaration).unwrap();
+    let out = base.join("declared");
+    let err = Config::new()
+        .out_dir(&out)
+        .compile_declarations(&source)
+        .unwrap_err();
+    assert!(matches!(err, pcw_gen::Error::CargoPath { .. }), "{err}");
+    assert!(!out.exists());
     // Outside a build script the same names are only files.
     let out = base.join("out\nplain");
     let written = Config::new()

@@ -658,6 +658,11 @@ mod tests {
             );
         }
         assert!(!dir.path().join("new.rs").exists());
+        // Names that only look like those are files.
+        for name in ["a.", "..foo", ".hidden", "sub/.hidden"] {
+            let path = dir.path().join(name);
+            outputs.add(&path, b"4".to_vec()).unwrap();
+        }
     }
 
     #[cfg(unix)]
