@@ -168,20 +168,26 @@ driver_build build --offline --release --manifest-path "$fresh/Cargo.toml" --wor
 # checkout's crates by path (`--pcw-rs`). Their images are built like the drivers' above; the
 # test command then runs each crate's own tests on its host build and on its image. Like the
 # fresh crates they share a copy of this workspace's Cargo.lock, offline.
-echo "== scaffold: pcw new (a fresh manifest, and xdp_like.man), x86_64-pc-windows-msvc"
+echo "== scaffold: pcw new (a fresh manifest, xdp_like.man and clashing_symbols.man), x86_64-pc-windows-msvc"
 scaffold=$root/target/scaffold
 rm -rf "$scaffold"
 mkdir -p "$scaffold"
 cat >"$scaffold/Cargo.toml" <<'TOML'
 [workspace]
 resolver = "3"
-members = ["fresh-driver", "ported-driver"]
+members = ["fresh-driver", "ported-driver", "clashing-driver"]
 TOML
 cp Cargo.lock "$scaffold/Cargo.lock"
 cargo run -q --locked -p pcw-cli --bin pcw -- new "$scaffold/fresh-driver" --pcw-rs "$root"
 cargo run -q --locked -p pcw-cli --bin pcw -- new "$scaffold/ported-driver" --pcw-rs "$root" \
   --manifest crates/pcw-cli/tests/fixtures/xdp_like.man
-driver_build build --offline --release --manifest-path "$scaffold/Cargo.toml" --workspace --lib
+# A third from countersets whose symbols name what a driver crate's Rust already uses (a
+# one-letter symbol, `Slot`, `core`, `register`, `generated`): the test command builds it and
+# runs its tests on the host; its image would add nothing the other two do not check.
+cargo run -q --locked -p pcw-cli --bin pcw -- new "$scaffold/clashing-driver" --pcw-rs "$root" \
+  --manifest crates/pcw-cli/tests/fixtures/clashing_symbols.man
+driver_build build --offline --release --manifest-path "$scaffold/Cargo.toml" --workspace \
+  --exclude clashing-driver --lib
 for driver in fresh_driver ported_driver; do
   cp "$root/target/xwin-msvc/x86_64-pc-windows-msvc/release/$driver.dll" "$out/$driver.sys"
 done

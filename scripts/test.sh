@@ -164,7 +164,7 @@ cargo run -q -p pcw-pecheck --bin pcw-pecheck --locked -- kernel-constraints \
 cargo run -q -p pcw-pecheck --bin pcw-pecheck --locked -- strings \
   target/windows/checksum_driver.sys examples/checksum-driver/checksum_driver.man
 
-step "the scaffold: the crates pcw new wrote under target/scaffold (a fresh manifest, and xdp_like.man), their own tests on their host builds and on their images"
+step "the scaffold: the crates pcw new wrote under target/scaffold (a fresh manifest, xdp_like.man and clashing_symbols.man), their own tests on their host builds and on the first two's images"
 (cd target/scaffold && \
   FRESH_DRIVER_IMAGE="$(pwd)/../windows/fresh_driver.sys" \
   PORTED_DRIVER_IMAGE="$(pwd)/../windows/ported_driver.sys" \

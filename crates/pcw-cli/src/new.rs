@@ -147,9 +147,16 @@ struct Names {
 /// which a library name cannot be either, are pcw-gen's: [`pcw_gen::Config::is_module_name`].)
 const STD_CRATES: &[&str] = &["std", "core", "alloc", "test"];
 
-/// The library names of pcw-rs's crates: a driver crate named like one of those it depends
-/// on, directly or not, would not build (two crates of one name in its graph).
-const PCW_CRATES: &[&str] = &[
+/// The library names of the crates a driver crate depends on, directly or not (pcw-rs's, and
+/// windows-sys's and the WDK's of the template): a driver crate named like one would not build
+/// (two crates of one name in its graph).
+const DEPENDENCIES: &[&str] = &[
+    "windows_sys",
+    "wdk",
+    "wdk_sys",
+    "wdk_alloc",
+    "wdk_panic",
+    "wdk_build",
     "pcw_core",
     "pcw_io",
     "pcw_rt",
@@ -164,6 +171,15 @@ const PCW_CRATES: &[&str] = &[
     "pcw_tidal",
     "pcw_cli",
 ];
+
+/// Whether Windows reserves `name` (lower case) for a device, whatever the extension after it.
+fn is_reserved_on_windows(name: &str) -> bool {
+    matches!(name, "con" | "prn" | "aux" | "nul")
+        || ["com", "lpt"].iter().any(|port| {
+            name.strip_prefix(port)
+                .is_some_and(|n| n.len() == 1 && n.bytes().all(|b| (b'1'..=b'9').contains(&b)))
+        })
+}
 
 /// The longest crate name `pcw new` takes (crates.io's limit).
 const MAX_NAME: usize = 64;
@@ -188,10 +204,24 @@ impl Names {
                 name.len()
             )));
         }
-        if PCW_CRATES.contains(&snake.as_str()) {
+        if DEPENDENCIES.contains(&snake.as_str()) {
             return Err(Error::Usage(format!(
-                "`{name}` cannot name a driver crate: it is the name of a pcw-rs crate the driver \
+                "`{name}` cannot name a driver crate: it is the name of a crate the driver \
                  depends on"
+            )));
+        }
+        if snake == "counters" {
+            return Err(Error::Usage(
+                "`counters` cannot name a driver crate: it is the name of the crate's module of \
+                 counters, which its tests import"
+                    .to_owned(),
+            ));
+        }
+        if is_reserved_on_windows(&snake) {
+            return Err(Error::Usage(format!(
+                "`{name}` cannot name a driver crate: Windows reserves it for a device (CON, \
+                 PRN, AUX, NUL, COM1 to COM9, LPT1 to LPT9), so no `{name}.sys`, `.inx` or \
+                 `.man` can be made"
             )));
         }
         if !valid
@@ -352,16 +382,19 @@ fn fresh_publisher(out: &mut String, set: &InspectCounterset, module: &str, publ
 /// A skeleton publisher for a counterset of an existing manifest: one zero-valued instance.
 fn skeleton_publisher(out: &mut String, kind: Instances, module: &str, publisher: &str) {
     let (name, units) = if kind.has_instances() && kind != Instances::GlobalAggregate {
-        ("Default", "&crate::utf16::<7>(\"Default\")")
+        (
+            "one instance (`Default`)",
+            "&crate::utf16::<7>(\"Default\")",
+        )
     } else {
-        ("", "&[]")
+        ("its one instance", "&[]")
     };
     let _ = writeln!(
         out,
         "///\n/// Offer the driver's instances of this counterset in `visit`: each with a UTF-16\n\
          /// name, an id unique in the set and a closure computing its values (it runs only\n\
-         /// for instances a query selects). As made by `pcw new`, one instance (`{name}`)\n\
-         /// with every value zero.\n\
+         /// for instances a query selects). As made by `pcw new`, {name}, with every\n\
+         /// value zero.\n\
          pub struct {publisher};\n\n\
          impl Publish<{module}::Set> for {publisher} {{\n    \
              fn visit(&self, visitor: &mut Visitor<'_, {module}::Set>) -> ControlFlow<()> {{\n        \
@@ -387,16 +420,38 @@ fn counters_rs(inspect: &Inspect, names: &Names, fresh: bool) -> String {
          /// The register/add layer pcw-gen generated from `{snake}.man`.\n\
          pub mod generated {{\n    include!(concat!(env!(\"OUT_DIR\"), \"/{snake}.rs\"));\n}}\n"
     );
-    let sets: Vec<(String, String)> = inspect
+    // Every set's module is named by its path, never imported, and its publisher and the
+    // static holding it by names with a suffix, distinct from each other's: a set's symbol
+    // (`Q`, `Slot`, `core`, `register`) can then clash with nothing this file declares or uses.
+    let mut taken: Vec<String> = Vec::new();
+    let mut unique = |base: String| {
+        let mut name = base.clone();
+        for n in 2.. {
+            if !taken.contains(&name) {
+                break;
+            }
+            name = format!("{base}{n}");
+        }
+        taken.push(name.clone());
+        name
+    };
+    let sets: Vec<(String, String, String)> = inspect
         .countersets
         .iter()
-        .map(|s| (s.rust_module.clone(), camel(&s.rust_module)))
+        .map(|s| {
+            let bare = s.rust_module.trim_start_matches("r#");
+            (
+                format!("generated::{snake}::{}", s.rust_module),
+                unique(format!("{}Publisher", camel(bare))),
+                unique(format!("{}_PUBLISHER", bare.to_ascii_uppercase())),
+            )
+        })
         .collect();
-    for (set, (module, publisher)) in inspect.countersets.iter().zip(&sets) {
+    for (set, (module, publisher, _)) in inspect.countersets.iter().zip(&sets) {
         let kind = set.instances;
         let _ = writeln!(
             out,
-            "use generated::{snake}::{module};\n\n/// `{}` ({kind} instances): {}",
+            "\n/// `{}` ({kind} instances): {}",
             set.name.replace('`', "'"),
             set.description.replace('`', "'").replace('\n', " ")
         );
@@ -407,19 +462,19 @@ fn counters_rs(inspect: &Inspect, names: &Names, fresh: bool) -> String {
         }
     }
     let _ = writeln!(out, "/// What PCW's callbacks answer from.");
-    for (module, publisher) in &sets {
-        let _ = writeln!(
-            out,
-            "static {}: {publisher} = {publisher};",
-            module.trim_start_matches("r#").to_ascii_uppercase()
-        );
+    for (_, publisher, holder) in &sets {
+        let _ = writeln!(out, "static {holder}: {publisher} = {publisher};");
     }
     let _ = writeln!(
         out,
         "\n/// The registrations, between `DriverEntry` and `DriverUnload`.\n#[derive(Default)]\nstruct Registrations {{"
     );
-    for (module, _) in &sets {
-        let _ = writeln!(out, "    {module}: Option<{module}::Registration>,");
+    for ((module, _, _), set) in sets.iter().zip(&inspect.countersets) {
+        let _ = writeln!(
+            out,
+            "    {}: Option<{module}::Registration>,",
+            set.rust_module
+        );
     }
     let _ = writeln!(
         out,
@@ -436,11 +491,11 @@ fn counters_rs(inspect: &Inspect, names: &Names, fresh: bool) -> String {
              let registrations = slot.get_or_insert_with(Registrations::default);\n    \
              let registered = (|| {{"
     );
-    for (module, _) in &sets {
+    for ((module, _, holder), set) in sets.iter().zip(&inspect.countersets) {
         let _ = writeln!(
             out,
-            "        registrations.{module} = Some({module}::register_publisher(&{})?);",
-            module.trim_start_matches("r#").to_ascii_uppercase()
+            "        registrations.{} = Some({module}::register_publisher(&{holder})?);",
+            set.rust_module
         );
     }
     let _ = writeln!(

@@ -81,7 +81,7 @@ fn an_existing_manifest_gets_a_publisher_per_counterset() {
     let counters = fs::read_to_string(dest.join("src/counters.rs")).unwrap();
     for set in ["rx_queue", "lwf_rx_queue", "lwf_tx_queue"] {
         assert!(
-            counters.contains(&format!("impl Publish<{set}::Set> for")),
+            counters.contains(&format!("impl Publish<generated::ported::{set}::Set> for")),
             "{set}"
         );
     }
@@ -99,7 +99,7 @@ fn what_it_cannot_make_is_refused_and_nothing_is_written() {
     let at = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
     let tidal = common::crate_file("../pcw-gen/tests/manifests/tidal_user.man");
     let not_xml = common::crate_file("Cargo.toml");
-    let refusals: [(Vec<String>, &str); 10] = [
+    let refusals: [(Vec<String>, &str); 14] = [
         (
             vec![at("k"), "--kmdf".into()],
             "KMDF driver gets its counters the same way",
@@ -109,7 +109,17 @@ fn what_it_cannot_make_is_refused_and_nothing_is_written() {
         (vec![at("fn")], "cannot name a driver crate"),
         (vec![at(&"a".repeat(65))], "it has 65 characters"),
         (vec![at(&"é".repeat(40))], "use lower-case words"),
-        (vec![at("pcw-rt")], "the name of a pcw-rs crate"),
+        (
+            vec![at("pcw-rt")],
+            "the name of a crate the driver depends on",
+        ),
+        (
+            vec![at("windows-sys")],
+            "the name of a crate the driver depends on",
+        ),
+        (vec![at("counters")], "the crate's module of counters"),
+        (vec![at("con")], "Windows reserves it for a device"),
+        (vec![at("lpt9")], "Windows reserves it for a device"),
         (
             vec![at("elsewhere"), "--pcw-rs".into(), at("nowhere")],
             "is not a pcw-rs checkout",
