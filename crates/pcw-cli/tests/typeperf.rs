@@ -418,6 +418,37 @@ fn any_driver_s_image_is_sampled_with_its_manifest() {
             assert!(rows[0].contains(&column), "{column} not in {}", rows[0]);
         }
     }
+    assert!(out.stderr.is_empty() || !String::from_utf8_lossy(&out.stderr).contains("warning"));
+    // A manifest that says otherwise than the driver registered (counter 4 numbered 9): each
+    // difference is a warning, and the sampling goes on.
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let renumbered = text.replacen(r#"<counter id="4""#, r#"<counter id="9""#, 1);
+    assert_ne!(renumbered, text);
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("other.man");
+    std::fs::write(&other, renumbered).unwrap();
+    let out = pcw(&[
+        "typeperf",
+        "--image",
+        image.to_str().unwrap(),
+        "--manifest",
+        other.to_str().unwrap(),
+        r"\Checksum Driver Algorithms(*)\*",
+        "-sc",
+        "1",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "warning: counter `Rejected Requests` (id 9) of `Checksum Driver Algorithms` is in \
+             the manifest but the driver did not register it"
+        ) && stderr.contains(
+            "warning: the driver registered counter id 4 of `Checksum Driver Algorithms`, which \
+             the manifest does not declare"
+        ),
+        "{stderr}"
+    );
 }
 
 #[test]

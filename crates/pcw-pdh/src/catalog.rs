@@ -13,6 +13,7 @@ use pcw_core::counter_type::CounterType;
 use pcw_gen::model::{Aggregate, CounterAttribute, Instances};
 
 use crate::Error;
+use pcw_gen::text::visible;
 
 /// One counter as the manifest declares it.
 #[derive(Clone, Debug, PartialEq)]
@@ -123,6 +124,41 @@ impl Catalog {
             })
             .collect();
         Self { sets }
+    }
+
+    /// What the driver registered in `kernel` that this catalog (another driver's manifest, as
+    /// `--image` with `--manifest` reads it) does not say, set by set: a counter the manifest
+    /// declares that the driver did not register (PDH shows its column blank), and one the
+    /// driver registered that the manifest does not declare (no path reaches it). Sets the
+    /// driver did not register are not here: asking for one is an error of its own.
+    pub fn mismatches(&self, kernel: &pcw_sim::kernel_pcw::Kernel) -> Vec<String> {
+        let mut found = Vec::new();
+        for set in &self.sets {
+            let Some(registered) = kernel.descriptors(&set.name) else {
+                continue;
+            };
+            let name = visible(&set.name);
+            for counter in &set.counters {
+                if !registered.iter().any(|d| d.id == counter.id) {
+                    found.push(format!(
+                        "counter `{}` (id {}) of `{name}` is in the manifest but the driver did \
+                         not register it: its column stays blank",
+                        visible(counter.name.as_deref().unwrap_or_default()),
+                        counter.id
+                    ));
+                }
+            }
+            for d in &registered {
+                if set.counter(d.id).is_none() {
+                    found.push(format!(
+                        "the driver registered counter id {} of `{name}`, which the manifest \
+                         does not declare: no counter path reaches it",
+                        d.id
+                    ));
+                }
+            }
+        }
+        found
     }
 
     /// The index of the set named `object` (any case).

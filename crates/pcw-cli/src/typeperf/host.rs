@@ -5,6 +5,7 @@
 //! dynamic queues `--sim-queue` asks for — and the catalogs of their manifests and of the
 //! bundled example service's.
 
+use std::fmt::Write as _;
 use std::path::Path;
 
 use pcw_pdh::Catalog;
@@ -199,7 +200,19 @@ pub(crate) fn with_driver<R>(
     }
     let kernel = Kernel::boot_with_clock(BUILD_SERVER_2022, Clock::Real);
     let mut loaded = load(target)?;
-    let ran = create_queues(&mut loaded, target.queues).and_then(|()| f(&kernel, &catalog));
+    // Another driver's manifest: what it says and what the driver registered may differ.
+    let warned = if target.manifest.is_some() {
+        let mut text = String::new();
+        for w in catalog.mismatches(&kernel) {
+            let _ = writeln!(text, "warning: {w}");
+        }
+        pcw_io::console::err(&text).map_err(Error::from)
+    } else {
+        Ok(())
+    };
+    let ran = warned
+        .and_then(|()| create_queues(&mut loaded, target.queues))
+        .and_then(|()| f(&kernel, &catalog));
     let unloaded = unload(loaded, kernel);
     let value = ran?;
     unloaded?;
