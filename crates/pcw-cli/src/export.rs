@@ -2,8 +2,16 @@
 //! `pcw export`: the scrape configuration fleets need for a manifest's countersets.
 //!
 //! ```text
-//! pcw export FILE --to windows-exporter|otel [-o OUT] [--interval DURATION]
+//! pcw export FILE --to windows-exporter|otel [-o OUT] [--interval DURATION] [--allow-bad-names]
 //! ```
+//!
+//! Before writing, the metric names are checked as `pcw lint` checks them
+//! ([`pcw_gen::fleet::metric_name_warnings`], for the chosen tool only): two counters that get
+//! the same metric name (a duplicate breaks the scrape or merges the two series), a name that
+//! keeps no letter or digit of a counterset or counter name, or one the tool refuses. Each is
+//! printed as a warning on stderr, naming the counters, and then nothing is written and the
+//! exit code is 1; `--allow-bad-names` writes the configuration anyway (the warnings are still
+//! printed).
 //!
 //! * `windows-exporter`: a `windows_exporter` configuration file enabling the
 //!   `performancecounter` collector, whose `objects` value is a YAML document kept as a string
@@ -37,9 +45,10 @@ use std::path::PathBuf;
 
 use pcw_core::counter_type::{CounterType, DisplaySuffix};
 use pcw_gen::fleet::{
-    TOTAL_INSTANCE, otel_metric, otel_part, windows_exporter_metric, windows_exporter_sanitize,
+    Exporter, TOTAL_INSTANCE, is_exported, otel_metric, otel_part, windows_exporter_metric,
+    windows_exporter_sanitize,
 };
-use pcw_gen::model::{Counter, CounterAttribute, Counterset, Instances, Manifest};
+use pcw_gen::model::{Counter, Counterset, Instances, Manifest};
 
 use crate::Failure;
 
@@ -66,6 +75,11 @@ pub(crate) struct Args {
     /// The OpenTelemetry receiver's `collection_interval`.
     #[arg(long, default_value = "30s")]
     interval: String,
+    /// Write the configuration even when metric names clash (two counters, one name), keep
+    /// nothing of a counterset's or counter's name, or are names the tool refuses. Without
+    /// it, each such name is a warning on stderr and nothing is written (exit 1).
+    #[arg(long)]
+    allow_bad_names: bool,
 }
 
 /// Why `pcw export` failed (exit 1).
@@ -86,6 +100,12 @@ pub(crate) enum ExportError {
         pcw_io::text::visible(.0)
     )]
     IntervalTooLarge(String),
+    /// Metric names clash or are unusable, and `--allow-bad-names` was not given (the
+    /// warnings are printed already).
+    #[error(
+        "{0} metric name warning(s) for {1}; nothing was written (`--allow-bad-names` writes it anyway)"
+    )]
+    BadNames(usize, &'static str),
     /// `--interval` is not a duration the collector accepts.
     #[error(
         "`--interval {}`: expected a positive duration such as `30s`, `1m` or `500ms`",
@@ -184,12 +204,10 @@ fn quoted(text: &str) -> String {
 
 /// The counters a consumer can ask for by name.
 fn displayed(set: &Counterset) -> impl Iterator<Item = (&Counter, &str)> {
-    set.counters.iter().filter_map(|c| {
-        let name = c.name.as_deref()?;
-        let hidden =
-            c.attributes.contains(&CounterAttribute::NoDisplay) || c.counter_type.is_base();
-        (!hidden).then_some((c, name))
-    })
+    set.counters
+        .iter()
+        .filter(|c| is_exported(c))
+        .filter_map(|c| Some((c, c.name.as_deref()?)))
 }
 
 /// The label `windows_exporter` puts the instance name in. Not `instance`, which Prometheus
@@ -435,7 +453,11 @@ pub(crate) fn run(args: &Args) -> Result<(), ExportError> {
     }
     let input =
         pcw_gen::Input::read(&args.file).map_err(|e| ExportError::Manifest(e.to_string()))?;
-    let analysis = pcw_gen::analyze(&input);
+    let (exporter, tool) = match args.target {
+        Target::WindowsExporter => (Exporter::WindowsExporter, "windows_exporter"),
+        Target::Otel => (Exporter::OpenTelemetry, "the OpenTelemetry receiver"),
+    };
+    let (analysis, names) = pcw_gen::fleet::metric_name_warnings(&input, exporter);
     let Some(manifest) = analysis.manifest else {
         pcw_io::console::err(&pcw_gen::Diagnostic::render_all(&analysis.diagnostics))?;
         let errors = analysis.diagnostics.iter().filter(|d| d.is_error()).count();
@@ -443,6 +465,12 @@ pub(crate) fn run(args: &Args) -> Result<(), ExportError> {
             "{errors} error(s) in the manifest; nothing was written"
         )));
     };
+    if !names.is_empty() {
+        pcw_io::console::err(&pcw_gen::Diagnostic::render_all(&names))?;
+        if !args.allow_bad_names {
+            return Err(ExportError::BadNames(names.len(), tool));
+        }
+    }
     let file = args.file.display().to_string();
     let text = match args.target {
         Target::WindowsExporter => windows_exporter(&manifest, &file),

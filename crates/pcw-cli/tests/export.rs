@@ -315,3 +315,180 @@ fn export_errors() {
     ]);
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// The XDP-shaped manifest with its first counterset named `set` and its first two counters
+/// `first` and `second`, in a directory of its own under the temporary directory.
+fn renamed(case: &str, set: &str, first: &str, second: &str) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(crate_file("tests/fixtures/xdp_like.man"))
+        .unwrap()
+        .replacen(
+            r#"name="Sample XDP Receive Queue""#,
+            &format!(r#"name="{set}""#),
+            1,
+        )
+        .replacen(
+            r#"name="AF_XDP Frames Delivered""#,
+            &format!(r#"name="{first}""#),
+            1,
+        )
+        .replacen(
+            r#"name="AF_XDP Frames Dropped""#,
+            &format!(r#"name="{second}""#),
+            1,
+        );
+    let dir = std::env::temp_dir().join(format!("pcw-export-{}-{case}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("m.man");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// Runs `pcw export MANIFEST --to TARGET -o OUT [extra]`: the exit code, stderr and whether OUT
+/// was written.
+fn export_to_file(
+    manifest: &std::path::Path,
+    target: &str,
+    extra: &[&str],
+) -> (Option<i32>, String, bool) {
+    let out_path = manifest.with_extension(format!("{target}.yaml"));
+    let _ = std::fs::remove_file(&out_path);
+    let mut args = vec![
+        "export",
+        manifest.to_str().unwrap(),
+        "--to",
+        target,
+        "-o",
+        out_path.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let out = pcw(&args);
+    let written = out_path.exists();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        written,
+    )
+}
+
+#[test]
+fn clashing_metric_names_are_refused_unless_allowed() {
+    // Before: each of these exported with exit 0, nothing on stderr and the duplicate metric
+    // names in the file.
+    for (case, first, second, we, otel) in [
+        (
+            "blank-dash",
+            "Foo Bar",
+            "Foo-Bar",
+            "windows_performancecounter_sample_xdp_receive_queue_foo_bar",
+            "sample_xdp_receive_queue.foo_bar",
+        ),
+        (
+            "underscore",
+            "Bytes sec",
+            "Bytes_sec",
+            "windows_performancecounter_sample_xdp_receive_queue_bytes_sec",
+            "sample_xdp_receive_queue.bytes_sec",
+        ),
+        (
+            "accents",
+            "é",
+            "è",
+            "windows_performancecounter_sample_xdp_receive_queue",
+            "sample_xdp_receive_queue.",
+        ),
+    ] {
+        let manifest = renamed(case, "Sample XDP Receive Queue", first, second);
+        for (target, tool, metric) in [
+            ("windows-exporter", "windows_exporter", we),
+            ("otel", "OpenTelemetry", otel),
+        ] {
+            let clash = format!(
+                r"warning: `Sample XDP Receive Queue\{second}` and `Sample XDP Receive Queue\{first}` both become {tool} metric `{metric}`"
+            );
+            let (code, stderr, written) = export_to_file(&manifest, target, &[]);
+            assert_eq!(code, Some(1), "{case} {target}: {stderr}");
+            assert!(!written, "{case} {target}: nothing is written");
+            assert!(stderr.contains(&clash), "{case} {target}: {stderr}");
+            assert!(
+                stderr.ends_with("nothing was written (`--allow-bad-names` writes it anyway)\n"),
+                "{case} {target}: {stderr}"
+            );
+            let (code, stderr, written) = export_to_file(&manifest, target, &["--allow-bad-names"]);
+            assert_eq!(code, Some(0), "{case} {target}: {stderr}");
+            assert!(written, "{case} {target}");
+            assert!(stderr.contains(&clash), "{case} {target}: {stderr}");
+        }
+        let _ = std::fs::remove_dir_all(manifest.parent().unwrap());
+    }
+}
+
+#[test]
+fn unusable_metric_names_are_refused_for_the_tool_that_refuses_them() {
+    let long_set = "S".repeat(300);
+    let long_counter = "C".repeat(300);
+    // (case, set, first counter, warning for windows_exporter, for OpenTelemetry); `None`
+    // when that tool takes the names.
+    let cases: [(&str, &str, &str, Option<&str>, &str); 5] = [
+        (
+            "dashes",
+            "---",
+            "!!!",
+            Some(
+                r"counter name `!!!` has no ascii letter or digit for windows_exporter: `---\!!!` becomes metric `windows_performancecounter`",
+            ),
+            r"counter name `!!!` has no ascii letter or digit for OpenTelemetry: `---\!!!` becomes metric `.`",
+        ),
+        (
+            "emoji",
+            "é中文😀",
+            "é中文😀",
+            Some("counterset name `é中文😀` has no ascii letter or digit for windows_exporter"),
+            r"`é中文😀\é中文😀` becomes metric `.`",
+        ),
+        (
+            "accent",
+            "S",
+            "é",
+            Some(r"`S\é` becomes metric `windows_performancecounter_s`"),
+            r"`S\é` becomes metric `s.`",
+        ),
+        (
+            "digit",
+            "1abc",
+            "2x",
+            None,
+            "counterset name `1abc` starts its OpenTelemetry metric names with a digit",
+        ),
+        (
+            "long",
+            &long_set,
+            &long_counter,
+            None,
+            "which has 601 characters, more than the 255 an instrument name may have",
+        ),
+    ];
+    for (case, set, first, we, otel) in cases {
+        // Before: every case exported with exit 0 and nothing on stderr.
+        let manifest = renamed(case, set, first, "AF_XDP Frames Dropped");
+        for (target, warning) in [("windows-exporter", we), ("otel", Some(otel))] {
+            let (code, stderr, written) = export_to_file(&manifest, target, &[]);
+            if let Some(warning) = warning {
+                assert_eq!(code, Some(1), "{case} {target}: {stderr}");
+                assert!(!written, "{case} {target}");
+                assert!(stderr.contains(warning), "{case} {target}: {stderr}");
+            } else {
+                assert_eq!(code, Some(0), "{case} {target}: {stderr}");
+                assert!(written && stderr.is_empty(), "{case} {target}: {stderr}");
+            }
+        }
+        let _ = std::fs::remove_dir_all(manifest.parent().unwrap());
+    }
+}
+
+#[test]
+fn the_flag_is_in_the_help() {
+    let out = pcw(&["export", "--help"]);
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("--allow-bad-names"), "{help}");
+    assert!(help.contains("nothing is written (exit 1)"), "{help}");
+}

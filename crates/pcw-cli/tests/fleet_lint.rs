@@ -38,3 +38,60 @@ fn the_drivers_manifest_is_fleet_ready() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The XDP-shaped manifest with its first counterset and first counter renamed, written to a
+/// file of its own under the temporary directory.
+fn renamed(case: &str, set: &str, counter: &str) -> String {
+    let text = std::fs::read_to_string(crate_file("tests/fixtures/xdp_like.man"))
+        .unwrap()
+        .replacen(
+            r#"name="Sample XDP Receive Queue""#,
+            &format!(r#"name="{set}""#),
+            1,
+        )
+        .replacen(
+            r#"name="AF_XDP Frames Delivered""#,
+            &format!(r#"name="{counter}""#),
+            1,
+        );
+    let path =
+        std::env::temp_dir().join(format!("pcw-fleet-lint-{}-{case}.man", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn names_the_exporters_cannot_use_are_warned_about_where_they_are() {
+    // Before: `---` and `!!!` drew no warning, `1abc` none either; export wrote the
+    // OpenTelemetry metrics `.` and `1abc.2x`.
+    let manifest = renamed("dashes", "---", "!!!");
+    let out = pcw(&["lint", &manifest]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    for line in [
+        r#":15:44: warning: counterset name `---` has no ascii letter or digit for windows_exporter: its object gets the `name` `""` and its metrics `windows_performancecounter_<counter>`"#,
+        ":15:44: warning: counterset name `---` has no ascii letter or digit for OpenTelemetry: its metrics become `.<counter>`, which is no valid instrument name",
+        r":21:74: warning: counter name `!!!` has no ascii letter or digit for windows_exporter: `---\!!!` becomes metric `windows_performancecounter`, which does not name the counter",
+        r":21:74: warning: counter name `!!!` has no ascii letter or digit for OpenTelemetry: `---\!!!` becomes metric `.`, which does not name the counter",
+    ] {
+        assert!(
+            stderr.contains(&format!("{manifest}{line}\n  = hint: ")),
+            "{line}\n{stderr}"
+        );
+    }
+    assert!(stderr.ends_with("0 errors, 14 warnings\n"), "{stderr}");
+    let _ = std::fs::remove_file(&manifest);
+
+    let manifest = renamed("digit", "1abc", "2x");
+    let out = pcw(&["lint", &manifest]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "{manifest}:15:44: warning: counterset name `1abc` starts its OpenTelemetry metric names with a digit: `1abc.<counter>` is no valid instrument name\n"
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.ends_with("0 errors, 11 warnings\n"), "{stderr}");
+    let _ = std::fs::remove_file(&manifest);
+}

@@ -61,7 +61,7 @@ pub fn analyze(input: &Input<'_>) -> Analysis {
 }
 
 /// The analysis and the raw tree it was made from.
-fn resolve(input: &Input<'_>) -> (Analysis, Option<RawManifest>) {
+pub(crate) fn resolve(input: &Input<'_>) -> (Analysis, Option<RawManifest>) {
     let mut sink = Sink::new(input.path());
     let raw =
         source::decode(input.bytes(), &mut sink).and_then(|text| parse::parse(&text, &mut sink));

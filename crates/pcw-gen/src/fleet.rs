@@ -16,7 +16,15 @@
 //!   ([`windows_exporter_field`]); two counters of one set with the same field make the object
 //!   fail, and two counters (of any sets) with the same metric name clash in the registry. The
 //!   same is checked for the OpenTelemetry metric names `pcw export` writes ([`otel_metric`]),
-//!   and for counterset names that mangle to the same prefix.
+//!   and for counterset names that mangle to the same prefix. Metric names are checked for the
+//!   counters `pcw export` writes ([`is_exported`]), and [`metric_name_warnings`] gives it
+//!   these warnings for the exporter it writes for.
+//! * **unusable metric names**: a counterset or counter name with no ASCII letter or digit
+//!   (`---`, `é`) leaves nothing of itself in either exporter's metric names (an OpenTelemetry
+//!   name then starts with `.` or ends in one); an OpenTelemetry name must start with a letter
+//!   (a counterset name starting with a digit breaks it) and have at most 255 characters
+//!   ([`otel_name_problem`]), a Prometheus one match `[a-zA-Z_:][a-zA-Z0-9_:]*`
+//!   ([`prometheus_name_problem`]). Each warning shows the name the exporter would get.
 //! * **non-ASCII names**: both exporters look counters up by their English name; a name that
 //!   is not ASCII is found only on systems whose English counter table has it verbatim.
 //! * **base counters without `noDisplay`**: a displayed base is listed by `typeperf -q` and
@@ -39,7 +47,7 @@ use std::path::Path;
 use pcw_core::counter_type::CounterType;
 
 use crate::diag::{Diagnostic, Sink};
-use crate::model::{CounterAttribute, Instances, Manifest, Pos};
+use crate::model::{Counter, CounterAttribute, Instances, Manifest, Pos};
 use crate::parse::{Attrs, RawManifest, RawSet};
 
 /// The instance name PDH and the exporters treat as the aggregate of a multi-instance set.
@@ -151,6 +159,144 @@ pub fn otel_part(text: &str) -> String {
 /// ```
 pub fn otel_metric(object: &str, counter: &str) -> String {
     format!("{}.{}", otel_part(object), otel_part(counter))
+}
+
+/// The exporters whose metric names `pcw lint` checks and `pcw export` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Exporter {
+    /// `windows_exporter`'s `performancecounter` collector (Prometheus metric names).
+    WindowsExporter,
+    /// The OpenTelemetry collector's `windowsperfcounters` receiver (instrument names).
+    OpenTelemetry,
+}
+
+impl Exporter {
+    /// The exporter's name in messages.
+    fn label(self) -> &'static str {
+        match self {
+            Self::WindowsExporter => "windows_exporter",
+            Self::OpenTelemetry => "OpenTelemetry",
+        }
+    }
+
+    /// What the exporter's metric names keep of one counterset or counter name.
+    fn part(self, name: &str) -> String {
+        match self {
+            Self::WindowsExporter => windows_exporter_sanitize(name),
+            Self::OpenTelemetry => otel_part(name),
+        }
+    }
+
+    /// The metric name `pcw export` gives a counter for this exporter.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use pcw_gen::fleet::Exporter;
+    ///
+    /// assert_eq!(Exporter::OpenTelemetry.metric("S", "Bytes/sec"), "s.bytes_per_sec");
+    /// assert_eq!(
+    ///     Exporter::WindowsExporter.metric("S", "Bytes/sec"),
+    ///     "windows_performancecounter_s_bytes_sec"
+    /// );
+    /// ```
+    pub fn metric(self, object: &str, counter: &str) -> String {
+        match self {
+            Self::WindowsExporter => windows_exporter_metric(object, counter),
+            Self::OpenTelemetry => otel_metric(object, counter),
+        }
+    }
+
+    /// Why the exporter refuses `metric` as a metric name, if it does: a lowercase clause
+    /// after "which" ([`prometheus_name_problem`], [`otel_name_problem`]).
+    pub fn name_problem(self, metric: &str) -> Option<String> {
+        match self {
+            Self::WindowsExporter => prometheus_name_problem(metric),
+            Self::OpenTelemetry => otel_name_problem(metric),
+        }
+    }
+
+    /// The naming rule, as a hint.
+    fn rule(self) -> &'static str {
+        match self {
+            Self::WindowsExporter => {
+                "Prometheus metric names match `[a-zA-Z_:][a-zA-Z0-9_:]*`; rename the counterset or the counter"
+            }
+            Self::OpenTelemetry => {
+                "OpenTelemetry instrument names are an ASCII letter and at most 254 more letters, digits, `_`, `.`, `-` or `/`; shorten or rename the counterset or the counter"
+            }
+        }
+    }
+}
+
+/// The most characters an OpenTelemetry instrument name may have (the metrics API's
+/// instrument name syntax).
+pub const OTEL_NAME_MAX: usize = 255;
+
+/// Why `name` is no OpenTelemetry instrument name, if it is not one: the metrics API's
+/// syntax is an ASCII letter and then at most 254 ASCII letters, digits, `_`, `.`, `-` or `/`.
+/// The answer is a lowercase clause after "which".
+///
+/// # Examples
+///
+/// ```
+/// use pcw_gen::fleet::otel_name_problem;
+///
+/// assert_eq!(otel_name_problem("s.bytes_per_sec"), None);
+/// assert_eq!(otel_name_problem(".x").as_deref(), Some("starts with `.`, not a letter"));
+/// assert!(otel_name_problem(&"a".repeat(256)).is_some());
+/// ```
+pub fn otel_name_problem(name: &str) -> Option<String> {
+    let Some(first) = name.chars().next() else {
+        return Some("is empty".to_owned());
+    };
+    if !first.is_ascii_alphabetic() {
+        return Some(format!("starts with `{first}`, not a letter"));
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || "_.-/".contains(*c)))
+    {
+        return Some(format!("has `{c}`, which instrument names cannot hold"));
+    }
+    let length = name.chars().count();
+    (length > OTEL_NAME_MAX).then(|| {
+        format!(
+            "has {length} characters, more than the {OTEL_NAME_MAX} an instrument name may have"
+        )
+    })
+}
+
+/// Why `name` is no Prometheus metric name, if it is not one: `[a-zA-Z_:][a-zA-Z0-9_:]*`
+/// (Prometheus sets no length limit). The answer is a lowercase clause after "which".
+///
+/// # Examples
+///
+/// ```
+/// use pcw_gen::fleet::prometheus_name_problem;
+///
+/// assert_eq!(prometheus_name_problem("windows_performancecounter_s_x"), None);
+/// assert_eq!(prometheus_name_problem("1x").as_deref(), Some("starts with `1`"));
+/// ```
+pub fn prometheus_name_problem(name: &str) -> Option<String> {
+    let Some(first) = name.chars().next() else {
+        return Some("is empty".to_owned());
+    };
+    if !(first.is_ascii_alphabetic() || first == '_' || first == ':') {
+        return Some(format!("starts with `{first}`"));
+    }
+    name.chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == ':'))
+        .map(|c| format!("has `{c}`, which metric names cannot hold"))
+}
+
+/// Whether `pcw export` writes a counter: it has a name and is neither a base nor `noDisplay`
+/// (a consumer cannot ask for those by name).
+pub fn is_exported(counter: &Counter) -> bool {
+    counter.name.is_some()
+        && !counter.counter_type.is_base()
+        && !counter.attributes.contains(&CounterAttribute::NoDisplay)
 }
 
 /// What is wrong with a run-time instance name for PDH paths and the exporters (empty when
@@ -298,9 +444,6 @@ fn places<'a>(manifest: &Manifest, raw: &'a RawManifest) -> Vec<Option<Places<'a
 )]
 fn rules(manifest: &Manifest, raw: &RawManifest, sink: &mut Sink) {
     let places = places(manifest, raw);
-    // metric name -> (object, counter) of the first counter that produced it.
-    let mut we_metrics: BTreeMap<String, (String, String)> = BTreeMap::new();
-    let mut otel_metrics: BTreeMap<String, (String, String)> = BTreeMap::new();
     let mut set_prefixes: BTreeMap<String, String> = BTreeMap::new();
     for (set, place) in manifest.provider.countersets.iter().zip(&places) {
         let set_attrs = place.as_ref().map(|p| p.set);
@@ -461,35 +604,150 @@ fn rules(manifest: &Manifest, raw: &RawManifest, sink: &mut Sink) {
             } else {
                 fields.insert(field, name.to_owned());
             }
-            for (metric, map, tool) in [
-                (
-                    windows_exporter_metric(&set.name, name),
-                    &mut we_metrics,
-                    "windows_exporter",
+        }
+    }
+    for exporter in [Exporter::WindowsExporter, Exporter::OpenTelemetry] {
+        metric_names(manifest, &places, exporter, sink);
+    }
+}
+
+/// The metric-name rules for one exporter, over the counters `pcw export` writes
+/// ([`is_exported`]): a counterset or counter name that leaves nothing of itself in the name
+/// (no ASCII letter or digit), a metric name the exporter refuses, and two counters getting
+/// the same metric name.
+fn metric_names(
+    manifest: &Manifest,
+    places: &[Option<Places<'_>>],
+    exporter: Exporter,
+    sink: &mut Sink,
+) {
+    let tool = exporter.label();
+    // Metric name -> (object, counter) of the first counter that produced it.
+    let mut seen: BTreeMap<String, (String, String)> = BTreeMap::new();
+    for (set, place) in manifest.provider.countersets.iter().zip(places) {
+        let set_attrs = place.as_ref().map(|p| p.set);
+        let set_name_pos = set_attrs.map_or(set.pos, name_pos);
+        let exported: Vec<(usize, &str)> = set
+            .counters
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| is_exported(c))
+            .filter_map(|(i, c)| Some((i, c.name.as_deref()?)))
+            .collect();
+        if exported.is_empty() {
+            continue;
+        }
+        // What the set's name makes of every metric name, reported once at the set's name.
+        let prefix = exporter.part(&set.name);
+        let mut prefix_reported = false;
+        if prefix.is_empty() {
+            prefix_reported = true;
+            let (message, hint) = match exporter {
+                Exporter::WindowsExporter => (
+                    format!(
+                        "counterset name `{}` has no ascii letter or digit for windows_exporter: its object gets the `name` `\"\"` and its metrics `windows_performancecounter_<counter>`",
+                        set.name
+                    ),
+                    "windows_exporter's metric names keep only the ASCII letters and digits of the object and counter names, so nothing tells this set's metrics from another's; give the counterset an ASCII English `name`",
                 ),
-                (
-                    otel_metric(&set.name, name),
-                    &mut otel_metrics,
-                    "OpenTelemetry",
+                Exporter::OpenTelemetry => (
+                    format!(
+                        "counterset name `{}` has no ascii letter or digit for OpenTelemetry: its metrics become `.<counter>`, which is no valid instrument name",
+                        set.name
+                    ),
+                    "OpenTelemetry instrument names start with an ASCII letter and `pcw export` keeps only the ASCII letters and digits of the names; give the counterset an ASCII English `name`",
                 ),
-            ] {
-                if let Some((object, other)) = map.get(&metric) {
-                    if object != &set.name || other != name {
-                        sink.warning_hint(
-                            npos,
-                            format!(
-                                "`{}\\{name}` and `{object}\\{other}` both become {tool} metric `{metric}`",
-                                set.name
-                            ),
-                            "the two series clash when scraped together; make the names differ in letters or digits",
-                        );
-                    }
-                } else {
-                    map.insert(metric, (set.name.clone(), name.to_owned()));
+            };
+            sink.warning_hint(set_name_pos, message, hint);
+        } else if exporter == Exporter::OpenTelemetry
+            && !prefix.starts_with(|c: char| c.is_ascii_alphabetic())
+        {
+            prefix_reported = true;
+            sink.warning_hint(
+                set_name_pos,
+                format!(
+                    "counterset name `{}` starts its OpenTelemetry metric names with a digit: `{prefix}.<counter>` is no valid instrument name",
+                    set.name
+                ),
+                "OpenTelemetry instrument names start with an ASCII letter; start the counterset's `name` with one",
+            );
+        }
+        for (i, name) in exported {
+            let Some(counter) = set.counters.get(i) else {
+                continue;
+            };
+            let attrs = place
+                .as_ref()
+                .and_then(|p| p.counters.get(i).copied().flatten());
+            let npos = attr_pos(attrs, "name", attrs.map_or(counter.pos, |a| a.pos));
+            let metric = exporter.metric(&set.name, name);
+            if exporter.part(name).is_empty() {
+                sink.warning_hint(
+                    npos,
+                    format!(
+                        "counter name `{name}` has no ascii letter or digit for {tool}: `{}\\{name}` becomes metric `{metric}`, which does not name the counter",
+                        set.name
+                    ),
+                    "the exporters' metric names keep only the ASCII letters and digits of the counter name; give the counter an ASCII English `name`",
+                );
+            }
+            // A name the set's name breaks is reported once, at the set.
+            if !prefix_reported && let Some(problem) = exporter.name_problem(&metric) {
+                sink.warning_hint(
+                    npos,
+                    format!(
+                        "`{}\\{name}` becomes {tool} metric `{metric}`, which {problem}",
+                        set.name
+                    ),
+                    exporter.rule(),
+                );
+            }
+            if let Some((object, other)) = seen.get(&metric) {
+                if object != &set.name || other != name {
+                    sink.warning_hint(
+                        npos,
+                        format!(
+                            "`{}\\{name}` and `{object}\\{other}` both become {tool} metric `{metric}`",
+                            set.name
+                        ),
+                        "the two series clash when scraped together; make the names differ in letters or digits",
+                    );
                 }
+            } else {
+                seen.insert(metric, (set.name.clone(), name.to_owned()));
             }
         }
     }
+}
+
+/// The warnings about the metric names `exporter` gets for a manifest's counters (those of
+/// [`crate::lint`] for that exporter: names that clash, come out empty or are refused), with
+/// the analysis of the manifest; no warnings when the analysis has errors. What `pcw export`
+/// checks before it writes a configuration.
+///
+/// # Examples
+///
+/// ```
+/// use pcw_gen::fleet::{Exporter, metric_name_warnings};
+///
+/// let input = pcw_gen::Input::new(
+///     "fabrikam_v2.man",
+///     include_str!("../tests/manifests/fabrikam_v2.man"),
+/// );
+/// let (analysis, warnings) = metric_name_warnings(&input, Exporter::OpenTelemetry);
+/// assert!(analysis.manifest.is_some());
+/// assert_eq!(warnings, []);
+/// ```
+pub fn metric_name_warnings(
+    input: &crate::Input<'_>,
+    exporter: Exporter,
+) -> (crate::Analysis, Vec<Diagnostic>) {
+    let (analysis, raw) = crate::analysis::resolve(input);
+    let mut sink = Sink::new(input.path());
+    if let (Some(manifest), Some(raw)) = (&analysis.manifest, &raw) {
+        metric_names(manifest, &places(manifest, raw), exporter, &mut sink);
+    }
+    (analysis, sink.into_sorted())
 }
 
 #[cfg(test)]

@@ -298,3 +298,153 @@ fn lint_reports_fleet_warnings_with_the_manifest_rules() {
         "{rendered}"
     );
 }
+
+/// `(line, column, message)` of every fleet warning.
+fn found(text: &str) -> Vec<(u32, u32, String)> {
+    warnings(text)
+        .into_iter()
+        .map(|d| (d.pos.line, d.pos.column, d.message))
+        .collect()
+}
+
+/// The clean manifest with its counterset named `set` and its `C Count` counter `counter`.
+fn named(set: &str, counter: &str) -> String {
+    with(r#"name="T Set""#, &format!(r#"name="{set}""#)).replacen(
+        r#"name="C Count""#,
+        &format!(r#"name="{counter}""#),
+        1,
+    )
+}
+
+#[test]
+fn names_with_no_letter_or_digit() {
+    // Before: no warning at all, while `pcw export` wrote the OpenTelemetry metric `.` and a
+    // windows_exporter object named `""` with the metric `windows_performancecounter`.
+    assert_eq!(
+        found(&named("---", "!!!")),
+        [
+            (
+                7,
+                23,
+                r#"counterset name `---` has no ascii letter or digit for windows_exporter: its object gets the `name` `""` and its metrics `windows_performancecounter_<counter>`"#
+                    .to_owned()
+            ),
+            (
+                7,
+                23,
+                "counterset name `---` has no ascii letter or digit for OpenTelemetry: its metrics become `.<counter>`, which is no valid instrument name"
+                    .to_owned()
+            ),
+            (
+                13,
+                48,
+                r"counter name `!!!` has no ascii letter or digit for windows_exporter: `---\!!!` becomes metric `windows_performancecounter`, which does not name the counter"
+                    .to_owned()
+            ),
+            (
+                13,
+                48,
+                r"counter name `!!!` has no ascii letter or digit for OpenTelemetry: `---\!!!` becomes metric `.`, which does not name the counter"
+                    .to_owned()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn non_ascii_names_that_leave_nothing() {
+    // Before: only the two "not ascii" warnings.
+    let got = found(&named("é中文😀", "é中文😀"));
+    let messages: Vec<&str> = got.iter().map(|(_, _, m)| m.as_str()).collect();
+    assert_eq!(messages.len(), 6, "{messages:#?}");
+    assert!(messages.contains(
+        &"counterset name `é中文😀` has no ascii letter or digit for OpenTelemetry: its metrics become `.<counter>`, which is no valid instrument name"
+    ));
+    assert!(messages.contains(
+        &r"counter name `é中文😀` has no ascii letter or digit for OpenTelemetry: `é中文😀\é中文😀` becomes metric `.`, which does not name the counter"
+    ));
+    // One non-ASCII counter in an ASCII set: its metric is the set's alone.
+    assert_eq!(
+        found(&named("S", "é")),
+        [
+            (13, 48, "counter name `é` is not ascii".to_owned()),
+            (
+                13,
+                48,
+                r"counter name `é` has no ascii letter or digit for windows_exporter: `S\é` becomes metric `windows_performancecounter_s`, which does not name the counter"
+                    .to_owned()
+            ),
+            (
+                13,
+                48,
+                r"counter name `é` has no ascii letter or digit for OpenTelemetry: `S\é` becomes metric `s.`, which does not name the counter"
+                    .to_owned()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn otel_names_starting_with_a_digit() {
+    // Before: no warning; `pcw export` wrote the instrument name `1abc.2x`.
+    pin(
+        "digit",
+        &named("1abc", "2x"),
+        7,
+        23,
+        "counterset name `1abc` starts its OpenTelemetry metric names with a digit: `1abc.<counter>` is no valid instrument name",
+    );
+    // A counter name starting with a digit is fine after the `.`.
+    assert_eq!(found(&named("S", "2x")), []);
+}
+
+#[test]
+fn otel_names_over_255_characters() {
+    // Before: no warning for a 601-character instrument name.
+    let set = "S".repeat(300);
+    let counter = "C".repeat(300);
+    let metric = format!("{}.{}", "s".repeat(300), "c".repeat(300));
+    let got = found(&named(&set, &counter));
+    assert_eq!(got.len(), 2, "{got:#?}");
+    // `A Time` at its name, then the renamed counter.
+    assert_eq!((got[0].0, got[0].1), (8, 48));
+    assert_eq!(
+        got[1],
+        (
+            13,
+            48,
+            format!(
+                r"`{set}\{counter}` becomes OpenTelemetry metric `{metric}`, which has 601 characters, more than the 255 an instrument name may have"
+            )
+        )
+    );
+    // 255 characters are allowed, 256 are not.
+    let set = "S".repeat(100);
+    assert_eq!(found(&named(&set, &"C".repeat(154))), []);
+    let got = found(&named(&set, &"C".repeat(155)));
+    assert_eq!(got.len(), 1, "{got:#?}");
+    assert!(
+        got[0]
+            .2
+            .ends_with("which has 256 characters, more than the 255 an instrument name may have")
+    );
+}
+
+#[test]
+fn exported_names_for_one_exporter() {
+    use pcw_gen::fleet::{Exporter, metric_name_warnings};
+    let text = with(r#"name="C Count""#, r#"name="A-Time""#);
+    let input = Input::new("t.man", &text);
+    let (analysis, otel) = metric_name_warnings(&input, Exporter::OpenTelemetry);
+    assert!(analysis.manifest.is_some());
+    let messages: Vec<&str> = otel.iter().map(|d| d.message.as_str()).collect();
+    assert_eq!(
+        messages,
+        [r"`T Set\A-Time` and `T Set\A Time` both become OpenTelemetry metric `t_set.a_time`"]
+    );
+    let (_, we) = metric_name_warnings(&input, Exporter::WindowsExporter);
+    assert_eq!(we.len(), 1);
+    assert!(we[0].message.contains("windows_exporter metric"));
+    let (_, clean) = metric_name_warnings(&Input::new("t.man", CLEAN), Exporter::OpenTelemetry);
+    assert_eq!(clean, []);
+}
