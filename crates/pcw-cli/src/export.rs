@@ -19,8 +19,10 @@
 //!   counters whose raw value is meaningful on its own (raw counts, counts and bulk counts,
 //!   100 ns timers, elapsed time); the counters PDH must cook from two values or a base
 //!   (fractions, averages, other timers) go to a second object `<name>_formatted` with
-//!   `type: formatted`. Every counter gets its `metric` name (the one the collector would
-//!   derive: `windows_performancecounter_<object>_<counter>`, sanitised) and its Prometheus
+//!   `type: formatted`. Every counter gets its `metric` name, written out so that the
+//!   collector's own derivation (which keeps some characters a Prometheus name cannot hold) is
+//!   not used: `windows_performancecounter_<object>_<counter>`, lowercase, `%` as `percent`,
+//!   other runs of non-alphanumerics `_` ([`pcw_gen::fleet::windows_exporter_metric`]), and its Prometheus
 //!   `type` (`counter` for counts and timers, `gauge` otherwise). Sets with instances ask for
 //!   `["*"]`, and `multipleAggregate` sets for `["*", "_Total"]`, because the collector drops
 //!   `_Total` unless it is named.

@@ -70,9 +70,9 @@ fn displayed(manifest: &str) -> BTreeSet<(String, String)> {
     pairs
 }
 
-/// `windows_exporter`'s metric name for a counter without `metric`, restated from the
-/// collector's documented rule (object and counter under `windows_performancecounter_`,
-/// lowercase, `%` as `percent`, parentheses dropped, other non-alphanumerics `_`, trimmed).
+/// The metric name `pcw export` writes for a counter's `metric`, restated independently of
+/// the code (object and counter under `windows_performancecounter_`, lowercase, `%` as
+/// `percent`, parentheses dropped, other non-alphanumerics `_`, trimmed).
 fn derived_metric(object: &str, counter: &str) -> String {
     let full = format!("windows_performancecounter_{object}_{counter}")
         .replace('%', "percent")

@@ -60,8 +60,11 @@ use crate::parse::{Attrs, RawManifest, RawSet};
 pub const TOTAL_INSTANCE: &str = "_Total";
 
 /// Lowercases, spells `%` as `percent`, drops parentheses, turns every other character that is
-/// not an ASCII letter or digit into `_` and trims `_` from both ends: `windows_exporter`'s
-/// metric-name sanitising (consecutive `_` are kept, as it keeps them).
+/// not an ASCII letter or digit into `_` and trims `_` from both ends (consecutive `_` are
+/// kept): how `pcw export` makes the names it writes into `windows_exporter`'s configuration.
+/// The collector's own derivation, used only for a counter without a `metric`, differs (it
+/// deletes `%` and keeps parentheses and non-ASCII letters); the exported configuration names
+/// every metric, so these names are the ones scraped.
 ///
 /// # Examples
 ///
@@ -84,8 +87,9 @@ pub fn windows_exporter_sanitize(text: &str) -> String {
     out.trim_matches('_').to_owned()
 }
 
-/// The metric `windows_exporter`'s `performancecounter` collector names a counter when the
-/// configuration gives no `metric`: `windows_performancecounter_<object>_<counter>`, sanitised.
+/// The metric name `pcw export` gives a counter in `windows_exporter`'s configuration (its
+/// `metric`): `windows_performancecounter_<object>_<counter>`, sanitised as
+/// [`windows_exporter_sanitize`] says.
 ///
 /// # Examples
 ///
