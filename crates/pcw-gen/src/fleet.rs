@@ -316,6 +316,7 @@ pub fn is_exported(counter: &Counter) -> bool {
 ///     instance_name_issues("queue#1"),
 ///     ["`#` in the name: PDH reads `#n` as a duplicate-instance index"]
 /// );
+/// assert!(instance_name_issues("queue\t1")[0].starts_with("a control character (U+0009)"));
 /// ```
 pub fn instance_name_issues(name: &str) -> Vec<String> {
     let mut issues = Vec::new();
@@ -341,6 +342,13 @@ pub fn instance_name_issues(name: &str) -> Vec<String> {
     if name != TOTAL_INSTANCE && name.ends_with(TOTAL_INSTANCE) {
         issues.push(format!(
             "the name ends in `{TOTAL_INSTANCE}`: windows_exporter drops it unless `{TOTAL_INSTANCE}` is configured"
+        ));
+    }
+    if let Some(c) = name.chars().find(|c| c.is_control()) {
+        issues.push(format!(
+            "a control character (U+{:04X}) in the name: typeperf's CSV, PDH's paths and the \
+             exporters' labels show or split it",
+            u32::from(c)
         ));
     }
     if !name.is_ascii() {
