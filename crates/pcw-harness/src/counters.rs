@@ -7,9 +7,10 @@
 use std::path::Path;
 use std::time::Duration;
 
+use pcw_gen::model::{Aggregate, Instances};
 use pcw_pdh::csv::{CsvTimestamp, header_row, sample_row};
 use pcw_pdh::listing::{self, SetListing};
-use pcw_pdh::{Catalog, Row, Sampler};
+use pcw_pdh::{Catalog, CounterPath, Row, Sampler, TOTAL_INSTANCE};
 use pcw_sim::kernel_pcw::Kernel;
 
 pub use pcw_pdh::Error as QueryError;
@@ -136,6 +137,61 @@ impl<'k> Counters<'k> {
     /// The catalog.
     pub fn catalog(&self) -> &Catalog {
         &self.catalog
+    }
+
+    /// Whether PDH shows column `path` (a path of [`Samples::columns`]) blank whatever the
+    /// provider publishes: the column reads an aggregate instance — a `globalAggregate` or
+    /// `globalAggregateHistory` set's one instance, a `multipleAggregate` set's `_Total` — and
+    /// its counter, or a counter its value is cooked from, does not aggregate
+    /// (`aggregate="undefined"` in the manifest). Every other column of an instance the
+    /// provider offers has a value in every sample. `false` for a path that names no counter
+    /// of the catalog.
+    ///
+    /// ```
+    /// use pcw_harness::{BUILD_SERVER_2022, Counters, Kernel};
+    ///
+    /// let kernel = Kernel::boot(BUILD_SERVER_2022);
+    /// let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../pcw-gen/tests/manifests/contoso_v11.man");
+    /// let counters = Counters::from_manifest(&kernel, manifest)?;
+    /// // A globalAggregate set: `% Idle Time (100ns)` says aggregate="undefined", `% Busy Time` "avg".
+    /// assert!(counters.aggregates_to_blank(r"\\PCW-SIM\Contoso Timers\% Idle Time (100ns)"));
+    /// assert!(!counters.aggregates_to_blank(r"\\PCW-SIM\Contoso Timers\% Busy Time"));
+    /// # drop(counters);
+    /// # pcw_harness::finish(kernel)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn aggregates_to_blank(&self, path: &str) -> bool {
+        let Ok(parsed) = CounterPath::parse(path) else {
+            return false;
+        };
+        let Some(set) = self
+            .catalog
+            .find(&parsed.object)
+            .and_then(|i| self.catalog.sets.get(i))
+        else {
+            return false;
+        };
+        let aggregated = match set.instances {
+            Instances::GlobalAggregate | Instances::GlobalAggregateHistory => true,
+            Instances::MultipleAggregate => parsed
+                .instance
+                .as_ref()
+                .is_some_and(|i| i.parent.is_none() && i.name.eq_ignore_ascii_case(TOTAL_INSTANCE)),
+            Instances::Single | Instances::Multiple => false,
+        };
+        aggregated
+            && set
+                .counters
+                .iter()
+                .filter(|c| {
+                    c.name
+                        .as_deref()
+                        .is_some_and(|n| n.eq_ignore_ascii_case(&parsed.counter))
+                })
+                .any(|c| {
+                    c.ids()
+                        .any(|id| set.aggregate_of(id) == Aggregate::Undefined)
+                })
     }
 
     /// typeperf `PATHS -sc samples -si interval` on the kernel's manual clock: the paths are

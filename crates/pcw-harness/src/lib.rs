@@ -10,6 +10,14 @@
 //!   process: [`Kernel::boot`] waits for the previous test's to be torn down. [`finish`] tears
 //!   it down and fails, naming it, on a counterset still registered, an instance still open,
 //!   or anything real PCW would have bugchecked on.
+//!
+//!   Tests of one binary share the driver's statics, as its host build is linked once. A test
+//!   that panics before its unload leaves its registrations there; the next test's
+//!   `DriverEntry` (or `register`) replaces and so unregisters them. That touches nothing of
+//!   the next test's kernel: no two kernels of a process hand out the same handle, and the
+//!   handles of a kernel dropped without its teardown (the panicking test's) are ignored by
+//!   later kernels. So a failing test fails alone, whatever runs beside or after it. A handle
+//!   of a kernel that *was* torn down is stale for good: releasing it is a bugcheck.
 //! * **Drivers** ([`Driver`], x86-64 Linux): the driver's host build (its `DriverEntry`
 //!   compiled for the host, its kernel calls reaching the loader's routines through the
 //!   `extern "system"` entry points of [`host`]) or its cross-built `.sys` (mapped and bound by

@@ -576,3 +576,32 @@ fn concurrent_collection_from_eight_threads() {
     unregister(handle);
     assert!(k.teardown().is_clean());
 }
+
+#[test]
+fn a_handle_of_an_abandoned_kernel_never_names_a_later_registration() {
+    // A driver's host build keeps its handles in statics across the tests of a binary: one
+    // test's kernel is dropped without its teardown (the test panicked) while the
+    // registration is still in the driver's slot.
+    let k = Kernel::boot(BUILD_SERVER_2022);
+    let (status, abandoned) = register(PCW_VERSION_2, 0, "Left Behind");
+    assert_eq!(status, STATUS_SUCCESS);
+    drop(k);
+    // The next test's DriverEntry registers, then drops what the slot held: ignored.
+    let k = Kernel::boot(BUILD_SERVER_2022);
+    let (status, later) = register(PCW_VERSION_2, 0, "Left Behind");
+    assert_eq!(status, STATUS_SUCCESS);
+    assert_ne!(
+        later, abandoned,
+        "handles are never handed out twice in a process"
+    );
+    unregister(abandoned);
+    assert_eq!(k.countersets(), ["Left Behind"]);
+    assert!(k.collect("Left Behind", &Request::default()).is_ok());
+    unregister(later);
+    let report = k.teardown();
+    assert!(report.is_clean(), "{report:?}");
+    // A torn-down kernel's handle stays stale: releasing it is a bugcheck of the next boot.
+    let k = Kernel::boot(BUILD_SERVER_2022);
+    unregister(later);
+    assert_eq!(k.teardown().bugchecks, [Bugcheck::UnregisterStale(later)]);
+}

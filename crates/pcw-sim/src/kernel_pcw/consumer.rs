@@ -32,9 +32,27 @@ static SESSION: Mutex<()> = Mutex::new(());
 /// Tests in one binary run on several threads; each takes a `Kernel` so that their drivers do
 /// not see each other's registrations. Consumers (collect, enumerate) may then be called from
 /// as many threads as the test likes.
+///
+/// No two kernels of a process hand out the same handle. A kernel dropped without
+/// [`Kernel::teardown`] (its test panicked) is abandoned: the handles it handed out, which a
+/// driver's host build may still hold in its statics, are ignored by `PcwUnregister` and
+/// `PcwCloseInstance` under any later kernel — the next test's `DriverEntry` replacing them
+/// neither unregisters its own counterset nor fails. A torn-down kernel's handles stay
+/// stale: releasing one later is recorded as [`Bugcheck::UnregisterStale`] or
+/// [`Bugcheck::CloseStale`], as real PCW would bugcheck.
 #[derive(Debug)]
 pub struct Kernel {
     _session: MutexGuard<'static, ()>,
+    /// Set by [`Kernel::teardown`]; a kernel dropped without it is abandoned.
+    torn_down: bool,
+}
+
+impl Drop for Kernel {
+    fn drop(&mut self) {
+        if !self.torn_down {
+            state().abandon();
+        }
+    }
 }
 
 /// What was still open, or went wrong, when the kernel was torn down.
@@ -144,7 +162,10 @@ impl Kernel {
         let session = SESSION.lock().unwrap_or_else(PoisonError::into_inner);
         clock::reset(clock);
         *state() = State::booted(build);
-        Self { _session: session }
+        Self {
+            _session: session,
+            torn_down: false,
+        }
     }
 
     /// Moves the clock forward by `hundred_ns` (100 ns units), in either clock mode.
@@ -423,7 +444,8 @@ impl Kernel {
     }
 
     /// Ends the session: reports what is still open and what went wrong, and resets the kernel.
-    pub fn teardown(self) -> Teardown {
+    pub fn teardown(mut self) -> Teardown {
+        self.torn_down = true;
         let mut st = state();
         let report = Teardown {
             registrations: st

@@ -18,8 +18,8 @@ use windows_sys::Win32::Foundation::{
 
 use super::FIRST_V2_BUILD;
 use super::providers::{
-    Bugcheck, Created, Descriptor, InDdi, Misuse, PcwCall, RealCallback, Registration, state,
-    wait_for_callbacks,
+    Bugcheck, Created, Descriptor, InDdi, Misuse, PcwCall, RealCallback, Registration, State,
+    state, wait_for_callbacks,
 };
 
 /// `KeReadStateEvent`: the event's signal state.
@@ -205,7 +205,9 @@ pub unsafe extern "system" fn PcwUnregister(registration: PPCW_REGISTRATION) {
         return;
     }
     if st.registrations.remove(&registration).is_none() {
-        st.bugchecks.push(Bugcheck::UnregisterStale(registration));
+        if !State::abandoned(registration) {
+            st.bugchecks.push(Bugcheck::UnregisterStale(registration));
+        }
         return;
     }
     st.created.retain(|_, c| c.registration != registration);
@@ -315,7 +317,7 @@ pub unsafe extern "system" fn PcwCreateInstance(
 pub unsafe extern "system" fn PcwCloseInstance(instance: PPCW_INSTANCE) {
     let _sim = InDdi::enter();
     let mut st = state();
-    if st.created.remove(&instance).is_none() {
+    if st.created.remove(&instance).is_none() && !State::abandoned(instance) {
         st.bugchecks.push(Bugcheck::CloseStale(instance));
     }
 }

@@ -22,6 +22,9 @@
 //! * what real PCW would bugcheck on (a NULL or stale handle to `PcwUnregister`, closing an
 //!   instance twice) is recorded as a [`Bugcheck`] instead, and [`Kernel::teardown`] reports
 //!   registrations and instances still open.
+//! * boots: no two kernels of a process hand out the same handle, and the handles of a kernel
+//!   dropped without its teardown (its test panicked) are ignored when a driver's statics
+//!   release them under a later kernel (see [`Kernel`]).
 //!
 //! One concept a file:
 //!

@@ -6,6 +6,8 @@
 
 use std::collections::BTreeMap;
 use std::ffi::c_void;
+use std::ops::Range;
+use std::sync::atomic::{AtomicIsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 use windows_sys::Wdk::System::SystemServices::{PCW_CALLBACK_INFORMATION, PCW_COUNTER_DESCRIPTOR};
@@ -104,7 +106,8 @@ pub(super) struct Created {
 #[derive(Debug, Default)]
 pub(super) struct State {
     pub(super) build: u32,
-    pub(super) next_handle: isize,
+    /// The first handle this boot handed out (handles grow across boots).
+    pub(super) first_handle: isize,
     pub(super) registrations: BTreeMap<isize, Registration>,
     pub(super) created: BTreeMap<isize, Created>,
     pub(super) calls: BTreeMap<PcwCall, usize>,
@@ -118,7 +121,7 @@ pub(super) struct State {
 
 static STATE: Mutex<State> = Mutex::new(State {
     build: BUILD_SERVER_2022,
-    next_handle: FIRST_HANDLE,
+    first_handle: FIRST_HANDLE,
     registrations: BTreeMap::new(),
     created: BTreeMap::new(),
     calls: BTreeMap::new(),
@@ -275,17 +278,49 @@ pub(super) fn state() -> MutexGuard<'static, State> {
     STATE.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The first handle a booted kernel hands out; handles step by 0x10.
+/// The first handle the process's first kernel hands out; handles step by 0x10.
 const FIRST_HANDLE: isize = 0x1000;
+
+/// The next handle to hand out. Never reset, so no two kernels of one process hand out the
+/// same handle: a driver's host build keeps its statics across the tests of a binary, and a
+/// handle a test left there must never name a later test's registration.
+static NEXT_HANDLE: AtomicIsize = AtomicIsize::new(FIRST_HANDLE);
+
+/// The handles of the kernels dropped without their teardown ([`State::abandon`]).
+static ABANDONED: Mutex<Vec<Range<isize>>> = Mutex::new(Vec::new());
 
 impl State {
     /// The state of a freshly booted kernel of Windows build `build`.
     pub(super) fn booted(build: u32) -> Self {
         Self {
             build,
-            next_handle: FIRST_HANDLE,
+            first_handle: NEXT_HANDLE.load(Ordering::Relaxed),
             ..Self::default()
         }
+    }
+
+    /// Records the handles this boot handed out as abandoned: its kernel was dropped without
+    /// its teardown — the test holding it panicked — so nothing reported what it left open.
+    /// A driver's host build may still hold them in its statics, and the next `DriverEntry`
+    /// (or `register`) of another test, replacing them, releases them: no concern of that
+    /// test's kernel, which ignores them ([`State::abandoned`]).
+    pub(super) fn abandon(&self) {
+        let handed_out = self.first_handle..NEXT_HANDLE.load(Ordering::Relaxed);
+        if !handed_out.is_empty() {
+            ABANDONED
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(handed_out);
+        }
+    }
+
+    /// Whether `handle` is one an abandoned kernel handed out ([`State::abandon`]).
+    pub(super) fn abandoned(handle: isize) -> bool {
+        ABANDONED
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .any(|r| r.contains(&handle))
     }
 
     /// Stores `value` under a new handle in the table `table` picks (registrations or created
@@ -299,8 +334,7 @@ impl State {
         table: fn(&mut Self) -> &mut BTreeMap<isize, T>,
         value: T,
     ) -> NTSTATUS {
-        let handle = self.next_handle;
-        self.next_handle += 0x10;
+        let handle = NEXT_HANDLE.fetch_add(0x10, Ordering::Relaxed);
         table(self).insert(handle, value);
         // SAFETY: the caller guarantees a non-NULL, writable slot.
         unsafe { slot.write(handle) };
