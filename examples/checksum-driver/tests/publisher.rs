@@ -12,9 +12,9 @@ use pcw_harness::{BUILD_SERVER_2022, Kernel, Request, finish};
 const SET: &str = "Checksum Driver Algorithms";
 
 /// Held for the whole of each test: both use the driver's one registration slot, which only
-/// `DriverEntry` and `DriverUnload` touch, never at once. Run in parallel, the second test's
-/// stale registration, replaced by the first test's `register`, would be dropped — unregistering
-/// the first test's handle, since a freshly booted kernel hands out the same handles again.
+/// `DriverEntry` and `DriverUnload` touch, never at once, as a real driver's are. (A handle
+/// left in the slot by another test's kernel can no longer name this test's registration: the
+/// simulated kernels of one process never hand out the same handle twice.)
 static DRIVER: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn driver() -> std::sync::MutexGuard<'static, ()> {
