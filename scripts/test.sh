@@ -151,12 +151,12 @@ PCW_DRIVER_IMAGE=target/windows/pcw_driver.sys cargo test -p pcw-loader --locked
 
 step "the example driver that gained counters: its tests through pcw-harness on target/windows/checksum_driver.sys (DriverEntry, IOCTLs, filtered collections, typeperf, DriverUnload), the installed pcw sampling it, then no panic and kernel constraints (pcw-pecheck --root)"
 PCW_EXAMPLE_IMAGE=target/windows/checksum_driver.sys cargo test -p checksum-driver --locked -- --nocapture
+"$installed" typeperf --image target/windows/checksum_driver.sys \
+  --manifest examples/checksum-driver/checksum_driver.man "\Checksum Driver Algorithms(*)\*" -sc 2 -si 0.1
 # pcw's own test of sampling another driver's image with its manifest (and with one that
 # differs from what the image registers), skipped in the workspace run, which has no image yet.
 PCW_EXAMPLE_IMAGE=target/windows/checksum_driver.sys cargo test -p pcw-cli --test typeperf --locked \
   any_driver_s_image_is_sampled_with_its_manifest
-"$installed" typeperf --image target/windows/checksum_driver.sys \
-  --manifest examples/checksum-driver/checksum_driver.man "\Checksum Driver Algorithms(*)\*" -sc 2 -si 0.1
 # The example's entry points for the code analyses: DriverEntry (from which the analyses also
 # follow every routine it installs) and its Publish impl, which the PCW callback calls.
 example_roots=(--root DriverEntry=DriverEntry --root 'the Publish impl (Algorithms::visit)=10Algorithms')
