@@ -6,7 +6,7 @@
 //! ```
 //!
 //! Before writing, the metric names are checked as `pcw lint` checks them
-//! ([`pcw_gen::fleet::metric_name_warnings`], for the chosen tool only): two counters that get
+//! ([`pcw_gen::metric_name_warnings`], for the chosen tool only): two counters that get
 //! the same metric name (a duplicate breaks the scrape or merges the two series), a name that
 //! keeps no letter or digit of a counterset or counter name, or one the tool refuses. Each is
 //! printed as a warning on stderr, naming the counters, and then nothing is written and the
@@ -459,7 +459,7 @@ pub(crate) fn run(args: &Args) -> Result<(), ExportError> {
         Target::WindowsExporter => (Exporter::WindowsExporter, "windows_exporter"),
         Target::Otel => (Exporter::OpenTelemetry, "the OpenTelemetry receiver"),
     };
-    let (analysis, names) = pcw_gen::fleet::metric_name_warnings(&input, exporter);
+    let (analysis, names) = pcw_gen::metric_name_warnings(&input, exporter);
     let Some(manifest) = analysis.manifest else {
         pcw_io::console::err(&pcw_gen::Diagnostic::render_all(&analysis.diagnostics))?;
         let errors = analysis.diagnostics.iter().filter(|d| d.is_error()).count();

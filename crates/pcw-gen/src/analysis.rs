@@ -61,7 +61,7 @@ pub fn analyze(input: &Input<'_>) -> Analysis {
 }
 
 /// The analysis and the raw tree it was made from.
-pub(crate) fn resolve(input: &Input<'_>) -> (Analysis, Option<RawManifest>) {
+fn resolve(input: &Input<'_>) -> (Analysis, Option<RawManifest>) {
     let mut sink = Sink::new(input.path());
     let raw =
         source::decode(input.bytes(), &mut sink).and_then(|text| parse::parse(&text, &mut sink));
@@ -96,4 +96,36 @@ pub fn lint(input: &Input<'_>) -> Vec<Diagnostic> {
         diagnostics.sort_by(|a, b| a.pos.cmp(&b.pos).then(b.severity.cmp(&a.severity)));
     }
     diagnostics
+}
+
+/// The warnings about the metric names `exporter` gets for a manifest's counters (those of
+/// [`lint`] for that exporter: names that clash, come out empty or are refused), with the
+/// analysis of the manifest; no warnings when the analysis has errors. What `pcw export`
+/// checks before it writes a configuration.
+///
+/// # Examples
+///
+/// ```
+/// use pcw_gen::fleet::Exporter;
+///
+/// let input = pcw_gen::Input::new(
+///     "fabrikam_v2.man",
+///     include_str!("../tests/manifests/fabrikam_v2.man"),
+/// );
+/// let (analysis, warnings) = pcw_gen::metric_name_warnings(&input, Exporter::OpenTelemetry);
+/// assert!(analysis.manifest.is_some());
+/// assert_eq!(warnings, []);
+/// ```
+pub fn metric_name_warnings(
+    input: &Input<'_>,
+    exporter: fleet::Exporter,
+) -> (Analysis, Vec<Diagnostic>) {
+    let (analysis, raw) = resolve(input);
+    let warnings = match (&analysis.manifest, &raw) {
+        (Some(manifest), Some(raw)) => {
+            fleet::metric_name_check(manifest, raw, input.path(), exporter)
+        }
+        _ => Vec::new(),
+    };
+    (analysis, warnings)
 }

@@ -17,7 +17,7 @@
 //!   fail, and two counters (of any sets) with the same metric name clash in the registry. The
 //!   same is checked for the OpenTelemetry metric names `pcw export` writes ([`otel_metric`]),
 //!   and for counterset names that mangle to the same prefix. Metric names are checked for the
-//!   counters `pcw export` writes ([`is_exported`]), and [`metric_name_warnings`] gives it
+//!   counters `pcw export` writes ([`is_exported`]), and [`crate::metric_name_warnings`] gives it
 //!   these warnings for the exporter it writes for.
 //! * **unusable metric names**: a counterset or counter name with no ASCII letter or digit
 //!   (`---`, `é`) leaves nothing of itself in either exporter's metric names (an OpenTelemetry
@@ -732,34 +732,19 @@ fn metric_names(
     }
 }
 
-/// The warnings about the metric names `exporter` gets for a manifest's counters (those of
-/// [`crate::lint`] for that exporter: names that clash, come out empty or are refused), with
-/// the analysis of the manifest; no warnings when the analysis has errors. What `pcw export`
-/// checks before it writes a configuration.
-///
-/// # Examples
-///
-/// ```
-/// use pcw_gen::fleet::{Exporter, metric_name_warnings};
-///
-/// let input = pcw_gen::Input::new(
-///     "fabrikam_v2.man",
-///     include_str!("../tests/manifests/fabrikam_v2.man"),
-/// );
-/// let (analysis, warnings) = metric_name_warnings(&input, Exporter::OpenTelemetry);
-/// assert!(analysis.manifest.is_some());
-/// assert_eq!(warnings, []);
-/// ```
-pub fn metric_name_warnings(
-    input: &crate::Input<'_>,
+/// The warnings about the metric names `exporter` gets for a valid manifest's counters
+/// (`manifest`, resolved from `raw`): those of [`crate::lint`] for that exporter, names that
+/// clash, come out empty or are refused. [`crate::metric_name_warnings`] reads a manifest for
+/// them.
+pub(crate) fn metric_name_check(
+    manifest: &Manifest,
+    raw: &RawManifest,
+    file: &Path,
     exporter: Exporter,
-) -> (crate::Analysis, Vec<Diagnostic>) {
-    let (analysis, raw) = crate::analysis::resolve(input);
-    let mut sink = Sink::new(input.path());
-    if let (Some(manifest), Some(raw)) = (&analysis.manifest, &raw) {
-        metric_names(manifest, &places(manifest, raw), exporter, &mut sink);
-    }
-    (analysis, sink.into_sorted())
+) -> Vec<Diagnostic> {
+    let mut sink = Sink::new(file);
+    metric_names(manifest, &places(manifest, raw), exporter, &mut sink);
+    sink.into_sorted()
 }
 
 #[cfg(test)]

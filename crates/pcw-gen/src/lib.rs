@@ -290,7 +290,7 @@ mod user_mode;
 mod v1_tables;
 mod validate;
 
-pub use analysis::{Analysis, analyze, lint};
+pub use analysis::{Analysis, analyze, lint, metric_name_warnings};
 pub use config::{Config, Generated, Written, compile};
 pub use diag::{Diagnostic, Severity};
 pub use error::Error;

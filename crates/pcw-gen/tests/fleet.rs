@@ -432,7 +432,8 @@ fn otel_names_over_255_characters() {
 
 #[test]
 fn exported_names_for_one_exporter() {
-    use pcw_gen::fleet::{Exporter, metric_name_warnings};
+    use pcw_gen::fleet::Exporter;
+    use pcw_gen::metric_name_warnings;
     let text = with(r#"name="C Count""#, r#"name="A-Time""#);
     let input = Input::new("t.man", &text);
     let (analysis, otel) = metric_name_warnings(&input, Exporter::OpenTelemetry);
