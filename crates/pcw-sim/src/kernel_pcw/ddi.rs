@@ -36,7 +36,11 @@ pub unsafe extern "system" fn KeReadStateEvent(event: *const KEVENT) -> i32 {
 /// One `PcwAddInstance`: name, id, and counter id → value.
 pub(super) type Added = (Vec<u16>, u32, BTreeMap<u16, u64>);
 
-/// The collection context a `PPCW_BUFFER` points at while a callback runs.
+/// The collection context a `PPCW_BUFFER` points at while a callback runs. `repr(C)` with the
+/// magic value first: a handle is checked by reading its first 8 bytes alone, so a made-up or
+/// stale handle pointing at less than a whole `CollectBuffer` is refused without reading past
+/// those bytes.
+#[repr(C)]
 pub(super) struct CollectBuffer {
     pub(super) magic: u64,
     pub(super) enumerate: bool,
@@ -233,9 +237,17 @@ pub unsafe extern "system" fn PcwAddInstance(
         return status;
     }
     let ptr = buffer as *mut CollectBuffer;
-    // SAFETY: a live buffer handle is a pointer to the `CollectBuffer` of the collection in
-    // progress on this thread; the magic value is read first to catch stale handles.
-    let Some(buf) = (unsafe { ptr.as_mut() }).filter(|b| b.magic == BUFFER_MAGIC) else {
+    // SAFETY: a buffer handle points at 8 readable bytes at least (a live one at the
+    // `CollectBuffer` of the collection in progress on this thread, whose first field is the
+    // magic value); only those are read, unaligned, before the handle is trusted.
+    let live = !ptr.is_null() && unsafe { ptr.cast::<u64>().read_unaligned() } == BUFFER_MAGIC;
+    let buf = if live {
+        // SAFETY: a handle carrying the magic value is a live `CollectBuffer` (see above).
+        unsafe { ptr.as_mut() }
+    } else {
+        None
+    };
+    let Some(buf) = buf else {
         state().misuse.push(Misuse::StaleBuffer);
         return STATUS_INVALID_PARAMETER_2;
     };
