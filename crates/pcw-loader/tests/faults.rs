@@ -10,6 +10,7 @@
     reason = "these scenarios run import-free code, so the import helpers go unused"
 )]
 mod crafted;
+mod run_crafted;
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Stdio};
@@ -18,48 +19,12 @@ use std::time::{Duration, Instant};
 use iced_x86::code_asm::{CodeAssembler, eax, ecx, edx, qword_ptr, rax, rcx};
 use pcw_loader::isolate::{ScenarioFailure, is_child, run_child};
 use pcw_loader::layout::driver_object as drv;
-use pcw_loader::{LoadedDriver, MappedImage, driver, ntos};
+use pcw_loader::{LoadedDriver, driver, ntos};
+use run_crafted::{asm, map};
 
-fn asm() -> CodeAssembler {
-    CodeAssembler::new(64).unwrap()
-}
-
-/// Maps `code` as a crafted image.
-fn map(code: CodeAssembler) -> MappedImage {
-    let bytes = crafted::Image {
-        code: crafted::assemble(code),
-        ..crafted::Image::default()
-    }
-    .build();
-    MappedImage::map(&bytes, &ntos::resolve).expect("the crafted image maps")
-}
-
-/// Calls the image's entry with no arguments.
-fn call(image: &MappedImage) -> u64 {
-    // SAFETY: crafted win64 code that faults before it touches anything but its registers.
-    let f = unsafe {
-        core::mem::transmute::<usize, unsafe extern "win64" fn() -> u64>(image.entry_point())
-    };
-    // SAFETY: as above.
-    unsafe { f() }
-}
-
-/// Runs `code` in the child `scenario` and expects the loader to stop it with a reason
-/// containing each of `needles`.
+/// [`run_crafted::expect_stop`] with this file's arguments.
 fn expect_stop(scenario: &str, code: impl FnOnce() -> CodeAssembler, needles: &[&str]) {
-    if is_child(scenario) {
-        let image = map(code());
-        call(&image);
-        panic!("the image returned");
-    }
-    match run_child(scenario) {
-        Err(ScenarioFailure::Stopped { reason, .. }) => {
-            for needle in needles {
-                assert!(reason.contains(needle), "`{needle}` not in: {reason}");
-            }
-        }
-        other => panic!("expected the loader to stop {scenario}, got {other:?}"),
-    }
+    run_crafted::expect_stop(scenario, code, (0, 0), needles);
 }
 
 #[test]

@@ -9,41 +9,22 @@
     reason = "these scenarios run import-free code, so the import and RIP-relative helpers go unused"
 )]
 mod crafted;
+mod run_crafted;
 
 use iced_x86::code_asm::{
     CodeAssembler, ah, al, byte_ptr, cr3, cr8, dword_ptr, eax, ecx, gs, qword_ptr, rax, rcx, rdx,
     word_ptr, xmm0,
 };
-use pcw_loader::MappedImage;
-use pcw_loader::isolate::{ScenarioFailure, is_child, isolated, run_child};
+use pcw_loader::isolate::isolated;
 use pcw_loader::ntos;
 use pcw_sim::kernel_pcw::{BOOT_SYSTEM_TIME, BUILD_SERVER_2022, Kernel};
+use run_crafted::{asm, call, map};
 
 const KUSER: u64 = 0xFFFF_F780_0000_0000;
 
-type Entry = unsafe extern "win64" fn(u64, u64) -> u64;
-
-fn asm() -> CodeAssembler {
-    CodeAssembler::new(64).unwrap()
-}
-
-/// Maps `code` as a crafted image.
-fn map(code: CodeAssembler) -> MappedImage {
-    let bytes = crafted::Image {
-        code: crafted::assemble(code),
-        ..crafted::Image::default()
-    }
-    .build();
-    MappedImage::map(&bytes, &ntos::resolve).expect("the crafted image maps")
-}
-
-/// Calls the image's entry with two arguments.
-fn call(image: &MappedImage, a: u64, b: u64) -> u64 {
-    // SAFETY: the crafted code follows the win64 convention and touches only its registers and
-    // the emulated state.
-    let f = unsafe { core::mem::transmute::<usize, Entry>(image.entry_point()) };
-    // SAFETY: as above.
-    unsafe { f(a, b) }
+/// [`run_crafted::expect_stop`] with this file's arguments.
+fn expect_stop(scenario: &str, code: impl FnOnce() -> CodeAssembler, needles: &[&str]) {
+    run_crafted::expect_stop(scenario, code, (KUSER, 0), needles);
 }
 
 #[test]
@@ -209,24 +190,6 @@ fn gs_reads_are_a_per_thread_kpcr() {
         assert!(call(&image, 3, 0) < u64::from(ntos::PROCESSORS));
         let _ = gs;
     });
-}
-
-/// Runs `code` in the child `scenario` and expects the loader to stop it with a reason
-/// containing each of `needles`.
-fn expect_stop(scenario: &str, code: impl FnOnce() -> CodeAssembler, needles: &[&str]) {
-    if is_child(scenario) {
-        let image = map(code());
-        call(&image, KUSER, 0);
-        panic!("the image returned");
-    }
-    match run_child(scenario) {
-        Err(ScenarioFailure::Stopped { reason, .. }) => {
-            for needle in needles {
-                assert!(reason.contains(needle), "`{needle}` not in: {reason}");
-            }
-        }
-        other => panic!("expected the loader to stop {scenario}, got {other:?}"),
-    }
 }
 
 #[test]
