@@ -316,33 +316,6 @@ fn export_errors() {
     assert_eq!(out.status.code(), Some(1));
 }
 
-/// The XDP-shaped manifest with its first counterset named `set` and its first two counters
-/// `first` and `second`, in a directory of its own under the temporary directory.
-fn renamed(case: &str, set: &str, first: &str, second: &str) -> std::path::PathBuf {
-    let text = std::fs::read_to_string(crate_file("tests/fixtures/xdp_like.man"))
-        .unwrap()
-        .replacen(
-            r#"name="Sample XDP Receive Queue""#,
-            &format!(r#"name="{set}""#),
-            1,
-        )
-        .replacen(
-            r#"name="AF_XDP Frames Delivered""#,
-            &format!(r#"name="{first}""#),
-            1,
-        )
-        .replacen(
-            r#"name="AF_XDP Frames Dropped""#,
-            &format!(r#"name="{second}""#),
-            1,
-        );
-    let dir = std::env::temp_dir().join(format!("pcw-export-{}-{case}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("m.man");
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
 /// Runs `pcw export MANIFEST --to TARGET -o OUT [extra]`: the exit code, stderr and whether OUT
 /// was written.
 fn export_to_file(
@@ -397,7 +370,7 @@ fn clashing_metric_names_are_refused_unless_allowed() {
             "sample_xdp_receive_queue.",
         ),
     ] {
-        let manifest = renamed(case, "Sample XDP Receive Queue", first, second);
+        let manifest = common::xdp_renamed(case, "Sample XDP Receive Queue", first, second);
         for (target, tool, metric) in [
             ("windows-exporter", "windows_exporter", we),
             ("otel", "OpenTelemetry", otel),
@@ -469,7 +442,7 @@ fn unusable_metric_names_are_refused_for_the_tool_that_refuses_them() {
     ];
     for (case, set, first, we, otel) in cases {
         // Before: every case exported with exit 0 and nothing on stderr.
-        let manifest = renamed(case, set, first, "AF_XDP Frames Dropped");
+        let manifest = common::xdp_renamed(case, set, first, "AF_XDP Frames Dropped");
         for (target, warning) in [("windows-exporter", we), ("otel", Some(otel))] {
             let (code, stderr, written) = export_to_file(&manifest, target, &[]);
             if let Some(warning) = warning {

@@ -39,32 +39,13 @@ fn the_drivers_manifest_is_fleet_ready() {
     );
 }
 
-/// The XDP-shaped manifest with its first counterset and first counter renamed, written to a
-/// file of its own under the temporary directory.
-fn renamed(case: &str, set: &str, counter: &str) -> String {
-    let text = std::fs::read_to_string(crate_file("tests/fixtures/xdp_like.man"))
-        .unwrap()
-        .replacen(
-            r#"name="Sample XDP Receive Queue""#,
-            &format!(r#"name="{set}""#),
-            1,
-        )
-        .replacen(
-            r#"name="AF_XDP Frames Delivered""#,
-            &format!(r#"name="{counter}""#),
-            1,
-        );
-    let path =
-        std::env::temp_dir().join(format!("pcw-fleet-lint-{}-{case}.man", std::process::id()));
-    std::fs::write(&path, text).unwrap();
-    path.display().to_string()
-}
-
 #[test]
 fn names_the_exporters_cannot_use_are_warned_about_where_they_are() {
     // Before: `---` and `!!!` drew no warning, `1abc` none either; export wrote the
     // OpenTelemetry metrics `.` and `1abc.2x`.
-    let manifest = renamed("dashes", "---", "!!!");
+    let manifest = common::xdp_renamed("dashes", "---", "!!!", "AF_XDP Frames Dropped")
+        .display()
+        .to_string();
     let out = pcw(&["lint", &manifest]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
@@ -82,7 +63,9 @@ fn names_the_exporters_cannot_use_are_warned_about_where_they_are() {
     assert!(stderr.ends_with("0 errors, 14 warnings\n"), "{stderr}");
     let _ = std::fs::remove_file(&manifest);
 
-    let manifest = renamed("digit", "1abc", "2x");
+    let manifest = common::xdp_renamed("digit", "1abc", "2x", "AF_XDP Frames Dropped")
+        .display()
+        .to_string();
     let out = pcw(&["lint", &manifest]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
