@@ -362,6 +362,34 @@ fn the_snapshot_carries_exactly_what_the_callbacks_hand_pcw() {
 }
 
 #[test]
+fn a_snapshot_keeps_the_statistics_for_its_v1_readers() {
+    use pcw_core::snapshot::Snapshot;
+    // The statistics are kept while a PCW consumer watches them; a V1 consumer reads them
+    // through the snapshot and sends no AddCounter, so its first snapshot keeps them for good.
+    let collections = || {
+        let (c, bytes) = snapshot_bytes(4096, 0);
+        assert_eq!(c.status, STATUS_SUCCESS);
+        let snap = Snapshot::parse(&bytes[..c.information]).expect("a valid snapshot");
+        let stats = snap.sets().nth(1).expect("the statistics' set");
+        let values: Vec<u64> = stats
+            .instances()
+            .next()
+            .expect("one instance")
+            .values()
+            .collect();
+        values[0]
+    };
+    let k = boot();
+    k.collect("Geometric Waves", &Request::default()).unwrap();
+    assert_eq!(collections(), 0, "not counted: nobody watched");
+    for _ in 0..2 {
+        k.collect("Geometric Waves", &Request::default()).unwrap();
+    }
+    assert_eq!(collections(), 2, "counted since the first snapshot");
+    shutdown(k);
+}
+
+#[test]
 fn snapshot_buffers_of_every_size() {
     let k = boot();
     let (c, reference) = snapshot_bytes(4096, 0);

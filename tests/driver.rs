@@ -334,6 +334,8 @@ fn the_first_failed_add_ends_the_collection_and_is_its_status() {
     // pcw-sim first lists every instance unfiltered (3 adds), then runs the request: its second
     // PcwAddInstance fails. The first wave is added, the callback stops there (no add of the
     // third) and returns the failure.
+    // A consumer watches the statistics, which are kept only then.
+    assert_eq!(k.notify(STATS, true, u64::MAX).unwrap().len(), 1);
     let before = k.calls(PcwCall::AddInstance);
     k.fail(
         PcwCall::AddInstance,
@@ -358,6 +360,7 @@ fn the_first_failed_add_ends_the_collection_and_is_its_status() {
         (1, 2),
         "filtered (not returned) out of considered"
     );
+    k.notify(STATS, false, u64::MAX).unwrap();
     assert!(shutdown(k).is_clean());
 }
 
@@ -402,11 +405,14 @@ fn the_adversarial_mask_against_a_long_name_finishes() {
 }
 
 #[test]
-fn statistics_count_collections_and_time_them_only_while_watched() {
+fn statistics_count_and_time_collections_only_while_watched() {
     let k = boot(BUILD_SERVER_2022);
-    for _ in 0..4 {
-        k.collect(WAVES, &mask("Small*")).unwrap();
-    }
+    let unwatched = |k: &Kernel| {
+        for _ in 0..3 {
+            k.collect(WAVES, &Request::default()).unwrap();
+        }
+    };
+    unwatched(&k);
     let stats = k.collect(STATS, &Request::default()).unwrap();
     assert_eq!(
         names(&stats),
@@ -414,16 +420,29 @@ fn statistics_count_collections_and_time_them_only_while_watched() {
         "a single-instance set has one blank-named instance"
     );
     let v = &stats.instances[0].values;
+    assert_eq!(
+        (v[&0], v[&1], v[&3], v[&5]),
+        (0, 0, 0, 0),
+        "nothing kept while nobody watches"
+    );
+
+    assert_eq!(k.notify(STATS, true, u64::MAX).unwrap().len(), 1);
+    for _ in 0..4 {
+        k.collect(WAVES, &mask("Small*")).unwrap();
+    }
+    let v = &k.collect(STATS, &Request::default()).unwrap().instances[0].values;
     assert_eq!(v[&0], 4, "collections");
     assert_eq!(v[&1], 4, "instances returned: one per collection");
     assert_eq!((v[&4], v[&5]), (8, 12), "filtered out of considered");
-    assert_eq!(v[&3], 0, "not timed while nobody watches");
-
-    assert_eq!(k.notify(STATS, true, u64::MAX).unwrap().len(), 1);
-    k.collect(WAVES, &Request::default()).unwrap();
-    let v = &k.collect(STATS, &Request::default()).unwrap().instances[0].values;
-    assert_eq!(v[&3], 1, "timed while watched");
+    assert_eq!(v[&3], 4, "each timed");
     k.notify(STATS, false, u64::MAX).unwrap();
+    unwatched(&k);
+    let after = &k.collect(STATS, &Request::default()).unwrap().instances[0].values;
+    assert_eq!(
+        (after[&0], after[&1], after[&3]),
+        (4, 4, 4),
+        "nothing kept after the consumer left"
+    );
 
     k.advance(30 * 10_000_000);
     let v = &k.collect(STATS, &Request::default()).unwrap().instances[0].values;
