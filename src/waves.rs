@@ -116,15 +116,24 @@ fn phase(time: i64) -> Phase {
     // System time is never negative (100 ns units since 1601), so it is divided as unsigned:
     // a multiply per constant, about half the instructions of the signed `rem_euclid` (a
     // negative time, which no clock returns, still gives a phase in 0..10).
-    let seconds = time.cast_unsigned() / 10_000_000;
+    // The position in the period first, then its whole seconds: the second division is of a
+    // 32-bit number (one instruction fewer than the seconds since 1601 modulo the period).
+    const TICKS_PER_SECOND: u64 = 10_000_000;
     #[expect(
         clippy::cast_possible_truncation,
-        reason = "a remainder of the division by the period, below 10"
+        reason = "a remainder of the division by the period's ticks, below 10^8"
     )]
-    let index = (seconds % PERIOD_SECONDS.unsigned_abs()) as u32;
+    let within = (time.cast_unsigned() % (PERIOD_SECONDS.unsigned_abs() * TICKS_PER_SECOND)) as u32;
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a whole number of seconds below the period, below 10"
+    )]
+    let index = within / TICKS_PER_SECOND as u32;
     Phase {
         from_middle: 5u32.abs_diff(index),
-        high: if index < 5 { u32::MAX } else { 0 },
+        // All ones below 5 (the sign of `index − 5`, spread): an `and` per wave rather than a
+        // comparison and a select.
+        high: (index.cast_signed().wrapping_sub(5) >> 31).cast_unsigned(),
     }
 }
 

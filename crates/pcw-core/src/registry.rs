@@ -419,7 +419,7 @@ impl<'a, T> View<'a, T> {
     #[inline]
     pub fn iter(&self) -> Live<'a, T> {
         Live {
-            slots: self.inner.slots.iter(),
+            slots: &self.inner.slots,
             left: self.inner.live,
         }
     }
@@ -449,7 +449,7 @@ impl<'a, T> IntoIterator for &View<'a, T> {
 /// walked without counting.
 #[derive(Clone, Debug)]
 pub struct Live<'a, T> {
-    slots: core::slice::Iter<'a, Slot<T>>,
+    slots: &'a [Slot<T>],
     /// Live instances not yet taken.
     left: usize,
 }
@@ -459,9 +459,14 @@ impl<'a, T> Iterator for Live<'a, T> {
 
     #[inline]
     fn next(&mut self) -> Option<&'a Entry<T>> {
-        let entry = self.slots.find_map(|s| s.entry.as_ref())?;
-        self.left = self.left.saturating_sub(1);
-        Some(entry)
+        while let [first, rest @ ..] = self.slots {
+            self.slots = rest;
+            if let Some(entry) = first.entry.as_ref() {
+                self.left = self.left.saturating_sub(1);
+                return Some(entry);
+            }
+        }
+        None
     }
 
     #[inline]

@@ -461,7 +461,7 @@ where
     // alone, and would read both again for every instance (measured with callgrind).
     let (buffer, counters) = (query.Buffer, CounterMask(query.CounterMask));
     // An iterator whose size is exact (a registry's view, say) is walked without a count: all of
-    // it is taken unless an add fails, and then what is left is counted once.
+    // it is taken unless an add fails, and then what is left is its size then.
     let taken = match items.size_hint() {
         (n, Some(m)) if n == m => {
             for item in items.by_ref() {
@@ -479,7 +479,14 @@ where
                     break;
                 }
             }
-            if status < 0 { n - items.count() } else { n }
+            // What is left is the exact size's too: a walk of the rest to count it would be
+            // a loop the compiler cannot prove finite, kept (with its setup) where the counts
+            // are not even read (measured with callgrind: 5 instructions a collection).
+            if status < 0 {
+                n.saturating_sub(items.size_hint().0)
+            } else {
+                n
+            }
         }
         _ => {
             let mut taken = 0usize;
