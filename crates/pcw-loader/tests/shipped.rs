@@ -242,6 +242,11 @@ fn observe(kernel: &Kernel, ioctl: Ioctl<'_>) -> Vec<String> {
     seen.push(format!("close: {status:#x}"));
     for step in 0..3 {
         kernel.advance(7_500_000);
+        // In the middle step a consumer watches the statistics, which the driver keeps only
+        // then: its counting and timing run, in the image as in the host build.
+        if step == 1 {
+            kernel.notify(SETS[1], true, u64::MAX).unwrap();
+        }
         for set in SETS {
             for (i, request) in requests().iter().enumerate() {
                 let c = kernel.collect(set, request).unwrap();
@@ -252,6 +257,15 @@ fn observe(kernel: &Kernel, ioctl: Ioctl<'_>) -> Vec<String> {
             for add in [true, false] {
                 kernel.notify(set, add, 0b11).unwrap();
             }
+        }
+        if step == 1 {
+            let c = kernel.collect(SETS[1], &Request::default()).unwrap();
+            let v = &c.instances[0].values;
+            assert!(
+                v[&0] > 0 && v[&1] > 0 && v[&3] > 0,
+                "collections counted and timed while watched: {v:?}"
+            );
+            kernel.notify(SETS[1], false, u64::MAX).unwrap();
         }
     }
     for id in &ids[..2] {
