@@ -119,8 +119,6 @@ fn fill(w: &mut SnapshotWriter<'_>, now: i64) -> Result<(), SnapshotError> {
             }
         }))
     })?;
-    // The V1 readers of the statistics send no AddCounter: from now on they are kept.
-    STATS.watch_for_good();
     let s = STATS.snapshot();
     w.begin_set(SET_STATISTICS, false, &STATISTICS_SIZES, 1)?;
     w.instance(

@@ -1,12 +1,21 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! The "PCW Provider Statistics" counterset: how often and how fast the driver answers PCW
-//! (single instance). Collections are counted and timed only while a consumer has these counters
-//! added (`PcwCallbackAddCounter`/`RemoveCounter`, pcw-rt's `Publish` hooks), or for good once
-//! the snapshot IOCTL (the V1 perf DLL) has read them, so that an unwatched driver's collection
-//! reads no clock and executes no locked instruction. The counts are therefore those of the
-//! collections made while watched: what the rates (`Collections/sec`) and the filtered share
-//! need, as PDH cooks them from two samples a watching query takes. The lock-free counters and their promises (gating, whole pairs, bounded
-//! counts) are [`collect`], model-checked with loom there.
+//! (single instance). The Geometric Waves collections are counted and timed only while a PCW
+//! consumer has these counters added (`PcwCallbackAddCounter`/`RemoveCounter`, pcw-rt's
+//! `Publish` hooks), so that an unwatched driver's collection reads no clock and executes no
+//! locked instruction. What a consumer reads follows from that:
+//!
+//! * `Collections/sec` and `Avg. Collect Time` are cooked from the difference of two samples,
+//!   both taken while the query watches: exact for it.
+//! * `Instances Returned` and `% Instances Filtered` (a raw fraction, cooked from one sample)
+//!   are totals over every collection made while some consumer watched, since the load.
+//! * The snapshot IOCTL (the V1 perf DLL) reads the same totals and changes nothing: it sends
+//!   no `AddCounter`, so a V1 reader sees what the PCW consumers' watching kept. (Keeping the
+//!   statistics for good on the first snapshot was tried: any V1 query of the system's objects
+//!   reaches the DLL, so the unwatched path would soon be gone wherever the DLL is installed.)
+//!
+//! The lock-free counters and their promises (gating, whole pairs, bounded counts) are
+//! [`collect`], model-checked with loom there.
 
 pub mod collect;
 
@@ -31,26 +40,15 @@ impl Stats {
         self.0.reset(now);
     }
 
-    /// Whether a consumer currently has statistics counters added (or they are kept for good).
+    /// Whether a consumer currently has statistics counters added.
     pub fn watched(&self) -> bool {
         self.0.watched()
     }
 
-    /// Keeps the statistics from now until the next load, whoever watches: the snapshot IOCTL's
-    /// readers (the V1 perf DLL) send no `AddCounter`.
-    pub fn watch_for_good(&self) {
-        self.0.watch_for_good();
-    }
-
-    /// The performance counter when timing is wanted, else `None`.
-    pub fn start(&self) -> Option<i64> {
-        self.watched().then(|| ffi::perf_counter().0)
-    }
-
-    /// Records one collection that started at `started` (from [`Stats::start`]).
-    pub fn record(&self, started: Option<i64>, c: Summary) {
-        let elapsed = started.map(|t0| ffi::perf_counter().0.saturating_sub(t0));
-        self.0.record(elapsed, c);
+    /// Records one collection, watched, that started at `started` (the performance counter).
+    pub fn record(&self, started: i64, c: Summary) {
+        let elapsed = ffi::perf_counter().0.saturating_sub(started);
+        self.0.record(Some(elapsed), c);
     }
 
     /// The values as the counterset's block, read now.
@@ -90,7 +88,7 @@ pub fn timed<S: Counterset>(
     if visitor.collecting() && STATS.watched() {
         let started = ffi::perf_counter().0;
         let flow = visit(visitor);
-        STATS.record(Some(started), visitor.summary());
+        STATS.record(started, visitor.summary());
         flow
     } else {
         visit(visitor)

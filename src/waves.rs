@@ -118,17 +118,15 @@ fn phase(time: i64) -> Phase {
     // negative time, which no clock returns, still gives a phase in 0..10).
     // The position in the period first, then its whole seconds: the second division is of a
     // 32-bit number (one instruction fewer than the seconds since 1601 modulo the period).
-    const TICKS_PER_SECOND: u64 = 10_000_000;
-    #[expect(
-        clippy::cast_possible_truncation,
-        reason = "a remainder of the division by the period's ticks, below 10^8"
-    )]
-    let within = (time.cast_unsigned() % (PERIOD_SECONDS.unsigned_abs() * TICKS_PER_SECOND)) as u32;
-    #[expect(
-        clippy::cast_possible_truncation,
-        reason = "a whole number of seconds below the period, below 10"
-    )]
-    let index = within / TICKS_PER_SECOND as u32;
+    const TICKS_PER_SECOND: u32 = 10_000_000;
+    const PERIOD_TICKS: u64 = PERIOD_SECONDS.unsigned_abs() * TICKS_PER_SECOND as u64;
+    const _: () = assert!(
+        PERIOD_TICKS <= u32::MAX as u64,
+        "a position in the period fits 32 bits"
+    );
+    // A remainder of the division by the period's ticks, which fit 32 bits (asserted).
+    let within = (time.cast_unsigned() % PERIOD_TICKS) as u32;
+    let index = within / TICKS_PER_SECOND;
     Phase {
         from_middle: 5u32.abs_diff(index),
         // All ones below 5 (the sign of `index − 5`, spread): an `and` per wave rather than a

@@ -362,10 +362,13 @@ fn the_snapshot_carries_exactly_what_the_callbacks_hand_pcw() {
 }
 
 #[test]
-fn a_snapshot_keeps_the_statistics_for_its_v1_readers() {
+fn a_snapshot_reads_the_statistics_as_watching_kept_them_and_changes_nothing() {
     use pcw_core::snapshot::Snapshot;
-    // The statistics are kept while a PCW consumer watches them; a V1 consumer reads them
-    // through the snapshot and sends no AddCounter, so its first snapshot keeps them for good.
+    const WAVES: &str = "Geometric Waves";
+    const STATS: &str = "PCW Provider Statistics";
+    // The statistics are kept while a PCW consumer watches them. A V1 consumer reads them
+    // through the snapshot, which sends no AddCounter: it sees what the watching kept, and its
+    // reading keeps nothing more (any V1 query of the system's objects reaches the DLL).
     let collections = || {
         let (c, bytes) = snapshot_bytes(4096, 0);
         assert_eq!(c.status, STATUS_SUCCESS);
@@ -380,12 +383,17 @@ fn a_snapshot_keeps_the_statistics_for_its_v1_readers() {
         values[0]
     };
     let k = boot();
-    k.collect("Geometric Waves", &Request::default()).unwrap();
+    k.collect(WAVES, &Request::default()).unwrap();
     assert_eq!(collections(), 0, "not counted: nobody watched");
+    k.collect(WAVES, &Request::default()).unwrap();
+    assert_eq!(collections(), 0, "a snapshot does not start the counting");
+    k.notify(STATS, true, u64::MAX).unwrap();
     for _ in 0..2 {
-        k.collect("Geometric Waves", &Request::default()).unwrap();
+        k.collect(WAVES, &Request::default()).unwrap();
     }
-    assert_eq!(collections(), 2, "counted since the first snapshot");
+    k.notify(STATS, false, u64::MAX).unwrap();
+    k.collect(WAVES, &Request::default()).unwrap();
+    assert_eq!(collections(), 2, "the collections made while watched");
     shutdown(k);
 }
 

@@ -63,10 +63,12 @@ Write-Check 'Get-Counter: 3 waves x 2 counters, in range'
 Write-Step '3. PCW Provider Statistics'
 $statPaths = $PcwStatCounters | ForEach-Object { "\PCW Provider Statistics\$_" }
 # The driver keeps its statistics only while a consumer has them added: one query samples them
-# beside the waves, so that the waves are collected while it watches.
-$samples = Get-Counter -Counter ($statPaths + '\Geometric Waves(*)\*') -SampleInterval 1 -MaxSamples 2
+# beside the waves, so that the waves are collected while it watches. Three samples: whatever
+# order PCW collects the two sets in within a sample, a waves collection falls between the
+# first sample's statistics and the last's.
+$samples = Get-Counter -Counter ($statPaths + '\Geometric Waves(*)\*') -SampleInterval 1 -MaxSamples 3
 $before = $samples[0].CounterSamples
-$after = $samples[1].CounterSamples
+$after = $samples[2].CounterSamples
 foreach ($name in @('Collections/sec', 'Instances Returned')) {
     $b = ($before | Where-Object { $_.Path -like "*\$name" }).RawValue
     $a = ($after | Where-Object { $_.Path -like "*\$name" }).RawValue

@@ -7,12 +7,11 @@
 //!
 //! * **Everything is gated by the watchers.** Collections are counted and timed only while at
 //!   least one consumer has the statistics' counters added (`PcwCallbackAddCounter` →
-//!   [`CollectStats::add_watcher`], `RemoveCounter` → [`CollectStats::remove_watcher`]), or for
-//!   good once the snapshot IOCTL has read them ([`CollectStats::watch_for_good`]: a V1
-//!   consumer sends no `AddCounter`); the driver's publisher does the gating (`stats::timed`),
-//!   so that a collection nobody watches executes no locked instruction. The watcher count
-//!   never wraps: an unmatched `RemoveCounter` at zero is ignored (a wrap would count every
-//!   collection forever), and an add at the count's maximum saturates.
+//!   [`CollectStats::add_watcher`], `RemoveCounter` → [`CollectStats::remove_watcher`]); the
+//!   driver's publisher does the gating (`stats::timed`), so that a collection nobody watches
+//!   executes no locked instruction. The watcher count never wraps: an unmatched
+//!   `RemoveCounter` at zero is ignored (a wrap to `u32::MAX` would count every collection
+//!   forever), and an add at `u32::MAX` saturates.
 //! * **Pairs are whole.** `CollectTicks` and `TimedCollections` (a `PERF_AVERAGE_TIMER` and its
 //!   base) live in one 64-bit word, as do `InstancesConsidered` and `InstancesFiltered` (a
 //!   `PERF_RAW_FRACTION` and its base): a reader sees both halves of each pair from the same
@@ -50,8 +49,7 @@ pub struct CollectStats {
     /// `CollectTicks` in the low half, `TimedCollections` in the high half.
     timing: AtomicU64,
     loaded_at: AtomicU64,
-    /// Consumers that currently have the statistics' counters added ([`WATCHER_COUNT`] bits),
-    /// and [`FOR_GOOD`] once the snapshot IOCTL has read the statistics.
+    /// Consumers that currently have the statistics' counters added.
     watchers: AtomicU32,
 }
 
@@ -153,11 +151,6 @@ fn update_watchers(word: &AtomicU32, guess: u32, f: impl Fn(u32) -> Option<u32>)
     }
 }
 
-/// The bits of `CollectStats::watchers` that count consumers.
-const WATCHER_COUNT: u32 = FOR_GOOD - 1;
-/// The bit of `CollectStats::watchers` that keeps the statistics for good.
-const FOR_GOOD: u32 = 1 << 31;
-
 impl CollectStats {
     /// Zeroed statistics, nobody watching.
     #[cfg(not(all(loom_driver, test)))]
@@ -201,41 +194,28 @@ impl CollectStats {
     }
 
     /// A consumer added the statistics' counters (`PcwCallbackAddCounter`). Saturates at
-    /// 2^31 − 1 consumers instead of wrapping to "nobody".
+    /// `u32::MAX` instead of wrapping to "nobody".
     pub fn add_watcher(&self) {
         // Guess: the first consumer.
-        update_watchers(&self.watchers, 0, |w| {
-            (w & WATCHER_COUNT != WATCHER_COUNT).then_some(w.wrapping_add(1))
-        });
-    }
-
-    /// Keeps the statistics from now until the next [`CollectStats::reset`], whoever watches:
-    /// the snapshot IOCTL calls it, because a V1 consumer reads the statistics through the
-    /// perf DLL and PCW tells the driver nothing of it. Stores only the first time.
-    pub fn watch_for_good(&self) {
-        if self.watchers.load(Ordering::Relaxed) & FOR_GOOD == 0 {
-            self.watchers.fetch_or(FOR_GOOD, Ordering::Relaxed);
-        }
+        update_watchers(&self.watchers, 0, |w| w.checked_add(1));
     }
 
     /// A consumer removed them (`PcwCallbackRemoveCounter`). Returns whether there was a
     /// watcher to remove; an unmatched remove at zero changes nothing (never wraps).
     pub fn remove_watcher(&self) -> bool {
         // Guess: the last consumer.
-        update_watchers(&self.watchers, 1, |w| {
-            (w & WATCHER_COUNT != 0).then_some(w.wrapping_sub(1))
-        })
+        update_watchers(&self.watchers, 1, |w| w.checked_sub(1))
     }
 
-    /// Whether a consumer currently has the statistics' counters added, or they are kept for
-    /// good: collections starting now are counted and timed.
+    /// Whether a consumer currently has the statistics' counters added: collections starting
+    /// now are counted and timed.
     pub fn watched(&self) -> bool {
-        self.watchers.load(Ordering::Relaxed) != 0
+        self.watchers.load(Ordering::Relaxed) > 0
     }
 
     /// How many consumers have the counters added.
     pub fn watchers(&self) -> u32 {
-        self.watchers.load(Ordering::Relaxed) & WATCHER_COUNT
+        self.watchers.load(Ordering::Relaxed)
     }
 
     /// Records one collection; `elapsed` is its duration in performance-counter ticks when it
@@ -307,35 +287,13 @@ mod tests {
         assert!(s.watched(), "one consumer still watches");
         assert!(s.remove_watcher());
         assert!(!s.watched());
-        s.watchers.store(WATCHER_COUNT, Ordering::Relaxed);
+        s.watchers.store(u32::MAX, Ordering::Relaxed);
         s.add_watcher();
         assert_eq!(
             s.watchers(),
-            WATCHER_COUNT,
+            u32::MAX,
             "saturates instead of wrapping to nobody"
         );
-        assert!(s.watched());
-    }
-
-    #[test]
-    fn the_snapshot_keeps_the_statistics_for_good_beside_the_consumers() {
-        let s = CollectStats::new();
-        s.watch_for_good();
-        s.watch_for_good();
-        assert!(s.watched(), "kept with nobody watching");
-        assert_eq!(s.watchers(), 0, "the bit is not a consumer");
-        assert!(!s.remove_watcher(), "nothing to remove: the bit stays");
-        assert!(s.watched());
-        s.add_watcher();
-        assert_eq!(s.watchers(), 1);
-        assert!(s.remove_watcher());
-        assert!(s.watched(), "still kept after the last consumer left");
-        s.watchers
-            .store(FOR_GOOD | WATCHER_COUNT, Ordering::Relaxed);
-        s.add_watcher();
-        assert_eq!(s.watchers(), WATCHER_COUNT, "saturates below the bit");
-        s.reset(0);
-        assert!(!s.watched(), "a load starts unwatched");
     }
 
     #[test]
