@@ -259,13 +259,15 @@ impl<'q, S: Counterset> Visitor<'q, S> {
             return ControlFlow::Break(());
         }
         let mut progress = self.progress();
+        let filter = self.filter;
         let flow = offer::<S, V>(
             self.query,
             self.collect,
             &mut progress,
-            name,
             #[inline(always)]
-            |name| self.filter.selects(name, id).then_some(id),
+            || (name, id),
+            #[inline(always)]
+            |name, id| filter.selects(name, id).then_some(id),
             values,
         );
         self.set_progress(progress);
@@ -382,8 +384,9 @@ impl<'q, S: Counterset> Visitor<'q, S> {
         self.summary
     }
 
-    /// The status the callback will return: success, `STATUS_CANCELLED`, or the first
-    /// `PcwAddInstance` failure.
+    /// The status the callback will return: a success status (`STATUS_SUCCESS`, or what the
+    /// last `PcwAddInstance` returned if that was another success), `STATUS_CANCELLED`, or the
+    /// first `PcwAddInstance` failure.
     pub fn status(&self) -> NTSTATUS {
         self.status
     }
@@ -414,14 +417,17 @@ where
     let mut p = *progress;
     let mut flow = ControlFlow::Continue(());
     for item in items {
-        let (name, id) = name_id(&item);
         flow = offer::<S, V>(
             query,
             collect,
             &mut p,
-            name,
+            // Read after the cancel event's poll: read before, the name and id would be kept
+            // across its call (measured with callgrind: spilled, 3 stores and their loads per
+            // instance).
             #[inline(always)]
-            |name| select(name, id),
+            || name_id(&item),
+            #[inline(always)]
+            |name, id| select(name, id),
             #[inline(always)]
             |c| values(&item, c),
         );
@@ -537,12 +543,12 @@ where
     reason = "the per-instance hot path (see `Visitor::instance`)"
 )]
 #[inline(always)]
-fn offer<S: Counterset, V: ValuesOf<S>>(
+fn offer<'n, S: Counterset, V: ValuesOf<S>>(
     query: &PCW_MASK_INFORMATION,
     collect: bool,
     progress: &mut Progress,
-    name: &[u16],
-    select: impl FnOnce(&[u16]) -> Option<u32>,
+    name_id: impl FnOnce() -> (&'n [u16], u32),
+    select: impl FnOnce(&[u16], u32) -> Option<u32>,
     values: impl FnOnce(CounterMask) -> V,
 ) -> ControlFlow<()> {
     // Poll the cancel event before the first instance and every 16th after it.
@@ -555,7 +561,8 @@ fn offer<S: Counterset, V: ValuesOf<S>>(
         return ControlFlow::Break(());
     }
     progress.considered = progress.considered.wrapping_add(1);
-    let Some(id) = select(name) else {
+    let (name, id) = name_id();
+    let Some(id) = select(name, id) else {
         return ControlFlow::Continue(());
     };
     let status = add::<S, V>(
@@ -566,8 +573,12 @@ fn offer<S: Counterset, V: ValuesOf<S>>(
         id,
         values,
     );
+    // Kept whatever it is: a failure ends the visit, and a success status (`PcwAddInstance`
+    // documents only `STATUS_SUCCESS`) is the visit's until the next add (measured with
+    // callgrind: folding it to `STATUS_SUCCESS` cost 1 to 3 instructions a collection, and
+    // the registers it took up to 3 an instance).
+    progress.status = status;
     if status < 0 {
-        progress.status = status;
         return ControlFlow::Break(());
     }
     progress.returned = progress.returned.wrapping_add(1);
