@@ -365,6 +365,48 @@ fn the_first_failed_add_ends_the_collection_and_is_its_status() {
 }
 
 #[test]
+fn every_counter_mask_gets_the_values_it_asks_for_in_both_halves_of_the_period() {
+    // Each pair of counters a mask can ask for takes a loop of its own in the driver's
+    // callback; the values each returns must be those of a full collection at the same time
+    // (PCW hands a consumer only the counters it asked for).
+    let k = boot(BUILD_SERVER_2022);
+    let mut elapsed = 0;
+    for second in [2, 7] {
+        k.advance(second * 10_000_000 - elapsed);
+        elapsed = second * 10_000_000;
+        let now = pcw_sim::kernel_pcw::BOOT_SYSTEM_TIME + elapsed;
+        for counter_mask in [0b110u64, 0b10, 0b100, 0, 0b1, 0b1010, u64::MAX >> 1] {
+            let c = k
+                .collect(
+                    WAVES,
+                    &Request {
+                        counter_mask,
+                        ..Request::default()
+                    },
+                )
+                .unwrap();
+            assert_eq!(c.instances.len(), 3, "mask {counter_mask:#b}");
+            for (inst, (_, wave)) in c.instances.iter().zip(waves::WAVES) {
+                let full = waves::values(wave, now, u64::MAX);
+                let mut expected = std::collections::BTreeMap::new();
+                if counter_mask & 0b10 != 0 {
+                    expected.insert(1u16, u64::from(full.triangle));
+                }
+                if counter_mask & 0b100 != 0 {
+                    expected.insert(2u16, u64::from(full.square));
+                }
+                assert_eq!(
+                    inst.values, expected,
+                    "{} at {second} s, mask {counter_mask:#b}",
+                    inst.name
+                );
+            }
+        }
+    }
+    assert!(shutdown(k).is_clean());
+}
+
+#[test]
 fn counter_mask_skips_unrequested_work() {
     let wave = waves::WAVES[2].1;
     let only_triangle = waves::values(wave, 0, 0b10);

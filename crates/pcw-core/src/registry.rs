@@ -216,10 +216,82 @@ impl<T> Entry<T> {
     }
 }
 
+/// One place for an instance. `live` answers by itself whether the slot holds an entry and
+/// which: the entry's id when there is one, otherwise [`Slot::vacant_id`] of the slot, which no
+/// id of this slot can equal and which is at least [`VACANT`], above every id. Only
+/// [`Slot::vacant`], [`Slot::fill`] and [`Slot::take`] change `live` and `entry`, and they keep
+/// the two in step.
 #[derive(Debug)]
 struct Slot<T> {
+    live: u32,
     generation: u32,
     entry: Option<Entry<T>>,
+}
+
+/// The least `live` of an empty slot: every id is below it (its generation bits are at most
+/// [`MAX_GENERATION`]), every [`Slot::vacant_id`] at or above it (those bits all ones).
+const VACANT: u32 = !((1 << SLOT_BITS) - 1);
+const _: () = assert!(
+    (MAX_GENERATION << SLOT_BITS) | ((1 << SLOT_BITS) - 1) < VACANT,
+    "every id is below an empty slot's `live`"
+);
+
+impl<T> Slot<T> {
+    /// What `live` holds while slot `index` (below [`MAX_INSTANCES`]) is empty: `index` with
+    /// every bit inverted, so that it differs from every id numbering this slot (an id's slot
+    /// bits are `index`) and, its generation bits all ones, is at least [`VACANT`].
+    const fn vacant_id(index: u32) -> u32 {
+        !index
+    }
+
+    /// A new, empty slot `index`.
+    const fn vacant(index: u32) -> Self {
+        Self {
+            live: Self::vacant_id(index),
+            generation: 0,
+            entry: None,
+        }
+    }
+
+    /// Puts `entry` in the slot.
+    fn fill(&mut self, entry: Entry<T>) {
+        self.live = entry.id;
+        self.entry = Some(entry);
+    }
+
+    /// Takes the entry out of slot `index`, leaving it empty.
+    fn take(&mut self, index: u32) -> Option<Entry<T>> {
+        self.live = Self::vacant_id(index);
+        self.entry.take()
+    }
+
+    /// The entry whose id is `id`, given that `id`'s slot bits number this slot.
+    #[inline]
+    fn get(&self, id: u32) -> Option<&Entry<T>> {
+        if self.live != id {
+            return None;
+        }
+        // SAFETY: `live` is an entry's id only while the slot holds that entry (`fill` and
+        // `take` set both; a vacant slot's `live` has other slot bits than any id looking
+        // here). Said so that the lookup tests one word rather than the id and the option
+        // (measured with callgrind: 3 instructions an `InstanceId` query).
+        unsafe { core::hint::assert_unchecked(self.entry.is_some()) };
+        self.entry.as_ref()
+    }
+
+    /// The entry, if the slot holds one.
+    #[inline]
+    fn entry(&self) -> Option<&Entry<T>> {
+        if self.live >= VACANT {
+            return None;
+        }
+        // SAFETY: `live` is below `VACANT` only while the slot holds an entry (`fill` stores the
+        // entry's id, below `VACANT`; `vacant` and `take` store `vacant_id`, at or above it).
+        // Said so that a walk of the slots tests one word against a small constant rather than
+        // the option's niche against a 64-bit one, which would take a register for the walk.
+        unsafe { core::hint::assert_unchecked(self.entry.is_some()) };
+        self.entry.as_ref()
+    }
 }
 
 /// The data the lock protects.
@@ -404,8 +476,7 @@ impl<'a, T> View<'a, T> {
     /// The instance with this id, in O(1).
     pub fn get(&self, id: u32) -> Option<&'a Entry<T>> {
         let slot = (id & ((1 << SLOT_BITS) - 1)) as usize;
-        let s = self.inner.slots.get(slot)?;
-        s.entry.as_ref().filter(|e| e.id == id)
+        self.inner.slots.get(slot)?.get(id)
     }
 
     /// The instance with this name (case-insensitive).
@@ -461,7 +532,7 @@ impl<'a, T> Iterator for Live<'a, T> {
     fn next(&mut self) -> Option<&'a Entry<T>> {
         while let [first, rest @ ..] = self.slots {
             self.slots = rest;
-            if let Some(entry) = first.entry.as_ref() {
+            if let Some(entry) = first.entry() {
                 self.left = self.left.saturating_sub(1);
                 return Some(entry);
             }
@@ -676,20 +747,17 @@ impl<L: RawRwLock, T> Registry<L, T> {
                     .free
                     .try_reserve(want)
                     .map_err(|_| RegistryError::NoMemory)?;
-                let made = Slot {
-                    generation: 0,
-                    entry: None,
-                };
-                if !push_reserved(&mut inner.slots, made) {
+                let index = u32::try_from(n).map_err(|_| RegistryError::Full)?;
+                if !push_reserved(&mut inner.slots, Slot::vacant(index)) {
                     return Err(RegistryError::NoMemory);
                 }
-                u32::try_from(n).map_err(|_| RegistryError::Full)?
+                index
             };
             let Some(s) = inner.slots.get_mut(slot as usize) else {
                 return Err(RegistryError::Full);
             };
             let id = (s.generation << SLOT_BITS) | slot;
-            s.entry = Some(Entry {
+            s.fill(Entry {
                 id,
                 name: owned,
                 value,
@@ -710,8 +778,7 @@ impl<L: RawRwLock, T> Registry<L, T> {
                 inner
                     .slots
                     .get(slot as usize)
-                    .and_then(|s| s.entry.as_ref())
-                    .filter(|e| e.id == id)
+                    .and_then(|s| s.get(id))
                     .map(|e| inner.find_name(&e.name))
             };
             let name_at = live(inner)?;
@@ -719,7 +786,7 @@ impl<L: RawRwLock, T> Registry<L, T> {
                 *v = TOMBSTONE;
             }
             let s = inner.slots.get_mut(slot as usize)?;
-            let entry = s.entry.take()?;
+            let entry = s.take(slot)?;
             s.generation = if s.generation >= MAX_GENERATION {
                 0
             } else {
@@ -846,6 +913,72 @@ mod tests {
         r.insert(&w("x"), 0).unwrap();
         r.insert(&w("y"), 0).unwrap();
         assert_eq!(r.insert(&w("z"), 0), Err(RegistryError::Full));
+    }
+
+    #[test]
+    fn lookups_and_walks_find_exactly_the_live_instances_whatever_id_is_asked() {
+        // Slots filled, emptied and refilled in a pattern, then every id that could confuse
+        // the one-word lookup asked: each issued id (live or stale), each slot's number under
+        // every generation the test made and the last, an empty slot's marker and its
+        // neighbours, and the reserved ids.
+        let r = Reg::new(64);
+        let mut live = std::collections::BTreeMap::new();
+        let mut issued = Vec::new();
+        for round in 0..4u64 {
+            for i in 0..24u64 {
+                let name = w(&std::format!("i{i}"));
+                if let Ok(id) = r.insert(&name, round * 100 + i) {
+                    live.insert(id, round * 100 + i);
+                    issued.push(id);
+                }
+            }
+            let doomed: Vec<u32> = live
+                .keys()
+                .copied()
+                .filter(|id| (id & 0xFFFFF) % 3 == round as u32 % 3 || round == 3)
+                .collect();
+            for id in doomed {
+                assert_eq!(r.remove(id), live.remove(&id));
+            }
+        }
+        let last = MAX_GENERATION << SLOT_BITS;
+        let mut asked = issued.clone();
+        for slot in 0..70u32 {
+            for generation in [0, 1, 2, 3, 4, MAX_GENERATION, MAX_GENERATION + 1] {
+                asked.push((generation << SLOT_BITS) | slot);
+            }
+            for near in [!slot, (!slot).wrapping_sub(1), (!slot).wrapping_add(1)] {
+                asked.push(near);
+            }
+            asked.push(last | slot);
+        }
+        asked.extend([0, u32::MAX, u32::MAX - 1, VACANT, VACANT - 1]);
+        r.read(|v| {
+            for id in &asked {
+                assert_eq!(
+                    v.get(*id).map(|e| (e.id(), *e.value())),
+                    live.get(id).map(|value| (*id, *value)),
+                    "id {id:#x}"
+                );
+            }
+            let mut walked: Vec<u32> = v.iter().map(Entry::id).collect();
+            assert_eq!(v.iter().len(), live.len());
+            walked.sort_unstable();
+            assert!(walked.iter().copied().eq(live.keys().copied()));
+        });
+        // Emptied, released and filled again: the slots made anew answer the same way.
+        for id in live.keys().copied().collect::<Vec<_>>() {
+            r.remove(id);
+        }
+        assert!(r.release());
+        let fresh = r.insert(&w("again"), 7).unwrap();
+        r.read(|v| {
+            assert_eq!(v.get(fresh).map(|e| *e.value()), Some(7));
+            for id in issued.iter().filter(|id| **id != fresh) {
+                assert!(v.get(*id).is_none(), "id {id:#x} after the release");
+            }
+            assert_eq!(v.iter().count(), 1);
+        });
     }
 
     #[test]
