@@ -87,10 +87,25 @@ impl<'a> InstanceFilter<'a> {
     )]
     #[inline(always)]
     pub fn selects(&self, name: &[u16], id: u32) -> bool {
+        self.selects_led(self.lead(), name, id)
+    }
+
+    /// The mask's first unit as [`InstanceFilter::selects_led`] tests names against it: for a
+    /// loop over many names, worked out once before it (measured with callgrind: examining the
+    /// mask again for each name cost 3 to 7 instructions an instance).
+    #[inline]
+    pub fn lead(&self) -> wildcard::Lead {
+        self.mask.map_or(wildcard::Lead::none(), wildcard::Lead::of)
+    }
+
+    /// [`InstanceFilter::selects`] with the mask's [`InstanceFilter::lead`] given.
+    #[expect(clippy::inline_always, reason = "as for `selects`")]
+    #[inline(always)]
+    pub fn selects_led(&self, lead: wildcard::Lead, name: &[u16], id: u32) -> bool {
         (self.id == PCW_ANY_INSTANCE_ID || self.id == id)
             && self
                 .mask
-                .is_none_or(|m| !wildcard::first_unit_rejects(m, name) && name_matches(m, name))
+                .is_none_or(|m| !lead.rejects(name) && name_matches(m, name))
     }
 }
 

@@ -250,24 +250,55 @@ pub fn matches(pattern: &[u16], name: &[u16]) -> bool {
 /// settle most names of a prefix mask before the matcher is called; `false` decides nothing.
 #[inline]
 pub fn first_unit_rejects(pattern: &[u16], name: &[u16]) -> bool {
-    let Some(&p) = pattern.first() else {
-        return false;
-    };
-    if p == STAR || p == QUESTION || p >= 0x80 {
-        return false;
+    Lead::of(pattern).rejects(name)
+}
+
+/// A pattern's first unit as [`first_unit_rejects`] tests names against it, worked out once:
+/// a caller testing many names against one pattern keeps this rather than examining the
+/// pattern again for each name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lead(u16);
+
+impl Lead {
+    /// No literal ASCII first unit (not one: every literal lead is below 0x80).
+    const NONE: u16 = u16::MAX;
+
+    /// The lead that rejects nothing.
+    pub const fn none() -> Self {
+        Self(Self::NONE)
     }
-    let Some(&n) = name.first() else {
-        return true;
-    };
-    // ASCII letters fold with bit 5; both are ASCII here.
-    let fold = |u: u16| {
-        if u.wrapping_sub(u16::from(b'a')) < 26 {
-            u ^ 0x20
-        } else {
-            u
+
+    /// The lead of `pattern`: its first unit folded to upper case if that is a literal ASCII
+    /// unit, otherwise [`Lead::none`].
+    #[inline]
+    pub fn of(pattern: &[u16]) -> Self {
+        match pattern.first() {
+            Some(&p) if p != STAR && p != QUESTION && p < 0x80 => Self(fold_ascii(p)),
+            _ => Self::none(),
         }
-    };
-    n < 0x80 && fold(p) != fold(n)
+    }
+
+    /// [`first_unit_rejects`] of this lead's pattern and `name`.
+    #[inline]
+    pub fn rejects(self, name: &[u16]) -> bool {
+        if self.0 == Self::NONE {
+            return false;
+        }
+        let Some(&n) = name.first() else {
+            return true;
+        };
+        n < 0x80 && fold_ascii(n) != self.0
+    }
+}
+
+/// An ASCII unit with a lower-case letter made upper case (`u` below 0x80).
+#[inline]
+const fn fold_ascii(u: u16) -> u16 {
+    if u.wrapping_sub(b'a' as u16) < 26 {
+        u ^ 0x20
+    } else {
+        u
+    }
 }
 
 /// Whether `pattern` is the match-everything mask (`*`, or empty, which PCW treats as "all").

@@ -260,7 +260,7 @@ impl<'q, S: Counterset> Visitor<'q, S> {
         }
         let mut progress = self.progress();
         let filter = self.filter;
-        let flow = offer::<S, V>(
+        let flow = offer::<true, S, V>(
             self.query,
             self.collect,
             &mut progress,
@@ -326,6 +326,7 @@ impl<'q, S: Counterset> Visitor<'q, S> {
             }
         } else {
             let filter = self.filter;
+            let lead = filter.lead();
             offer_each::<S, _, _, _, _>(
                 self.query,
                 self.collect,
@@ -333,7 +334,7 @@ impl<'q, S: Counterset> Visitor<'q, S> {
                 items,
                 name_id,
                 #[inline(always)]
-                move |name, id| filter.selects(name, id).then_some(id),
+                move |name, id| filter.selects_led(lead, name, id).then_some(id),
                 values,
             )
         };
@@ -417,7 +418,7 @@ where
     let mut p = *progress;
     let mut flow = ControlFlow::Continue(());
     for item in items {
-        flow = offer::<S, V>(
+        flow = offer::<false, S, V>(
             query,
             collect,
             &mut p,
@@ -543,7 +544,7 @@ where
     reason = "the per-instance hot path (see `Visitor::instance`)"
 )]
 #[inline(always)]
-fn offer<'n, S: Counterset, V: ValuesOf<S>>(
+fn offer<'n, const KEEP_SUCCESS: bool, S: Counterset, V: ValuesOf<S>>(
     query: &PCW_MASK_INFORMATION,
     collect: bool,
     progress: &mut Progress,
@@ -573,11 +574,14 @@ fn offer<'n, S: Counterset, V: ValuesOf<S>>(
         id,
         values,
     );
-    // Kept whatever it is: a failure ends the visit, and a success status (`PcwAddInstance`
-    // documents only `STATUS_SUCCESS`) is the visit's until the next add (measured with
-    // callgrind: folding it to `STATUS_SUCCESS` cost 1 to 3 instructions a collection, and
-    // the registers it took up to 3 an instance).
-    progress.status = status;
+    // A failure ends the visit. A success status (`PcwAddInstance` documents only
+    // `STATUS_SUCCESS`) is kept too when `KEEP_SUCCESS`, for a single offer (measured with
+    // callgrind: folding it to `STATUS_SUCCESS` cost 3 instructions an `InstanceId` query), but
+    // not in a loop, where it would be carried from one instance to the next in a register
+    // (3 instructions an instance of a filtered loop, kept across the matcher's call).
+    if KEEP_SUCCESS || status < 0 {
+        progress.status = status;
+    }
     if status < 0 {
         return ControlFlow::Break(());
     }
