@@ -287,28 +287,22 @@ impl Publish<set::Set> for Waves<'_> {
                         |view| {
                             // The phase the values are computed at: the clock read once per collection,
                             // and not for an enumeration. When every instance is selected (the usual
-                            // query), before the loop, whose values then need no test of the phase (nor
-                            // of the mask, with every counter asked for) — without testing for an empty
-                            // registry first (measured with callgrind; the driver's waves are never
-                            // empty while registered); otherwise when the first instance is selected
-                            // (`NO_PHASE` until then), so that a query which selects none reads no clock.
+                            // query), before the loop, whose values then need no test of the phase nor
+                            // of the mask (a loop for each pair of counters the mask can ask for) —
+                            // without testing for an empty registry first (measured with callgrind; the
+                            // driver's waves are never empty while registered); otherwise when the first
+                            // instance is selected (`NO_PHASE` until then), so that a query which
+                            // selects none reads no clock.
                             if visitor.collecting() && visitor.selects_all() {
                                 let at = phase(ffi::system_time());
-                                // Every counter asked for (the usual query): no test of the mask either.
-                                if visitor.counters() == CounterMask::ALL {
-                                    return visitor.instances(
-                                        view.iter(),
-                                        #[inline(always)]
-                                        |e| (e.name(), e.id()),
-                                        #[inline(always)]
-                                        |e, _| values_at(*e.value(), at, u64::MAX),
-                                    );
-                                }
-                                // Some counters: a loop for each pair the mask can ask for,
-                                // computing only those with no test per instance (measured
-                                // with callgrind: testing the mask per counter and instance
-                                // cost 6 instructions an instance).
                                 let counters = visitor.counters();
+                                // Every counter asked for (the usual query): decided by one test.
+                                if counters == CounterMask::ALL {
+                                    return walk::<true, true>(visitor, &view, at);
+                                }
+                                // Some counters: computing only those, with no test per instance
+                                // (measured with callgrind: testing the mask per counter and
+                                // instance cost 6 instructions an instance).
                                 return match (
                                     counters.wants(set::ids::WAVE_TRIANGLE),
                                     counters.wants(set::ids::WAVE_SQUARE),

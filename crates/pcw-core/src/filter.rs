@@ -98,7 +98,8 @@ impl<'a> InstanceFilter<'a> {
         self.mask.map_or(wildcard::Lead::none(), wildcard::Lead::of)
     }
 
-    /// [`InstanceFilter::selects`] with the mask's [`InstanceFilter::lead`] given.
+    /// [`InstanceFilter::selects`] with the mask's [`InstanceFilter::lead`] given: `lead` must be
+    /// this filter's `lead()` (another may reject names the mask matches).
     #[expect(clippy::inline_always, reason = "as for `selects`")]
     #[inline(always)]
     pub fn selects_led(&self, lead: wildcard::Lead, name: &[u16], id: u32) -> bool {

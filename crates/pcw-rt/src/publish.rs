@@ -14,7 +14,8 @@
 //! * `PcwCallbackEnumerateInstances`: names and ids only; the values closure is not called.
 //! * The consumer's `CancelEvent` is polled before the first instance and every 16th after it;
 //!   a cancelled query ends with `STATUS_CANCELLED`.
-//! * The first `PcwAddInstance` failure ends the visit and is the callback's status.
+//! * The first `PcwAddInstance` failure ends the visit and is the callback's status; otherwise
+//!   the status is a success (see [`Visitor::status`]).
 //! * `PcwCallbackAddCounter` and `PcwCallbackRemoveCounter` reach [`Publish::counter_added`] and
 //!   [`Publish::counter_removed`] (no-ops by default).
 //!
@@ -276,9 +277,11 @@ impl<'q, S: Counterset> Visitor<'q, S> {
 
     /// Offers every item of `items` as [`Visitor::instance`] does — `name_id` gives an item's
     /// name and id, `values` its values when selected — and stops at the first `Break`. The same
-    /// as calling `instance` in a loop, but the visit's state is kept in locals for the loop, so
-    /// offering from behind a closure (a lock guard's, say) costs no memory traffic per
-    /// instance: the fast way to offer many instances.
+    /// as calling `instance` in a loop (but for a success status other than `STATUS_SUCCESS`,
+    /// which it does not keep: [`Visitor::status`]), but the visit's state is kept in locals for
+    /// the loop, so offering from behind a closure (a lock guard's, say) costs no memory traffic
+    /// per instance: the fast way to offer many instances. `name_id` is called for an item after
+    /// the cancel event's poll, so not for the item at which a cancelled query stops.
     #[expect(
         clippy::inline_always,
         reason = "inlined into the publisher's visit, and with it into the callback, the loop's \
@@ -343,7 +346,8 @@ impl<'q, S: Counterset> Visitor<'q, S> {
     }
 
     /// The state an offering loop starts from, for a visit not over yet (whose status is
-    /// therefore success: a visit's status is success until it ends).
+    /// therefore a success: a visit's status is a success until it ends). It starts from
+    /// `STATUS_SUCCESS`, dropping any other success status an earlier offer kept.
     #[inline]
     fn progress(&self) -> Progress {
         Progress {
@@ -385,9 +389,11 @@ impl<'q, S: Counterset> Visitor<'q, S> {
         self.summary
     }
 
-    /// The status the callback will return: a success status (`STATUS_SUCCESS`, or what the
-    /// last `PcwAddInstance` returned if that was another success), `STATUS_CANCELLED`, or the
-    /// first `PcwAddInstance` failure.
+    /// The status the callback will return: `STATUS_CANCELLED`, the first `PcwAddInstance`
+    /// failure, or else a success: `STATUS_SUCCESS`, unless the visit's last offer was a
+    /// [`Visitor::instance`] that was added and `PcwAddInstance` returned another success status
+    /// for it, which is then kept (it documents none: a single offer keeps it to save the
+    /// instructions of folding it).
     pub fn status(&self) -> NTSTATUS {
         self.status
     }
@@ -538,7 +544,8 @@ where
 }
 
 /// Offers one instance of a visit not yet over (`progress.status` is not an error): polls the
-/// cancel event when it is due, counts the instance, and adds it when `select` gives its id.
+/// cancel event when it is due, counts the instance, then reads its name and id (`name_id`,
+/// after the poll) and adds it when `select` gives its id.
 #[expect(
     clippy::inline_always,
     reason = "the per-instance hot path (see `Visitor::instance`)"
