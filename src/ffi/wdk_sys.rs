@@ -19,11 +19,13 @@ pub fn perf_counter() -> (i64, i64) {
 
 /// The system time in 100 ns units since 1601 (`KeQuerySystemTimePrecise`).
 pub fn system_time() -> i64 {
-    let mut now = wdk_sys::LARGE_INTEGER::default();
-    // SAFETY: `now` is a writable local.
-    unsafe { ss::KeQuerySystemTimePrecise(&raw mut now) };
-    // SAFETY: every bit pattern of the union is a valid `QuadPart`.
-    unsafe { now.QuadPart }
+    // Left uninitialised, as in `windows_sys.rs`: the routine always stores the time.
+    let mut now = core::mem::MaybeUninit::<wdk_sys::LARGE_INTEGER>::uninit();
+    // SAFETY: `now` is a writable local of the routine's out type.
+    unsafe { ss::KeQuerySystemTimePrecise(now.as_mut_ptr()) };
+    // SAFETY: `KeQuerySystemTimePrecise` has no failure and writes its out-parameter whole;
+    // every bit pattern of the union is a valid `QuadPart`.
+    unsafe { now.assume_init().QuadPart }
 }
 
 // The WDK build's runtime (what `glue::runtime` is for the other builds).

@@ -50,6 +50,24 @@ pub fn path_ours(object: &V1Object, snap: &mut SnapshotBuf, out: &mut [u8]) -> u
     v1::collect_ours(&object.set_object(&snapshot), out).bytes()
 }
 
+/// What a design that wrote the records in place would still do, for the device path's floor:
+/// the driver's snapshot written straight into the buffer the reply goes to (the consumer's,
+/// handed down by the DLL) and the DLL's check of it there, with no V1 copy after them.
+/// [`path_ours`] minus that copy; not a path of its own (the reply would still need its
+/// object's header and definitions in front of the records, and the snapshot's identities
+/// moved out of their way), so the time it takes is a lower bound for such a design with
+/// today's encode and check. The snapshot's length (0 on any failure); `buf` must hold it.
+#[inline(never)]
+pub fn in_place_floor(object: &V1Object, buf: &mut [u64]) -> usize {
+    let Ok(len) = object.encode_snapshot(bytes_mut(buf)) else {
+        return 0;
+    };
+    match Snapshot::parse(bytes_of(buf, len)) {
+        Ok(snapshot) if dll_check(&snapshot) => len,
+        _ => 0,
+    }
+}
+
 /// The C baseline's buffers: its snapshot and its decoded instances, allocated once.
 #[derive(Debug)]
 pub struct CBuffers {

@@ -290,6 +290,16 @@ pub fn device_cases(sizes: &[usize]) -> Vec<Case> {
             cases.push(Case::new(format!("device/{variant}/{n}/c"), n, move || {
                 device::path_c(&o, &mut buffers, bytes_mut(&mut out)) as u64
             }));
+            if matches!(names, NameLength::Queue) {
+                let o = Rc::clone(&object);
+                let mut buf = out_buffer(1024 + n * 256);
+                assert!(device::in_place_floor(&o, &mut buf) > 0, "in-place floor");
+                cases.push(Case::new(
+                    format!("device/in-place/{n}/ours"),
+                    n,
+                    move || device::in_place_floor(&o, &mut buf) as u64,
+                ));
+            }
             let mut out = out_buffer(len);
             cases.push(Case::new(
                 format!("device/{variant}/{n}/memcpy"),
