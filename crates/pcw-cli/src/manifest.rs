@@ -195,6 +195,9 @@ pub(crate) fn gen_files(args: &GenArgs) -> Result<(), ManifestError> {
     if let Some(m) = &args.module {
         config.module_name(m.clone());
     }
+    if let Some(name) = symbol_file_name(args) {
+        config.symbol_file(name);
+    }
     let input = Input::read(&args.file).map_err(ManifestError::Gen)?;
     let generated = config
         .generate(&input)
@@ -223,6 +226,14 @@ pub(crate) fn gen_files(args: &GenArgs) -> Result<(), ManifestError> {
     Ok(())
 }
 
+/// The `.ini`'s `symbolfile=`: the name `--symbols` writes (lodctr finds it beside the `.ini`).
+fn symbol_file_name(args: &GenArgs) -> Option<String> {
+    args.symbols
+        .as_deref()
+        .and_then(std::path::Path::file_name)
+        .map(|n| n.to_string_lossy().into_owned())
+}
+
 /// `pcw gen --to-rust`: the declaration of a manifest.
 fn to_rust(args: &GenArgs) -> Result<(), ManifestError> {
     let input = Input::read(&args.file).map_err(ManifestError::Gen)?;
@@ -245,8 +256,11 @@ fn from_rust(args: &GenArgs) -> Result<(), ManifestError> {
     let [declared] = analysis.declared.as_slice() else {
         return Err(ManifestError::Declarations(analysis.declared.len()));
     };
-    let generated = declared
-        .config()
+    let mut config = declared.config();
+    if let Some(name) = symbol_file_name(args) {
+        config.symbol_file(name);
+    }
+    let generated = config
         .generate(&declared.input())
         .map_err(|e| refused(e, "nothing was written"))?;
     let mut outputs = pcw_io::Outputs::new();

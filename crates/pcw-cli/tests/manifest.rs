@@ -85,7 +85,8 @@ fn gen_writes_the_golden_outputs() {
         dir.join("f.rs"),
         dir.join("f.rc"),
         dir.join("f.ini"),
-        dir.join("f.h"),
+        // The golden `.ini` names the symbol file `fabrikam_v2.h` (`symbolfile=`).
+        dir.join("fabrikam_v2.h"),
     );
     let m = manifest("fabrikam_v2.man");
     let out = pcw(&[
@@ -131,6 +132,29 @@ fn gen_writes_the_golden_outputs() {
         String::from_utf16(&units).unwrap().replace("\r\n", "\n"),
         golden("fabrikam_v2.ini")
     );
+    // lodctr reads the symbol file the `.ini` names, from the `.ini`'s directory: the name
+    // `--symbols` writes, whatever the manifest's.
+    let other = dir.join("other.h");
+    let out = pcw(&[
+        os("gen"),
+        m.as_os_str(),
+        os("--ini"),
+        ini.as_os_str(),
+        os("--symbols"),
+        other.as_os_str(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let units: Vec<u16> = std::fs::read(&ini).unwrap()[2..]
+        .chunks_exact(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect();
+    let text = String::from_utf16(&units).unwrap();
+    assert!(text.contains("\r\nsymbolfile=other.h\r\n"), "{text}");
+    assert!(other.is_file());
 
     // Without -o the module goes to stdout; a user-mode provider gets its user-mode module
     // (the pcw-um code), and a kernel-mode value-block layout in it is refused.
@@ -272,7 +296,11 @@ fn gen_moves_a_manifest_to_rust_and_back() {
     );
 
     let man = dir.join("northwind_user.man");
-    let (rc, ini, symbols) = (dir.join("n.rc"), dir.join("n.ini"), dir.join("n.h"));
+    let (rc, ini, symbols) = (
+        dir.join("n.rc"),
+        dir.join("n.ini"),
+        dir.join("northwind_user.h"),
+    );
     let out = pcw(&[
         os("gen"),
         os("--from-rust"),

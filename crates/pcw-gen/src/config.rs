@@ -108,6 +108,7 @@ pub struct Config {
     module_name: Option<String>,
     out_dir: Option<PathBuf>,
     driver_name: Option<String>,
+    symbol_file: Option<String>,
     cargo_protocol: bool,
     user_runtime_path: String,
     publisher: bool,
@@ -141,6 +142,7 @@ impl Config {
             module_name: None,
             out_dir: None,
             driver_name: None,
+            symbol_file: None,
             cargo_protocol: true,
             user_runtime_path: "::pcw_um".to_owned(),
             publisher: true,
@@ -307,6 +309,24 @@ impl Config {
     /// ```
     pub fn driver_name(&mut self, name: impl Into<String>) -> &mut Self {
         self.driver_name = Some(name.into());
+        self
+    }
+
+    /// `symbolfile=` of the lodctr `.ini`: the name of the symbol header written beside it
+    /// (default: the file stem with `.h`, the name [`Config::compile`] gives it). lodctr looks
+    /// for it in the `.ini`'s directory, so give the file's name, not a path.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let input = pcw_gen::Input::new("fabrikam_v2.man", include_str!("../tests/manifests/fabrikam_v2.man"));
+    /// let ini = pcw_gen::Config::new().symbol_file("fabsyms.h").generate(&input)?.ini;
+    /// let text = String::from_utf16(&ini[2..].chunks(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect::<Vec<_>>()).unwrap();
+    /// assert!(text.contains("symbolfile=fabsyms.h\r\n"));
+    /// # Ok::<(), pcw_gen::Error>(())
+    /// ```
+    pub fn symbol_file(&mut self, name: impl Into<String>) -> &mut Self {
+        self.symbol_file = Some(name.into());
         self
     }
 
@@ -515,7 +535,10 @@ impl Config {
             ini: resources::utf16le_with_bom(&resources::ini(
                 &manifest,
                 &driver,
-                &format!("{stem}.h"),
+                &self
+                    .symbol_file
+                    .clone()
+                    .unwrap_or_else(|| format!("{stem}.h")),
             )),
             symbols_h: resources::symbols_h(&manifest, &opts.source_name),
             inspect: inspect::build(&manifest, &opts, &file.display().to_string()),
