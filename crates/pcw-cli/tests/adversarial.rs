@@ -42,6 +42,8 @@ enum Sink {
     Broken,
     /// `/dev/full`: writes fail with `ENOSPC`.
     Full,
+    /// A pipe the test keeps open and never reads: once full, writes wait.
+    Stalled,
 }
 
 /// How to run `pcw`.
@@ -120,7 +122,8 @@ impl Ran {
 
 fn stdio(sink: Sink) -> (Stdio, Option<std::io::PipeReader>) {
     match sink {
-        Sink::Capture => {
+        // A stalled pipe's reader is held unread ([`held`]), a captured one's drained.
+        Sink::Capture | Sink::Stalled => {
             let (reader, writer) = std::io::pipe().unwrap();
             (Stdio::from(writer), Some(reader))
         }
@@ -138,6 +141,19 @@ fn stdio(sink: Sink) -> (Stdio, Option<std::io::PipeReader>) {
             ),
             None,
         ),
+    }
+}
+
+/// A stream's reader split into the one to drain and the one to hold, unread, until the child
+/// has ended (a [`Sink::Stalled`] stream's).
+fn held(
+    sink: Sink,
+    reader: Option<std::io::PipeReader>,
+) -> (Option<std::io::PipeReader>, Option<std::io::PipeReader>) {
+    if sink == Sink::Stalled {
+        (None, reader)
+    } else {
+        (reader, None)
     }
 }
 
@@ -194,6 +210,8 @@ fn run(setup: &Setup, args: &[&str]) -> Ran {
     let child = cmd.spawn().unwrap();
     // The pipes' write ends are in the child only now, so the readers see its end.
     drop(cmd);
+    let (out_reader, stalled_out) = held(setup.stdout, out_reader);
+    let (err_reader, stalled_err) = held(setup.stderr, err_reader);
     let out_thread = drain(out_reader);
     let err_thread = drain(err_reader);
     let pid = i32::try_from(child.id()).unwrap();
@@ -237,6 +255,7 @@ fn run(setup: &Setup, args: &[&str]) -> Ran {
         thread::sleep(Duration::from_millis(2));
     };
     let elapsed = start.elapsed();
+    drop((stalled_out, stalled_err));
     let stdout = String::from_utf8_lossy(&out_thread.join().unwrap()).into_owned();
     let stderr = String::from_utf8_lossy(&err_thread.join().unwrap()).into_owned();
     // `ru_maxrss` would count the test process itself, which the child was forked from;
@@ -597,6 +616,11 @@ fn devices_and_huge_files_as_inputs_are_refused_within_the_memory_bound() {
         "\\Geometric Waves(*)\\*\n".repeat(200_000),
     )
     .unwrap();
+    fs::write(
+        dir.path().join("bad.txt"),
+        "\\Geometric Waves(*)\\Triangle\r\n\r\n\\Nope\\x\r\n",
+    )
+    .unwrap();
     let before = snapshot(dir.path());
     for input in ["/dev/zero", "sparse"] {
         let cases: [(&[&str], i32, &str); 10] = [
@@ -669,6 +693,11 @@ fn devices_and_huge_files_as_inputs_are_refused_within_the_memory_bound() {
         (
             &["typeperf", "-cf", "many.txt", "-sc", "1"],
             "expand to more than 1000000 counters",
+        ),
+        // A path of the file that fails is named by its line (blank lines counted).
+        (
+            &["typeperf", "-cf", "bad.txt", "-sc", "1"],
+            "error: bad.txt:3: counter path `\\Nope\\x`: unknown object `Nope`",
         ),
     ] {
         run(&Setup::in_dir(dir.path()), args)
@@ -1070,6 +1099,95 @@ fn an_interrupt_ends_a_long_interval_at_once_and_a_burst_of_them_is_harmless() {
         0,
         "{ran:#?}"
     );
+}
+
+fn mkfifo(path: &Path) {
+    assert!(Command::new("mkfifo").arg(path).status().unwrap().success());
+}
+
+/// A signal while a command waits where nothing looks at it — opening a FIFO output that has no
+/// reader, reading a FIFO input that has no writer, writing to a pipe nobody reads — ends the
+/// command with 128 + the signal's number, and leaves no temporary file of its outputs beside
+/// the user's files (`gen` had staged three, typeperf its `-o`).
+#[test]
+fn a_signal_during_a_wait_ends_the_command_and_leaves_no_temporary() {
+    let dir = workdir();
+    mkfifo(&dir.path().join("out.fifo"));
+    mkfifo(&dir.path().join("in.man"));
+    let before = snapshot(dir.path());
+    let at = |signal| Setup::in_dir(dir.path()).signal_after(Duration::from_millis(700), signal);
+    let ran = run(
+        &at(libc::SIGINT),
+        &[
+            "gen",
+            "m.man",
+            "-o",
+            "out.rs",
+            "--ini",
+            "x.ini",
+            "--symbols",
+            "x.h",
+            "--rc",
+            "out.fifo",
+        ],
+    );
+    ran.assert_code(130);
+    assert_only_changed(dir.path(), &before, &[]);
+    // typeperf's own handler only records the signal for its sampling loop; a FIFO input with
+    // no writer, read after `-o`'s file was staged, is a wait that loop never sees.
+    for (signal, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+        let ran = run(
+            &at(signal),
+            &["typeperf", "-qx", "--manifest", "in.man", "-o", "list.txt"],
+        );
+        ran.assert_code(code);
+        assert!(ran.elapsed < Duration::from_secs(10), "{ran:#?}");
+        assert_only_changed(dir.path(), &before, &[]);
+    }
+    // Samples written to a pipe nobody reads: the write that fills it waits.
+    let ran = run(
+        &Setup::in_dir(dir.path())
+            .stdout(Sink::Stalled)
+            .signal_after(Duration::from_secs(2), libc::SIGTERM),
+        &[
+            "typeperf",
+            "\\Geometric Waves(*)\\*",
+            "-sc",
+            "1000000",
+            "-si",
+            "0.001",
+        ],
+    );
+    ran.assert_code(143);
+    assert!(ran.elapsed < Duration::from_secs(10), "{ran:#?}");
+    assert_only_changed(dir.path(), &before, &[]);
+}
+
+/// `pcw new --force` over a directory named through itself (`d/../d`) replaces it, and one
+/// that holds the current directory is refused; neither leaves a staged directory behind.
+#[test]
+fn new_replaces_a_directory_named_through_itself_and_never_the_current_one() {
+    let dir = workdir();
+    let d = dir.path().join("d");
+    fs::create_dir(&d).unwrap();
+    fs::write(d.join("old.txt"), "old").unwrap();
+    run(
+        &Setup::in_dir(dir.path()),
+        &["new", "d/../d", "--force", "--manifest", "m.man"],
+    )
+    .assert_code(0);
+    assert!(d.join("Cargo.toml").is_file() && !d.join("old.txt").exists());
+    let before = snapshot(dir.path());
+    run(&Setup::in_dir(&d), &["new", "../d", "--force"])
+        .assert_code(1)
+        .assert_stderr("holds the current directory");
+    assert_only_changed(dir.path(), &before, &[]);
+    let names: Vec<_> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with(".pcw-"))
+        .collect();
+    assert!(names.is_empty(), "{names:?}");
 }
 
 /// typeperf writes its `-q`/`-qx` listing to `-o FILE` (`typeperf -qx PhysicalDisk -o

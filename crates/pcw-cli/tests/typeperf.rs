@@ -371,8 +371,12 @@ fn a_malformed_path_in_a_counter_file_fails() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(out.stdout.is_empty());
+    // Named by the file and the line it is on.
+    let at = format!("error: {}:2: ", paths.display());
     assert!(
-        stderr.starts_with(r"error: bad counter path `Geometric Waves(*)\Triangle`"),
+        stderr.starts_with(&format!(
+            r"{at}bad counter path `Geometric Waves(*)\Triangle`"
+        )),
         "{stderr}"
     );
 }

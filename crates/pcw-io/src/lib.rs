@@ -19,6 +19,8 @@
 //!   command is told to, and never one holding an input.
 //! * [`console`]: standard output and error as fallible writes. A broken pipe or a full device
 //!   is an error the caller returns, never a panic.
+//! * [`staged`]: the temporaries of [`output`] and [`tree`], known to the whole process, so
+//!   that a command stopped by a signal removes them ([`staged::discard`]) before it exits.
 //!
 //! Nothing here panics, whatever the file system does.
 #![forbid(
@@ -29,6 +31,7 @@
 pub mod console;
 pub mod input;
 pub mod output;
+pub mod staged;
 pub mod text;
 pub mod tree;
 

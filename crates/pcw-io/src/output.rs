@@ -30,6 +30,11 @@ use std::path::{Component, Path, PathBuf};
 use tempfile::NamedTempFile;
 use thiserror::Error;
 
+use crate::staged::{self, Listed};
+
+/// A temporary file an output is staged in, listed while it exists ([`crate::staged`]).
+type Temp = Listed<NamedTempFile>;
+
 /// Why an output could not be planned or written.
 #[derive(Debug, Error)]
 pub enum OutputError {
@@ -330,7 +335,7 @@ impl Outputs {
     /// [`OutputError::Write`] naming the output that failed; no destination has changed unless
     /// the failure was a final rename.
     pub fn commit(self) -> Result<Vec<Committed>, OutputError> {
-        let mut staged: Vec<(NamedTempFile, PathBuf, PathBuf)> = Vec::new();
+        let mut staged: Vec<(Temp, PathBuf, PathBuf)> = Vec::new();
         let mut results = Vec::with_capacity(self.planned.len());
         // Regular files first: staged beside their destinations.
         for p in self
@@ -380,11 +385,20 @@ impl Outputs {
                 changed: true,
             });
         }
-        for (temp, dest, shown) in staged {
-            temp.persist(&dest)
-                .map_err(|e| write_error(&shown)(e.error))?;
-        }
-        Ok(results)
+        // Renamed under one lock of the staged list: an interrupt finds all of them done or
+        // none begun. The temporaries left after a failure are dropped (removed) after it.
+        let mut pending = staged.into_iter();
+        let renamed = staged::renaming(|list| {
+            for (temp, dest, shown) in pending.by_ref() {
+                if let Some(file) = temp.take_in(list) {
+                    file.persist(&dest)
+                        .map_err(|e| write_error(&shown)(e.error))?;
+                }
+            }
+            Ok(())
+        });
+        drop(pending);
+        renamed.map(|()| results)
     }
 
     /// Opens `path` as one output written progressively ([`OutputFile`]), after the same
@@ -444,7 +458,7 @@ fn stage(
     bytes: &[u8],
     permissions: Option<Permissions>,
     create_dirs: bool,
-) -> io::Result<NamedTempFile> {
+) -> io::Result<Temp> {
     let dir = dest
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -465,7 +479,7 @@ fn stage(
         use std::os::unix::fs::PermissionsExt;
         builder.permissions(Permissions::from_mode(0o666));
     }
-    let mut temp = builder.tempfile_in(dir).map_err(|e| {
+    let mut temp = Temp::create(|| builder.tempfile_in(dir), NamedTempFile::path).map_err(|e| {
         // tempfile's error reads "<the system's error> at path <the temporary file>", a path
         // the user never gave: the directory is named instead.
         let text = e.to_string();
@@ -483,16 +497,40 @@ fn stage(
     })?;
     temp.write_all(bytes)?;
     temp.flush()?;
-    if let Some(permissions) = permissions {
-        temp.as_file().set_permissions(permissions)?;
+    if let (Some(permissions), Some(file)) = (permissions, temp.get_mut()) {
+        file.as_file().set_permissions(permissions)?;
     }
     Ok(temp)
+}
+
+/// Writes go to the temporary file (an error once it was taken to be renamed, which ends its
+/// writes).
+impl Write for Temp {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self.get_mut() {
+            Some(file) => file.write(buf),
+            None => Err(taken()),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self.get_mut() {
+            Some(file) => file.flush(),
+            None => Err(taken()),
+        }
+    }
+}
+
+/// The error of a write after the temporary was renamed into place (not reached: renaming
+/// consumes it).
+fn taken() -> io::Error {
+    io::Error::other("the temporary file was already renamed into place")
 }
 
 #[derive(Debug)]
 enum Sink {
     Temp {
-        file: io::BufWriter<NamedTempFile>,
+        file: io::BufWriter<Temp>,
         dest: PathBuf,
     },
     Stream(File),
@@ -524,9 +562,13 @@ impl OutputFile {
                 let temp = file
                     .into_inner()
                     .map_err(|e| write_error(&shown)(e.into_error()))?;
-                temp.persist(&dest)
-                    .map_err(|e| write_error(&shown)(e.error))?;
-                Ok(())
+                staged::renaming(|list| match temp.take_in(list) {
+                    Some(file) => file
+                        .persist(&dest)
+                        .map(drop)
+                        .map_err(|e| write_error(&shown)(e.error)),
+                    None => Ok(()),
+                })
             }
             Sink::Stream(mut stream) => stream.flush().map_err(write_error(&shown)),
         }

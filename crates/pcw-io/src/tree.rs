@@ -22,6 +22,8 @@ use std::path::{Component, Path, PathBuf};
 
 use thiserror::Error;
 
+use crate::staged::{self, Listed};
+
 /// Why a directory could not be written.
 #[derive(Debug, Error)]
 pub enum TreeError {
@@ -65,6 +67,50 @@ pub enum TreeError {
         path: PathBuf,
         /// The input.
         input: PathBuf,
+    },
+    /// The destination's last component is not a name (`.`, `..`, a root).
+    #[error(
+        "`{}` does not end in the new directory's name (as `../NAME` does)",
+        crate::text::shown(path)
+    )]
+    Unnamed {
+        /// The destination.
+        path: PathBuf,
+    },
+    /// The destination is a symbolic link (what it points to is never replaced through it).
+    #[error(
+        "`{}` is a symbolic link; name the directory itself to replace it",
+        crate::text::shown(path)
+    )]
+    Link {
+        /// The destination.
+        path: PathBuf,
+    },
+    /// The directory to be replaced is the current directory or holds it.
+    #[error(
+        "`{}` holds the current directory; refusing to replace it (run the command from \
+         elsewhere)",
+        crate::text::shown(path)
+    )]
+    HoldsCurrent {
+        /// The destination.
+        path: PathBuf,
+    },
+    /// Replacing failed after the old directory was moved aside, and it could not be moved
+    /// back: nothing is lost, but it is under another name.
+    #[error(
+        "cannot write `{}`: {source}; its previous contents could not be put back and are in \
+         `{}`",
+        crate::text::shown(path),
+        crate::text::shown(aside)
+    )]
+    Stranded {
+        /// The destination.
+        path: PathBuf,
+        /// Where the previous directory is.
+        aside: PathBuf,
+        /// The cause.
+        source: io::Error,
     },
     /// Writing failed; nothing was changed.
     #[error("cannot write `{}`: {source}", crate::text::shown(path))]
@@ -127,24 +173,40 @@ impl Tree {
         Ok(self)
     }
 
-    /// Writes the directory. An existing destination is refused with `refuse`'s hint (how to
-    /// replace it anyway) when it is `Some`; with `None` an existing directory is replaced
-    /// whole.
-    ///
-    /// # Errors
-    /// [`TreeError`]; the destination is then as it was.
-    pub fn commit(self, refuse: Option<&'static str>) -> Result<PathBuf, TreeError> {
-        let dest = &self.dest;
-        let parent = match dest.parent() {
+    /// The checks of [`Tree::commit`] before anything is written: the destination's parent as
+    /// given and as the file system resolves it, and what exists at the destination (a
+    /// directory that may be replaced).
+    fn checked(
+        &self,
+        refuse: Option<&'static str>,
+    ) -> Result<(PathBuf, PathBuf, Option<fs::Metadata>), TreeError> {
+        let shown = &self.dest;
+        let Some(name) = shown.file_name() else {
+            return Err(TreeError::Unnamed {
+                path: shown.clone(),
+            });
+        };
+        let given_parent = match shown.parent() {
             Some(p) if p.as_os_str().is_empty() => Path::new("."),
             Some(p) => p,
-            None => return Err(TreeError::NotDirectory { path: dest.clone() }),
+            None => {
+                return Err(TreeError::Unnamed {
+                    path: shown.clone(),
+                });
+            }
         };
-        if !parent.is_dir() {
-            return Err(TreeError::NoParent {
-                path: parent.to_path_buf(),
+        if !given_parent.is_dir() {
+            let path = given_parent.to_path_buf();
+            return Err(if given_parent.exists() {
+                TreeError::NotDirectory { path }
+            } else {
+                TreeError::NoParent { path }
             });
         }
+        // The parent as the file system resolves it: a path through the destination itself
+        // (`d/../d`) would stop resolving once the destination is moved aside.
+        let parent = &fs::canonicalize(given_parent).map_err(write_err(given_parent))?;
+        let dest = &parent.join(name);
         let existing = match fs::symlink_metadata(dest) {
             Ok(meta) => Some(meta),
             Err(e) if e.kind() == io::ErrorKind::NotFound => None,
@@ -153,63 +215,119 @@ impl Tree {
         if let Some(meta) = &existing {
             if let Some(hint) = refuse {
                 return Err(TreeError::Exists {
-                    path: dest.clone(),
+                    path: shown.clone(),
                     hint,
                 });
             }
-            if !meta.is_dir() {
-                return Err(TreeError::NotDirectory { path: dest.clone() });
+            if meta.is_symlink() {
+                return Err(TreeError::Link {
+                    path: shown.clone(),
+                });
             }
-            let held = fs::canonicalize(dest).map_err(write_err(dest))?;
+            if !meta.is_dir() {
+                return Err(TreeError::NotDirectory {
+                    path: shown.clone(),
+                });
+            }
+            // `dest` is not a symbolic link (its metadata says directory), and its parent is
+            // resolved: it is its own canonical path.
             for input in &self.inputs {
-                if fs::canonicalize(input).is_ok_and(|i| i.starts_with(&held)) {
+                if fs::canonicalize(input).is_ok_and(|i| i.starts_with(dest)) {
                     return Err(TreeError::HoldsInput {
-                        path: dest.clone(),
+                        path: shown.clone(),
                         input: input.clone(),
                     });
                 }
             }
+            if std::env::current_dir()
+                .and_then(fs::canonicalize)
+                .is_ok_and(|cwd| cwd.starts_with(dest))
+            {
+                return Err(TreeError::HoldsCurrent {
+                    path: shown.clone(),
+                });
+            }
         }
-        let staged = tempfile::Builder::new()
-            .prefix(".pcw-new-")
-            .tempdir_in(parent)
-            .map_err(write_err(parent))?;
+        Ok((given_parent.to_path_buf(), parent.clone(), existing))
+    }
+
+    /// Writes the directory. An existing destination is refused with `refuse`'s hint (how to
+    /// replace it anyway) when it is `Some`; with `None` an existing directory is replaced
+    /// whole.
+    ///
+    /// # Errors
+    /// [`TreeError`]; the destination is then as it was.
+    pub fn commit(self, refuse: Option<&'static str>) -> Result<PathBuf, TreeError> {
+        let shown = &self.dest;
+        let (given_parent, parent, existing) = self.checked(refuse)?;
+        let (given_parent, parent) = (given_parent.as_path(), parent.as_path());
+        let dest = &parent.join(shown.file_name().unwrap_or_default());
+        let staged = Listed::create(
+            || {
+                tempfile::Builder::new()
+                    .prefix(".pcw-new-")
+                    .tempdir_in(parent)
+            },
+            tempfile::TempDir::path,
+        )
+        .map_err(write_err(given_parent))?;
+        let root = staged.path().to_path_buf();
         for (relative, bytes) in &self.files {
-            let path = staged.path().join(relative);
+            let path = root.join(relative);
             if let Some(dir) = path.parent() {
-                fs::create_dir_all(dir).map_err(write_err(&dest.join(relative)))?;
+                fs::create_dir_all(dir).map_err(write_err(&shown.join(relative)))?;
             }
-            fs::write(&path, bytes).map_err(write_err(&dest.join(relative)))?;
+            fs::write(&path, bytes).map_err(write_err(&shown.join(relative)))?;
         }
-        let staged = staged.keep();
-        let put = |from: &Path, to: &Path| fs::rename(from, to).map_err(write_err(to));
+        // Taken out of the list only once renamed into place; after a failure it is dropped
+        // (removed) when this function returns, outside the list's lock.
+        let mut staged = Some(staged);
+        let mut placed = |list: &mut Vec<PathBuf>| {
+            if let Some(temp) = staged.take().and_then(|s| s.take_in(list)) {
+                // In place: no longer a temporary, so not removed.
+                let _ = temp.keep();
+            }
+        };
         if existing.is_none() {
-            if let Err(e) = put(&staged, dest) {
-                let _ = fs::remove_dir_all(&staged);
-                return Err(e);
-            }
-            return Ok(dest.clone());
+            // Under the staged list's lock: an interrupt finds the directory in place or the
+            // staged one still listed.
+            let placed = staged::renaming(|list| {
+                fs::rename(&root, dest)?;
+                placed(list);
+                Ok(())
+            });
+            return placed.map(|()| shown.clone()).map_err(write_err(shown));
         }
+        // The empty directory only reserves the name; dropped on failure, it goes too.
         let aside = tempfile::Builder::new()
             .prefix(".pcw-old-")
             .tempdir_in(parent)
-            .map_err(write_err(parent))?
-            .keep();
-        // The empty directory only reserved the name.
-        let moved = fs::remove_dir(&aside)
-            .map_err(write_err(&aside))
-            .and_then(|()| put(dest, &aside));
-        if let Err(e) = moved {
-            let _ = fs::remove_dir_all(&staged);
-            return Err(e);
-        }
-        if let Err(e) = put(&staged, dest) {
-            let _ = fs::rename(&aside, dest);
-            let _ = fs::remove_dir_all(&staged);
-            return Err(e);
-        }
-        fs::remove_dir_all(&aside).map_err(write_err(&aside))?;
-        Ok(dest.clone())
+            .map_err(write_err(given_parent))?;
+        fs::remove_dir(aside.path()).map_err(write_err(given_parent))?;
+        let aside = aside.keep();
+        // Both renames under one lock: an interrupt never finds the old directory moved aside
+        // and the new one not in place. Once swapped, the old one is a temporary to remove.
+        let swapped = staged::renaming(|list| {
+            fs::rename(dest, &aside).map_err(write_err(shown))?;
+            if let Err(source) = fs::rename(&root, dest) {
+                return match fs::rename(&aside, dest) {
+                    Ok(()) => Err(write_err(shown)(source)),
+                    Err(_) => Err(TreeError::Stranded {
+                        path: shown.clone(),
+                        aside: aside.clone(),
+                        source,
+                    }),
+                };
+            }
+            placed(list);
+            staged::add_in(list, &aside);
+            Ok(())
+        });
+        swapped?;
+        let removed = fs::remove_dir_all(&aside).map_err(write_err(&aside));
+        staged::forget(&aside);
+        removed?;
+        Ok(shown.clone())
     }
 }
 
@@ -250,6 +368,50 @@ mod tests {
         assert!(!dest.join("old.txt").exists());
         assert!(dest.join("a.txt").exists());
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_destination_named_through_itself_is_replaced_in_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("d");
+        fs::create_dir(&dest).unwrap();
+        fs::write(dest.join("old.txt"), "old").unwrap();
+        // `d/../d`: once `d` is moved aside, this path no longer resolves.
+        let through = dest.join("..").join("d");
+        assert_eq!(tree(&through).commit(None).unwrap(), through);
+        assert_eq!(fs::read_to_string(dest.join("src/b.rs")).unwrap(), "b");
+        assert!(!dest.join("old.txt").exists());
+        // Nothing staged or set aside is left beside it.
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_path_that_names_no_entry_a_file_as_parent_or_a_link_is_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("file");
+        fs::write(&file, "x").unwrap();
+        let inner = dir.path().join("inner");
+        fs::create_dir(&inner).unwrap();
+        for unnamed in [inner.join(".."), PathBuf::from("/")] {
+            let e = tree(&unnamed).commit(None).unwrap_err();
+            assert!(matches!(e, TreeError::Unnamed { .. }), "{unnamed:?}: {e}");
+        }
+        let e = tree(&file.join("x")).commit(None).unwrap_err();
+        assert!(
+            e.to_string().ends_with("exists and is not a directory"),
+            "{e}"
+        );
+        #[cfg(unix)]
+        {
+            let link = dir.path().join("link");
+            std::os::unix::fs::symlink(&inner, &link).unwrap();
+            fs::write(inner.join("kept.txt"), "k").unwrap();
+            let e = tree(&link).commit(None).unwrap_err();
+            assert!(matches!(e, TreeError::Link { .. }), "{e}");
+            assert_eq!(fs::read_to_string(inner.join("kept.txt")).unwrap(), "k");
+        }
+        let left = if cfg!(unix) { 3 } else { 2 };
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), left);
     }
 
     #[test]

@@ -182,3 +182,21 @@ pub enum Error {
     #[error("counterset `{}` is not registered by a running user-mode provider", visible(.0))]
     NotRunning(String),
 }
+
+impl Error {
+    /// The counter path the error is about, as given (for a caller that knows where the path
+    /// came from, such as the line of a file of paths).
+    pub fn path(&self) -> Option<&str> {
+        match self {
+            Self::Path { path, .. }
+            | Self::UnknownComputer { path, .. }
+            | Self::UnknownObject { path, .. }
+            | Self::UnknownCounter { path, .. }
+            | Self::UnexpectedInstance { path, .. }
+            | Self::MissingInstance { path, .. }
+            | Self::NoInstance { path, .. }
+            | Self::TooManyColumns { path } => Some(path),
+            Self::NoObject { .. } | Self::Manifest(_) | Self::Sim(_) | Self::NotRunning(_) => None,
+        }
+    }
+}

@@ -7,7 +7,9 @@
 //! The handler only records the signal in a flag (signal-hook's [`flag`]); the command looks at
 //! it between samples, and [`Interrupt::wait`] waits out an interval in short slices so that a
 //! long `-si` ends at once. Every later signal is caught the same way, so a second Ctrl+C while
-//! the file is renamed into place cannot end the process half-way.
+//! the file is renamed into place cannot end the process half-way. A run that waits where the
+//! flag is not looked at (a FIFO with no writer, a full pipe) is ended by the process-wide
+//! handler ([`crate::signals`]) after its grace, its `-o` temporary removed.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -42,6 +44,9 @@ impl Interrupt {
     /// # Errors
     /// [`Error::Signals`] when a handler cannot be installed.
     pub(crate) fn watch() -> Result<Self, Error> {
+        // The process-wide handler ends the process only if the run has not stopped by itself
+        // within this grace (a wait the flag cannot end: a FIFO, a full pipe).
+        crate::signals::grace(crate::signals::TYPEPERF_GRACE);
         let caught = Arc::new(AtomicUsize::new(0));
         for &signal in SIGNALS {
             let number = usize::try_from(signal).unwrap_or(usize::MAX);
@@ -89,12 +94,6 @@ pub(crate) fn name(signal: i32) -> String {
     }
 }
 
-/// The exit status after `signal`: 128 + its number, as a shell reports a command the signal
-/// ended (130 for SIGINT, 143 for SIGTERM).
-pub(crate) fn exit_code(signal: i32) -> u8 {
-    u8::try_from(128 + signal.clamp(1, 127)).unwrap_or(u8::MAX)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,12 +109,5 @@ mod tests {
         assert!(!interrupt.wait(Duration::from_secs(3600)));
         assert!(start.elapsed() < Duration::from_secs(1));
         assert_eq!(interrupt.signal(), Some(2));
-    }
-
-    #[test]
-    fn exit_codes_are_128_plus_the_signal() {
-        assert_eq!(exit_code(signal_hook::consts::SIGINT), 130);
-        assert_eq!(exit_code(signal_hook::consts::SIGTERM), 143);
-        assert_eq!(exit_code(1000), 255);
     }
 }

@@ -185,6 +185,16 @@ pub(crate) enum Error {
     #[cfg(any(feature = "reference-driver", feature = "example-service"))]
     #[error("the driver did not unload cleanly: {0:?}")]
     Teardown(pcw_sim::kernel_pcw::Teardown),
+    /// A counter path of the `-cf` file failed: the query's error, at the path's line.
+    #[error("{}:{line}: {source}", pcw_io::text::shown(file))]
+    CounterFileLine {
+        /// The `-cf` file.
+        file: PathBuf,
+        /// The path's line (from 1).
+        line: usize,
+        /// The query's error.
+        source: pcw_pdh::Error,
+    },
     /// A signal handler could not be installed.
     #[error("cannot catch Ctrl+C: {0}")]
     Signals(std::io::Error),
@@ -201,7 +211,7 @@ pub(crate) enum Error {
 impl Failure for Error {
     fn exit_code(&self) -> u8 {
         match self {
-            Self::Interrupted { signal, .. } => interrupt::exit_code(*signal),
+            Self::Interrupted { signal, .. } => crate::signals::exit_code(*signal),
             _ => crate::EXIT_FAILURE,
         }
     }
@@ -258,8 +268,13 @@ pub(crate) fn run(args: &Args) -> Result<(), Error> {
                 .to_owned(),
         ));
     }
+    // The `-cf` paths' lines, to say where a path that fails is.
+    let mut lines = Vec::new();
     if let Some(file) = &options.counter_file {
-        options.paths.extend(counter_file(file)?);
+        lines = counter_file(file)?;
+        let given = options.paths.len();
+        options.paths.extend(lines.iter().map(|(p, _)| p.clone()));
+        lines.retain(|(p, _)| !options.paths.iter().take(given).any(|q| q == p));
         if options.paths.is_empty() {
             return Err(Error::Usage(format!(
                 "the counter file `{}` has no counter path",
@@ -290,7 +305,9 @@ pub(crate) fn run(args: &Args) -> Result<(), Error> {
             )
         })
     };
-    let taken = sampled.map_err(|e| written_to(e, file.as_ref()))?;
+    let taken = sampled
+        .map_err(|e| at_line(e, options.counter_file.as_deref(), &lines))
+        .map_err(|e| written_to(e, file.as_ref()))?;
     // Stopped early or not, the rows written are a whole document: the file is committed.
     let kept = file.as_ref().map_or_else(String::new, |f| {
         format!(", kept in `{}`", pcw_io::text::shown(f.path()))
@@ -306,6 +323,27 @@ pub(crate) fn run(args: &Args) -> Result<(), Error> {
     }
     pcw_io::console::err(&format!("{EXITING_MESSAGE}\n{COMPLETED_MESSAGE}\n"))?;
     Ok(())
+}
+
+/// A query's error about a path that only the `-cf` file gave, with the file and the line.
+fn at_line(e: Error, file: Option<&std::path::Path>, lines: &[(String, usize)]) -> Error {
+    let line = match (&e, file) {
+        // Too many columns is the total's fault, not one line's.
+        (Error::Query(pcw_pdh::Error::TooManyColumns { .. }), _) => None,
+        (Error::Query(q), Some(_)) => q
+            .path()
+            .and_then(|p| lines.iter().find(|(l, _)| l == p))
+            .map(|(_, n)| *n),
+        _ => None,
+    };
+    match (e, file, line) {
+        (Error::Query(source), Some(file), Some(line)) => Error::CounterFileLine {
+            file: file.to_path_buf(),
+            line,
+            source,
+        },
+        (e, ..) => e,
+    }
 }
 
 /// A failed write named by where it went: standard output, or the `-o` file.

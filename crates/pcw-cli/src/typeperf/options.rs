@@ -333,10 +333,10 @@ pub(super) fn take_image(args: &[String]) -> Result<(Option<String>, Vec<String>
     Ok((image, rest))
 }
 
-/// Reads `-cf`'s file: one counter path a line; blank lines and surrounding blanks ignored.
-/// The file is read as every text input is (bounded, UTF-8 or UTF-16, byte order mark
-/// dropped).
-pub(super) fn counter_file(path: &Path) -> Result<Vec<String>, Error> {
+/// Reads `-cf`'s file: one counter path a line, with its line number (from 1); blank lines
+/// and surrounding blanks ignored. The file is read as every text input is (bounded, UTF-8 or
+/// UTF-16, byte order mark dropped).
+pub(super) fn counter_file(path: &Path) -> Result<Vec<(String, usize)>, Error> {
     let bytes = pcw_io::input::read(path, pcw_io::input::COUNTER_FILE)?;
     let (text, _) = pcw_io::text::decode(&bytes).map_err(|error| Error::Text {
         what: pcw_io::input::COUNTER_FILE.noun,
@@ -345,9 +345,10 @@ pub(super) fn counter_file(path: &Path) -> Result<Vec<String>, Error> {
     })?;
     Ok(text
         .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .map(str::to_owned)
+        .zip(1..)
+        .map(|(l, n)| (l.trim(), n))
+        .filter(|(l, _)| !l.is_empty())
+        .map(|(l, n)| (l.to_owned(), n))
         .collect())
 }
 
