@@ -5,9 +5,9 @@
 //! 2 the input was read but is invalid (for `dump`: malformed performance data). The manifest
 //! commands exit 1 on a manifest with errors, as CTRPP does. A `typeperf` run stopped by
 //! SIGINT (Ctrl+C) or SIGTERM keeps the samples it took and exits 128 + the signal's number
-//! (130, 143), as a shell reports a command the signal ended; every other command, and a
-//! `typeperf` run that a wait keeps from stopping within 2 seconds, is ended by the signal with
-//! the same status, its outputs' temporary files removed (`signals`). One more, from a driver image the
+//! (130, 143), as a shell reports a command the signal ended; on Unix every other command,
+//! and a `typeperf` run that a wait keeps from stopping within 2 seconds, is ended by the
+//! signal itself once its outputs' temporary files are removed (`signals`). One more, from a driver image the
 //! loader runs (`--image`): 86 when the image faults (a bad pointer, `ud2`, `int3`, a divide
 //! error, a call through a NULL pointer), bugchecks, or does not return from a call within
 //! `PCW_LOADER_TIMEOUT` seconds (30 by default) — the loader's stop, printed as

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
 //! SIGINT and SIGTERM, for every command (on Unix): a thread waits for them and then removes
 //! the temporaries the command's outputs are staged in (`pcw_io::staged::discard`) and ends
-//! the process with 128 + the signal's number, at once — or, for a command that stops itself
-//! on a signal (`typeperf`, [`grace`]), only if it has not ended within its grace.
+//! the process by the signal's default action, so that a shell sees a command the signal ended
+//! (and a script's loop stops with it) — at once, or, for a command that stops itself on a
+//! signal (`typeperf`, [`grace`]), only if it has not ended within its grace.
 //!
 //! Without it, a signal while a command waited (to open a FIFO that has no reader, to write to
 //! a full pipe) either killed it with its `.NAME.XXXX.tmp` files left beside the user's, or,
 //! in `typeperf`, whose handler only records the signal for the sampling loop, was never acted
-//! on while the wait lasted.
+//! on while the wait lasted. On Windows nothing changes: Ctrl+C ends a console process there
+//! as it always did (and `typeperf` stops itself as on Unix).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -27,17 +29,15 @@ pub(crate) fn grace(grace: Duration) {
     GRACE_MS.store(ms, Ordering::SeqCst);
 }
 
-/// Starts the thread that ends the process on SIGINT or SIGTERM. Where it cannot be started
-/// (no thread, no pipe for the signals), the signals keep their default action.
+/// Starts the thread that ends the process on SIGINT or SIGTERM. Where no thread can be
+/// started, the signals keep their default actions.
 #[cfg(unix)]
 pub(crate) fn install() {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
         return;
     };
-    // A process that cannot start one more thread is about to fail anyway; its signals are
-    // then caught and left for the command's own handling, if any.
-    let _ = std::thread::Builder::new()
+    let started = std::thread::Builder::new()
         .name("signals".to_owned())
         .spawn(move || {
             if let Some(signal) = signals.forever().next() {
@@ -47,15 +47,60 @@ pub(crate) fn install() {
                 }
                 // Held until the process has ended: nothing is staged or renamed after it.
                 let _held = pcw_io::staged::discard();
-                // `_exit`: no destructor, no flush of a buffer whose pipe may be full.
+                tell(signal);
+                // Ended by the signal itself; should that fail, `_exit` with the status a shell
+                // gives a command the signal ended (no destructor, no flush of a buffer whose
+                // pipe may be full).
+                let _ = signal_hook::low_level::emulate_default_handler(signal);
                 signal_hook::low_level::exit(i32::from(exit_code(signal)));
             }
         });
+    if started.is_err() {
+        // The handlers the iterator installed stay (unregistered, a signal would be ignored):
+        // each now takes the default action.
+        for signal in [SIGINT, SIGTERM] {
+            let always = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+            let _ = signal_hook::flag::register_conditional_default(signal, always);
+        }
+    }
+}
+
+/// One line on standard error, when it is a terminal, saying why the command ended: written
+/// through a descriptor of its own, as the command's thread may hold the stream's lock.
+#[cfg(unix)]
+fn tell(signal: i32) {
+    use std::io::{IsTerminal, Write};
+    use std::os::fd::AsFd;
+    let stderr = std::io::stderr();
+    if !stderr.is_terminal() {
+        return;
+    }
+    if let Ok(fd) = stderr.as_fd().try_clone_to_owned() {
+        let line = format!(
+            "error: interrupted by {}; files not yet in place were removed\n",
+            name(signal)
+        );
+        let _ = std::fs::File::from(fd).write_all(line.as_bytes());
+    }
 }
 
 /// Signals keep their default actions (Windows ends a console process on Ctrl+C itself).
 #[cfg(not(unix))]
 pub(crate) fn install() {}
+
+/// How a message names `signal`.
+pub(crate) fn name(signal: i32) -> String {
+    match signal {
+        #[cfg(windows)]
+        signal_hook::consts::SIGINT => "Ctrl+C".to_owned(),
+        #[cfg(windows)]
+        signal_hook::consts::SIGBREAK => "Ctrl+Break".to_owned(),
+        #[cfg(not(windows))]
+        signal_hook::consts::SIGINT => "SIGINT".to_owned(),
+        signal_hook::consts::SIGTERM => "SIGTERM".to_owned(),
+        other => format!("signal {other}"),
+    }
+}
 
 /// The exit status after `signal`: 128 + its number, as a shell reports a command the signal
 /// ended (130 for SIGINT, 143 for SIGTERM).

@@ -8,7 +8,9 @@
 //! Every invocation runs under [`run`], which holds the rules for all of them: the process
 //! ends by itself within [`TIMEOUT`] (else it is killed and the test fails as a hang), its peak
 //! resident memory stays under [`MEMORY_BOUND`] (checked while it runs and from its resource
-//! usage at exit), it is not killed by a signal, and it never exits 101 (a Rust panic). Each
+//! usage at exit), it is not killed by a signal (but one the test sends it, which a command
+//! may die of as a shell expects: its status is then read as 128 + the signal's number), and it
+//! never exits 101 (a Rust panic). Each
 //! test also snapshots its working directory and asserts that no file changed but the declared
 //! outputs.
 //!
@@ -144,6 +146,11 @@ fn stdio(sink: Sink) -> (Stdio, Option<std::io::PipeReader>) {
     }
 }
 
+/// Whether `setup` sends `signal`: the one way a run may end by a signal.
+fn sent(setup: &Setup, signal: i32) -> bool {
+    setup.signals.iter().any(|(_, s)| *s == signal)
+}
+
 /// A stream's reader split into the one to drain and the one to hold, unread, until the child
 /// has ended (a [`Sink::Stalled`] stream's).
 fn held(
@@ -265,8 +272,11 @@ fn run(setup: &Setup, args: &[&str]) -> Ran {
     let peak_bytes = peak;
     let ran = Ran {
         args: args.iter().map(|a| (*a).to_owned()).collect(),
+        // Ended by a signal the test sent: the status a shell reports for it, 128 + its number.
         code: if libc::WIFEXITED(status) {
             libc::WEXITSTATUS(status)
+        } else if libc::WIFSIGNALED(status) && sent(setup, libc::WTERMSIG(status)) {
+            128 + libc::WTERMSIG(status)
         } else {
             -1
         },
@@ -276,7 +286,7 @@ fn run(setup: &Setup, args: &[&str]) -> Ran {
         elapsed,
     };
     assert!(
-        libc::WIFEXITED(status),
+        libc::WIFEXITED(status) || ran.code > 128,
         "`pcw {}` was killed by signal {}: {ran:#?}",
         args.join(" "),
         libc::WTERMSIG(status)

@@ -379,6 +379,24 @@ fn a_malformed_path_in_a_counter_file_fails() {
         )),
         "{stderr}"
     );
+    // Given on the command line too, it is the command line's: no line of the file is named.
+    let dir = scratch("bad-cf-both");
+    let paths = dir.join("paths.txt");
+    std::fs::write(&paths, "Geometric Waves(*)\\Triangle\n").unwrap();
+    let out = pcw(&[
+        "typeperf",
+        r"Geometric Waves(*)\Triangle",
+        "-cf",
+        paths.to_str().unwrap(),
+        "-sc",
+        "1",
+    ]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with(r"error: bad counter path `Geometric Waves(*)\Triangle`"),
+        "{stderr}"
+    );
 }
 
 /// Any driver's image with its manifest: the example driver's, when the test command has built

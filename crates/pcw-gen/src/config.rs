@@ -313,8 +313,9 @@ impl Config {
     }
 
     /// `symbolfile=` of the lodctr `.ini`: the name of the symbol header written beside it
-    /// (default: the file stem with `.h`, the name [`Config::compile`] gives it). lodctr looks
-    /// for it in the `.ini`'s directory, so give the file's name, not a path.
+    /// (default: the file stem with `.h`). lodctr looks for it in the `.ini`'s directory, so
+    /// only the name's last component is used. [`Config::compile`] and
+    /// [`Config::compile_declarations`] write the header under that name.
     ///
     /// # Examples
     ///
@@ -328,6 +329,17 @@ impl Config {
     pub fn symbol_file(&mut self, name: impl Into<String>) -> &mut Self {
         self.symbol_file = Some(name.into());
         self
+    }
+
+    /// The symbol header's file name for a manifest whose file stem is `stem`.
+    fn symbol_file_for(&self, stem: &str) -> String {
+        self.symbol_file
+            .as_deref()
+            .and_then(|name| Path::new(name).file_name())
+            .map_or_else(
+                || format!("{stem}.h"),
+                |name| name.to_string_lossy().into_owned(),
+            )
     }
 
     /// Whether [`Config::compile`] prints `cargo:rerun-if-changed` and `cargo:warning` lines
@@ -535,10 +547,7 @@ impl Config {
             ini: resources::utf16le_with_bom(&resources::ini(
                 &manifest,
                 &driver,
-                &self
-                    .symbol_file
-                    .clone()
-                    .unwrap_or_else(|| format!("{stem}.h")),
+                &self.symbol_file_for(&stem),
             )),
             symbols_h: resources::symbols_h(&manifest, &opts.source_name),
             inspect: inspect::build(&manifest, &opts, &file.display().to_string()),
@@ -653,7 +662,7 @@ impl Config {
             rc: out.join(format!("{stem}.rc")),
             res: out.join(format!("{stem}.res")),
             ini: out.join(format!("{stem}.ini")),
-            symbols_h: out.join(format!("{stem}.h")),
+            symbols_h: out.join(self.symbol_file_for(&stem)),
             warnings: generated.warnings.clone(),
         };
         if self.cargo_protocol {
@@ -767,6 +776,7 @@ impl Config {
         for declared in &analysis.declared {
             let mut config = declared.config();
             config.driver_name.clone_from(&self.driver_name);
+            config.symbol_file.clone_from(&self.symbol_file);
             config.publisher = self.publisher;
             let generated = config.generate(&declared.input())?;
             let stem = &declared.module;
@@ -775,7 +785,7 @@ impl Config {
                 rc: out.join(format!("{stem}.rc")),
                 res: out.join(format!("{stem}.res")),
                 ini: out.join(format!("{stem}.ini")),
-                symbols_h: out.join(format!("{stem}.h")),
+                symbols_h: out.join(config.symbol_file_for(stem)),
                 warnings: generated.warnings.clone(),
             };
             if self.cargo_protocol {

@@ -218,6 +218,21 @@ fn compile_writes_only_when_changed() {
     assert_eq!(t1, t2, "unchanged output must not be rewritten");
     assert!(written.ini.exists() && written.rc.exists() && written.symbols_h.exists());
     assert!(written.res.exists());
+    // The header is written under the name the `.ini` gives lodctr (`symbolfile=`).
+    config.symbol_file("nested/contoso_symbols.h");
+    let written = config.compile(&manifest).unwrap();
+    assert_eq!(written.symbols_h, out.join("contoso_symbols.h"));
+    assert!(written.symbols_h.is_file());
+    let ini = fs::read(&written.ini).unwrap();
+    let units: Vec<u16> = ini[2..]
+        .chunks_exact(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect();
+    let text = String::from_utf16(&units).unwrap();
+    assert!(
+        text.contains("\r\nsymbolfile=contoso_symbols.h\r\n"),
+        "{text}"
+    );
     let _ = fs::remove_dir_all(&out);
 }
 

@@ -107,9 +107,10 @@ pub struct Held(
 );
 
 /// Removes every temporary that exists (waiting for a commit's renames to finish first) and
-/// returns with the list locked, so that nothing is staged or renamed afterwards. For a
-/// process about to exit on a signal: call it from a thread other than the one writing, and
-/// exit while holding [`Held`].
+/// returns with the list locked, so that nothing is staged or renamed afterwards. Only for a
+/// process about to end on a signal: call it from a thread other than the one writing, and end
+/// the process while holding [`Held`] — any output staged or committed after this call, in
+/// any thread, waits for the lock for as long as the process lives.
 pub fn discard() -> Held {
     let mut staged = list();
     remove_all(&mut staged);

@@ -5,16 +5,20 @@
 //! [`Tree::commit`]:
 //!
 //! 1. refuses, before writing anything, a destination that exists unless told to replace it
-//!    (and then only a directory, never a file), a destination whose parent directory does not
-//!    exist, a file path that leaves the directory (absolute, or with `..`), and a replaced
-//!    directory that holds one of the command's inputs;
-//! 2. writes every file into a new temporary directory beside the destination;
+//!    (and then only a directory, never a file or a symbolic link), a destination whose parent
+//!    directory does not exist or that names no entry (`..`, a root), a file path that leaves
+//!    the directory (absolute, or with `..`), and a replaced directory that holds one of the
+//!    command's inputs or the current directory;
+//! 2. writes every file into a new temporary directory beside the destination (its parent as
+//!    the file system resolves it, so that a path through the destination itself still names
+//!    it once the old one is moved aside);
 //! 3. only when all were written, renames the temporary directory to the destination — after
 //!    moving a directory it replaces aside, which is removed once the new one is in place (and
-//!    put back should the rename fail).
+//!    put back should the rename fail; if even that fails, the error says where it is).
 //!
 //! A failure in steps 1–2 (a full disk, a missing permission) leaves the destination as it was
-//! and no temporary directory behind.
+//! and no temporary directory behind; so does a signal, once the command has the temporaries
+//! removed ([`crate::staged`]): the writes and the renames hold the staged list's lock.
 
 use std::fs;
 use std::io;
@@ -112,6 +116,22 @@ pub enum TreeError {
         /// The cause.
         source: io::Error,
     },
+    /// The destination was replaced, but the old directory, moved aside, could not all be
+    /// removed.
+    #[error(
+        "`{}` was replaced, but its previous contents could not all be removed from `{}`: \
+         {source}",
+        crate::text::shown(path),
+        crate::text::shown(aside)
+    )]
+    Leftover {
+        /// The destination.
+        path: PathBuf,
+        /// Where what is left of the previous directory is.
+        aside: PathBuf,
+        /// The cause.
+        source: io::Error,
+    },
     /// Writing failed; nothing was changed.
     #[error("cannot write `{}`: {source}", crate::text::shown(path))]
     Write {
@@ -120,6 +140,19 @@ pub enum TreeError {
         /// The cause.
         source: io::Error,
     },
+}
+
+/// What [`Tree::commit`]'s checks found.
+#[derive(Debug)]
+struct Checked {
+    /// The destination's parent as given (named in errors).
+    given_parent: PathBuf,
+    /// The parent as the file system resolves it.
+    parent: PathBuf,
+    /// The destination in the resolved parent.
+    dest: PathBuf,
+    /// A directory is there, to be replaced.
+    replaces: bool,
 }
 
 /// A directory to create with its files.
@@ -176,10 +209,7 @@ impl Tree {
     /// The checks of [`Tree::commit`] before anything is written: the destination's parent as
     /// given and as the file system resolves it, and what exists at the destination (a
     /// directory that may be replaced).
-    fn checked(
-        &self,
-        refuse: Option<&'static str>,
-    ) -> Result<(PathBuf, PathBuf, Option<fs::Metadata>), TreeError> {
+    fn checked(&self, refuse: Option<&'static str>) -> Result<Checked, TreeError> {
         let shown = &self.dest;
         let Some(name) = shown.file_name() else {
             return Err(TreeError::Unnamed {
@@ -229,10 +259,11 @@ impl Tree {
                     path: shown.clone(),
                 });
             }
-            // `dest` is not a symbolic link (its metadata says directory), and its parent is
-            // resolved: it is its own canonical path.
+            // Compared as the file system resolves it (on a case-insensitive one, `MyProj` is
+            // `myproj`, which the inputs' resolved paths spell).
+            let held = fs::canonicalize(dest).map_err(write_err(shown))?;
             for input in &self.inputs {
-                if fs::canonicalize(input).is_ok_and(|i| i.starts_with(dest)) {
+                if fs::canonicalize(input).is_ok_and(|i| i.starts_with(&held)) {
                     return Err(TreeError::HoldsInput {
                         path: shown.clone(),
                         input: input.clone(),
@@ -241,14 +272,19 @@ impl Tree {
             }
             if std::env::current_dir()
                 .and_then(fs::canonicalize)
-                .is_ok_and(|cwd| cwd.starts_with(dest))
+                .is_ok_and(|cwd| cwd.starts_with(&held))
             {
                 return Err(TreeError::HoldsCurrent {
                     path: shown.clone(),
                 });
             }
         }
-        Ok((given_parent.to_path_buf(), parent.clone(), existing))
+        Ok(Checked {
+            given_parent: given_parent.to_path_buf(),
+            parent: parent.clone(),
+            dest: dest.clone(),
+            replaces: existing.is_some(),
+        })
     }
 
     /// Writes the directory. An existing destination is refused with `refuse`'s hint (how to
@@ -256,29 +292,25 @@ impl Tree {
     /// whole.
     ///
     /// # Errors
-    /// [`TreeError`]; the destination is then as it was.
+    /// [`TreeError`]; the destination is then as it was, but after [`TreeError::Leftover`]
+    /// (replaced, what is left of the old one named) and [`TreeError::Stranded`] (the old one
+    /// under another name, named).
     pub fn commit(self, refuse: Option<&'static str>) -> Result<PathBuf, TreeError> {
         let shown = &self.dest;
-        let (given_parent, parent, existing) = self.checked(refuse)?;
-        let (given_parent, parent) = (given_parent.as_path(), parent.as_path());
-        let dest = &parent.join(shown.file_name().unwrap_or_default());
+        let checked = self.checked(refuse)?;
+        let (given_parent, parent, dest) = (
+            checked.given_parent.as_path(),
+            checked.parent.as_path(),
+            checked.dest.as_path(),
+        );
+        // Created and written with the staged list locked (the files are in memory, so
+        // briefly): an interrupt finds it whole and listed, or not made. A failure drops it,
+        // unlisted, before the lock is released.
         let staged = Listed::create(
-            || {
-                tempfile::Builder::new()
-                    .prefix(".pcw-new-")
-                    .tempdir_in(parent)
-            },
+            || self.staged_in(parent, given_parent),
             tempfile::TempDir::path,
-        )
-        .map_err(write_err(given_parent))?;
+        )?;
         let root = staged.path().to_path_buf();
-        for (relative, bytes) in &self.files {
-            let path = root.join(relative);
-            if let Some(dir) = path.parent() {
-                fs::create_dir_all(dir).map_err(write_err(&shown.join(relative)))?;
-            }
-            fs::write(&path, bytes).map_err(write_err(&shown.join(relative)))?;
-        }
         // Taken out of the list only once renamed into place; after a failure it is dropped
         // (removed) when this function returns, outside the list's lock.
         let mut staged = Some(staged);
@@ -288,7 +320,7 @@ impl Tree {
                 let _ = temp.keep();
             }
         };
-        if existing.is_none() {
+        if !checked.replaces {
             // Under the staged list's lock: an interrupt finds the directory in place or the
             // staged one still listed.
             let placed = staged::renaming(|list| {
@@ -298,36 +330,62 @@ impl Tree {
             });
             return placed.map(|()| shown.clone()).map_err(write_err(shown));
         }
-        // The empty directory only reserves the name; dropped on failure, it goes too.
-        let aside = tempfile::Builder::new()
-            .prefix(".pcw-old-")
-            .tempdir_in(parent)
-            .map_err(write_err(given_parent))?;
-        fs::remove_dir(aside.path()).map_err(write_err(given_parent))?;
-        let aside = aside.keep();
-        // Both renames under one lock: an interrupt never finds the old directory moved aside
-        // and the new one not in place. Once swapped, the old one is a temporary to remove.
-        let swapped = staged::renaming(|list| {
+        // The name aside reserved, the old directory moved there and the new one put in its
+        // place under one lock: an interrupt never finds one moved and not the other. Once
+        // swapped, the old one is a temporary to remove.
+        let aside = staged::renaming(|list| {
+            // The empty directory only reserves the name.
+            let aside = tempfile::Builder::new()
+                .prefix(".pcw-old-")
+                .tempdir_in(parent)
+                .map_err(write_err(given_parent))?;
+            fs::remove_dir(aside.path()).map_err(write_err(given_parent))?;
+            let aside = aside.keep();
             fs::rename(dest, &aside).map_err(write_err(shown))?;
             if let Err(source) = fs::rename(&root, dest) {
                 return match fs::rename(&aside, dest) {
                     Ok(()) => Err(write_err(shown)(source)),
                     Err(_) => Err(TreeError::Stranded {
                         path: shown.clone(),
-                        aside: aside.clone(),
+                        aside,
                         source,
                     }),
                 };
             }
             placed(list);
             staged::add_in(list, &aside);
-            Ok(())
-        });
-        swapped?;
-        let removed = fs::remove_dir_all(&aside).map_err(write_err(&aside));
+            Ok(aside)
+        })?;
+        let removed = fs::remove_dir_all(&aside);
         staged::forget(&aside);
-        removed?;
+        removed.map_err(|source| TreeError::Leftover {
+            path: shown.clone(),
+            aside,
+            source,
+        })?;
         Ok(shown.clone())
+    }
+
+    /// A new temporary directory in `parent` holding the files (`given_parent` names it in an
+    /// error); removed if a write fails.
+    fn staged_in(
+        &self,
+        parent: &Path,
+        given_parent: &Path,
+    ) -> Result<tempfile::TempDir, TreeError> {
+        let staged = tempfile::Builder::new()
+            .prefix(".pcw-new-")
+            .tempdir_in(parent)
+            .map_err(write_err(given_parent))?;
+        for (relative, bytes) in &self.files {
+            let path = staged.path().join(relative);
+            let written = path
+                .parent()
+                .map_or(Ok(()), fs::create_dir_all)
+                .and_then(|()| fs::write(&path, bytes));
+            written.map_err(write_err(&self.dest.join(relative)))?;
+        }
+        Ok(staged)
     }
 }
 

@@ -80,20 +80,6 @@ impl Interrupt {
     }
 }
 
-/// How a message names `signal`.
-pub(crate) fn name(signal: i32) -> String {
-    match signal {
-        #[cfg(windows)]
-        signal_hook::consts::SIGINT => "Ctrl+C".to_owned(),
-        #[cfg(windows)]
-        signal_hook::consts::SIGBREAK => "Ctrl+Break".to_owned(),
-        #[cfg(not(windows))]
-        signal_hook::consts::SIGINT => "SIGINT".to_owned(),
-        signal_hook::consts::SIGTERM => "SIGTERM".to_owned(),
-        other => format!("signal {other}"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -199,7 +199,7 @@ pub(crate) enum Error {
     #[error("cannot catch Ctrl+C: {0}")]
     Signals(std::io::Error),
     /// SIGINT or SIGTERM (Ctrl+C, Ctrl+Break) stopped the run; what was done is kept.
-    #[error("interrupted by {}: {kept}", interrupt::name(*signal))]
+    #[error("interrupted by {}: {kept}", crate::signals::name(*signal))]
     Interrupted {
         /// The signal.
         signal: i32,
