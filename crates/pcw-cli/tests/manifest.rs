@@ -78,6 +78,21 @@ fn lint_passes_good_manifests_and_fails_bad_ones_with_positions() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read the manifest"));
 }
 
+/// A lodctr `.ini`'s text, checked to be UTF-16LE with a byte order mark, as lodctr reads it.
+fn ini_text(path: &Path) -> String {
+    let bytes = std::fs::read(path).unwrap();
+    assert_eq!(
+        &bytes[..2],
+        &[0xFF, 0xFE],
+        "the lodctr .ini is UTF-16LE with a BOM"
+    );
+    let units: Vec<u16> = bytes[2..]
+        .chunks_exact(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect();
+    String::from_utf16(&units).unwrap()
+}
+
 #[test]
 fn gen_writes_the_golden_outputs() {
     let dir = scratch("gen");
@@ -118,18 +133,8 @@ fn gen_writes_the_golden_outputs() {
         std::fs::read_to_string(&h).unwrap().replace("\r\n", "\n"),
         golden("fabrikam_v2.h")
     );
-    let ini_bytes = std::fs::read(&ini).unwrap();
     assert_eq!(
-        &ini_bytes[..2],
-        &[0xFF, 0xFE],
-        "the lodctr .ini is UTF-16LE with a BOM"
-    );
-    let units: Vec<u16> = ini_bytes[2..]
-        .chunks_exact(2)
-        .map(|c| u16::from_le_bytes([c[0], c[1]]))
-        .collect();
-    assert_eq!(
-        String::from_utf16(&units).unwrap().replace("\r\n", "\n"),
+        ini_text(&ini).replace("\r\n", "\n"),
         golden("fabrikam_v2.ini")
     );
     // lodctr reads the symbol file the `.ini` names, from the `.ini`'s directory: the name
@@ -148,11 +153,7 @@ fn gen_writes_the_golden_outputs() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let units: Vec<u16> = std::fs::read(&ini).unwrap()[2..]
-        .chunks_exact(2)
-        .map(|c| u16::from_le_bytes([c[0], c[1]]))
-        .collect();
-    let text = String::from_utf16(&units).unwrap();
+    let text = ini_text(&ini);
     assert!(text.contains("\r\nsymbolfile=other.h\r\n"), "{text}");
     assert!(other.is_file());
 
