@@ -46,6 +46,8 @@ enum Sink {
     Full,
     /// A pipe the test keeps open and never reads: once full, writes wait.
     Stalled,
+    /// A file of the working directory, opened for appending (`>> FILE`).
+    Append(&'static str),
 }
 
 /// How to run `pcw`.
@@ -122,7 +124,7 @@ impl Ran {
     }
 }
 
-fn stdio(sink: Sink) -> (Stdio, Option<std::io::PipeReader>) {
+fn stdio(sink: Sink, dir: &Path) -> (Stdio, Option<std::io::PipeReader>) {
     match sink {
         // A stalled pipe's reader is held unread ([`held`]), a captured one's drained.
         Sink::Capture | Sink::Stalled => {
@@ -134,6 +136,15 @@ fn stdio(sink: Sink) -> (Stdio, Option<std::io::PipeReader>) {
             drop(reader);
             (Stdio::from(writer), None)
         }
+        Sink::Append(file) => (
+            Stdio::from(
+                fs::OpenOptions::new()
+                    .append(true)
+                    .open(dir.join(file))
+                    .unwrap(),
+            ),
+            None,
+        ),
         Sink::Full => (
             Stdio::from(
                 fs::OpenOptions::new()
@@ -189,8 +200,8 @@ fn run(setup: &Setup, args: &[&str]) -> Ran {
     let bin = std::env::var_os("PCW_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_pcw").into());
     let mut cmd = Command::new(bin);
     cmd.args(args).current_dir(&setup.dir).stdin(Stdio::null());
-    let (out, out_reader) = stdio(setup.stdout);
-    let (err, err_reader) = stdio(setup.stderr);
+    let (out, out_reader) = stdio(setup.stdout, &setup.dir);
+    let (err, err_reader) = stdio(setup.stderr, &setup.dir);
     cmd.stdout(out).stderr(err);
     if let Some(limit) = setup.file_size_limit {
         let limit_file_size = move || {
@@ -872,6 +883,19 @@ fn an_output_that_is_an_input_is_refused_and_the_input_kept() {
         run(&Setup::in_dir(dir.path()), args)
             .assert_code(1)
             .assert_stderr("is named as two outputs");
+    }
+    // Standard output appended to an input by the shell (`pcw gen m.man >> m.man`): refused
+    // at the first write, the input unchanged.
+    for (args, input) in [
+        (&["gen", "m.man"][..], "m.man"),
+        (&["inspect", "m.man"], "m.man"),
+        (&["typeperf", "-cf", "paths.txt", "-sc", "1"], "paths.txt"),
+    ] {
+        run(&Setup::in_dir(dir.path()).stdout(Sink::Append(input)), args)
+            .assert_code(1)
+            .assert_stderr(&format!(
+                "cannot write to standard output: it is `{input}`, an input of this command"
+            ));
     }
     assert_only_changed(dir.path(), &before, &[]);
 }

@@ -3,7 +3,9 @@
 //!
 //! `println!` and `eprintln!` panic when the stream fails (a reader that went away,
 //! `/dev/full`). Here every write returns a [`StreamError`] instead, so a command stops and
-//! exits non-zero, the same way for every command and every stream. (A descriptor closed before
+//! exits non-zero, the same way for every command and every stream. Standard output that is a
+//! file the command opened as an input (`pcw gen m.man >> m.man`) is refused at the first
+//! write, as an output path naming an input is. (A descriptor closed before
 //! the program started, `pcw … >&-`, is not an error: Rust's runtime opens `/dev/null` on it
 //! before `main`, so that no file the program opens takes its place, and what is written there
 //! is discarded as it would be for `>/dev/null`.)
@@ -59,14 +61,20 @@ impl Writer {
 impl Write for Writer {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self.stream {
-            Stream::Stdout => io::stdout().lock().write(buf),
+            Stream::Stdout => {
+                refuse_an_input()?;
+                io::stdout().lock().write(buf)
+            }
             Stream::Stderr => io::stderr().lock().write(buf),
         }
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         match self.stream {
-            Stream::Stdout => io::stdout().lock().write_all(buf),
+            Stream::Stdout => {
+                refuse_an_input()?;
+                io::stdout().lock().write_all(buf)
+            }
             Stream::Stderr => io::stderr().lock().write_all(buf),
         }
     }
@@ -77,6 +85,40 @@ impl Write for Writer {
             Stream::Stderr => io::stderr().lock().flush(),
         }
     }
+}
+
+/// An error when standard output is a regular file the command opened as an input
+/// (`pcw gen m.man >> m.man`): what would be written there would change the input, which no
+/// output of a command may (an output path naming one is refused the same way).
+fn refuse_an_input() -> io::Result<()> {
+    match stdout_file().and_then(crate::input::opened_as) {
+        Some(input) => Err(io::Error::other(format!(
+            "it is `{}`, an input of this command; nothing was written to it",
+            crate::text::shown(&input)
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Standard output's metadata when it is a regular file (looked at once: the descriptor does
+/// not change while the command runs).
+fn stdout_file() -> Option<&'static std::fs::Metadata> {
+    static META: std::sync::OnceLock<Option<std::fs::Metadata>> = std::sync::OnceLock::new();
+    META.get_or_init(|| {
+        #[cfg(unix)]
+        {
+            use std::os::fd::AsFd;
+            io::stdout()
+                .as_fd()
+                .try_clone_to_owned()
+                .ok()
+                .and_then(|fd| std::fs::File::from(fd).metadata().ok())
+                .filter(std::fs::Metadata::is_file)
+        }
+        #[cfg(not(unix))]
+        None
+    })
+    .as_ref()
 }
 
 /// Writes all of `text` to `stream` and flushes it.

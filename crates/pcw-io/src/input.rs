@@ -8,9 +8,10 @@
 //! names: `/dev/zero`, a 2 GB sparse file, a pipe that never ends.
 
 use std::fmt;
-use std::fs::File;
+use std::fs::{self, File};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 
 use thiserror::Error;
 
@@ -165,6 +166,7 @@ impl Input {
                 path: path.to_path_buf(),
             });
         }
+        note_opened(&meta, path);
         let size = meta.is_file().then_some(meta.len());
         if let Some(size) = size.filter(|s| *s > kind.limit) {
             return Err(InputError::TooLarge {
@@ -265,6 +267,45 @@ impl Input {
     }
 }
 
+/// The regular files opened as inputs by this process: their identity (device and inode) and the
+/// path they were opened by. A standard output redirected onto one of them is refused
+/// ([`crate::console`]), as an output path naming one is ([`crate::output`]).
+static OPENED: Mutex<Vec<(u64, u64, PathBuf)>> = Mutex::new(Vec::new());
+
+/// Lists `path`, just opened, if it is a regular file.
+fn note_opened(meta: &fs::Metadata, path: &Path) {
+    if let Some(id) = identity(meta) {
+        let mut opened = OPENED.lock().unwrap_or_else(PoisonError::into_inner);
+        if !opened.iter().any(|(d, i, _)| (*d, *i) == id) {
+            opened.push((id.0, id.1, path.to_path_buf()));
+        }
+    }
+}
+
+/// The path of the input that is the same regular file as `meta`, if one was opened.
+pub(crate) fn opened_as(meta: &fs::Metadata) -> Option<PathBuf> {
+    let id = identity(meta)?;
+    let opened = OPENED.lock().unwrap_or_else(PoisonError::into_inner);
+    opened
+        .iter()
+        .find(|(d, i, _)| (*d, *i) == id)
+        .map(|(_, _, p)| p.clone())
+}
+
+/// A regular file's device and inode (`None` for anything else, and off Unix).
+fn identity(meta: &fs::Metadata) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        meta.is_file().then(|| (meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        None
+    }
+}
+
 /// Reads the whole input at `path`, bounded by `kind`'s limit.
 ///
 /// # Errors
@@ -304,7 +345,7 @@ mod tests {
                 path.display()
             )
         );
-        std::fs::write(&path, b"0123456789").unwrap();
+        fs::write(&path, b"0123456789").unwrap();
         assert_eq!(read(&path, SMALL).unwrap(), b"0123456789");
     }
 
@@ -346,7 +387,7 @@ mod tests {
     fn partial_reads_and_counting_the_rest() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f");
-        std::fs::write(&path, b"abcdefgh").unwrap();
+        fs::write(&path, b"abcdefgh").unwrap();
         let mut input = Input::open(&path, SMALL).unwrap();
         assert_eq!(input.size(), Some(8));
         let mut buf = Vec::new();
