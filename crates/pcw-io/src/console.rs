@@ -12,8 +12,11 @@
 
 use std::fmt;
 use std::io::{self, Write};
+use std::sync::OnceLock;
 
 use thiserror::Error;
+
+use crate::identity::Identity;
 
 /// Which standard stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,34 +94,16 @@ impl Write for Writer {
 /// (`pcw gen m.man >> m.man`): what would be written there would change the input, which no
 /// output of a command may (an output path naming one is refused the same way).
 fn refuse_an_input() -> io::Result<()> {
-    match stdout_file().and_then(crate::input::opened_as) {
+    // Looked at once: the descriptor does not change while the command runs.
+    static STDOUT: OnceLock<Option<Identity>> = OnceLock::new();
+    let stdout = STDOUT.get_or_init(Identity::of_stdout).as_ref();
+    match stdout.and_then(crate::input::opened_as) {
         Some(input) => Err(io::Error::other(format!(
             "it is `{}`, an input of this command; nothing was written to it",
             crate::text::shown(&input)
         ))),
         None => Ok(()),
     }
-}
-
-/// Standard output's metadata when it is a regular file (looked at once: the descriptor does
-/// not change while the command runs).
-fn stdout_file() -> Option<&'static std::fs::Metadata> {
-    static META: std::sync::OnceLock<Option<std::fs::Metadata>> = std::sync::OnceLock::new();
-    META.get_or_init(|| {
-        #[cfg(unix)]
-        {
-            use std::os::fd::AsFd;
-            io::stdout()
-                .as_fd()
-                .try_clone_to_owned()
-                .ok()
-                .and_then(|fd| std::fs::File::from(fd).metadata().ok())
-                .filter(std::fs::Metadata::is_file)
-        }
-        #[cfg(not(unix))]
-        None
-    })
-    .as_ref()
 }
 
 /// Writes all of `text` to `stream` and flushes it.

@@ -13,6 +13,8 @@ use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
+use crate::identity::Identity;
+
 use thiserror::Error;
 
 /// What an input is, for messages, and how large it may be.
@@ -267,43 +269,28 @@ impl Input {
     }
 }
 
-/// The regular files opened as inputs by this process: their identity (device and inode) and the
-/// path they were opened by. A standard output redirected onto one of them is refused
-/// ([`crate::console`]), as an output path naming one is ([`crate::output`]).
-static OPENED: Mutex<Vec<(u64, u64, PathBuf)>> = Mutex::new(Vec::new());
+/// The regular files opened as inputs by this process, with the path each was opened by. A
+/// standard output redirected onto one of them is refused ([`crate::console`]), as an output
+/// path naming one is ([`crate::output`]).
+static OPENED: Mutex<Vec<(Identity, PathBuf)>> = Mutex::new(Vec::new());
 
 /// Lists `path`, just opened, if it is a regular file.
 fn note_opened(meta: &fs::Metadata, path: &Path) {
-    if let Some(id) = identity(meta) {
+    if !meta.is_file() {
+        return;
+    }
+    if let Ok(id) = Identity::of(path, meta) {
         let mut opened = OPENED.lock().unwrap_or_else(PoisonError::into_inner);
-        if !opened.iter().any(|(d, i, _)| (*d, *i) == id) {
-            opened.push((id.0, id.1, path.to_path_buf()));
+        if !opened.iter().any(|(i, _)| *i == id) {
+            opened.push((id, path.to_path_buf()));
         }
     }
 }
 
-/// The path of the input that is the same regular file as `meta`, if one was opened.
-pub(crate) fn opened_as(meta: &fs::Metadata) -> Option<PathBuf> {
-    let id = identity(meta)?;
+/// The path of the input that is the file `id`, if one was opened.
+pub(crate) fn opened_as(id: &Identity) -> Option<PathBuf> {
     let opened = OPENED.lock().unwrap_or_else(PoisonError::into_inner);
-    opened
-        .iter()
-        .find(|(d, i, _)| (*d, *i) == id)
-        .map(|(_, _, p)| p.clone())
-}
-
-/// A regular file's device and inode (`None` for anything else, and off Unix).
-fn identity(meta: &fs::Metadata) -> Option<(u64, u64)> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        meta.is_file().then(|| (meta.dev(), meta.ino()))
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = meta;
-        None
-    }
+    opened.iter().find(|(i, _)| i == id).map(|(_, p)| p.clone())
 }
 
 /// Reads the whole input at `path`, bounded by `kind`'s limit.

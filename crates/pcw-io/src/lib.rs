@@ -29,6 +29,7 @@
 )]
 
 pub mod console;
+mod identity;
 pub mod input;
 pub mod output;
 pub mod staged;

@@ -30,6 +30,7 @@ use std::path::{Component, Path, PathBuf};
 use tempfile::NamedTempFile;
 use thiserror::Error;
 
+use crate::identity::Identity;
 use crate::staged::{self, Listed};
 
 /// A temporary file an output is staged in, listed while it exists ([`crate::staged`]).
@@ -94,30 +95,6 @@ pub enum OutputError {
         /// The cause.
         source: io::Error,
     },
-}
-
-/// The identity of an existing file, through any of its names.
-#[derive(Debug, PartialEq, Eq)]
-struct Identity(#[cfg(unix)] (u64, u64), #[cfg(not(unix))] same_file::Handle);
-
-impl Identity {
-    /// The identity of what `path` names (symbolic links followed), without opening it — a
-    /// FIFO's open would block.
-    #[cfg(unix)]
-    #[expect(
-        clippy::unnecessary_wraps,
-        reason = "the same signature as the other systems', where finding the identity can fail"
-    )]
-    fn of(path: &Path, meta: &fs::Metadata) -> io::Result<Self> {
-        use std::os::unix::fs::MetadataExt;
-        let _ = path;
-        Ok(Self((meta.dev(), meta.ino())))
-    }
-
-    #[cfg(not(unix))]
-    fn of(path: &Path, _meta: &fs::Metadata) -> io::Result<Self> {
-        same_file::Handle::from_path(path).map(Self)
-    }
 }
 
 /// Where an output goes.
