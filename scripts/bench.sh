@@ -8,7 +8,7 @@
 # then the `pcw lint` binary on 100 000; N / 8 with --quick) adds a table of its own; about
 # 10 minutes on 2 cores.
 #
-#   scripts/bench.sh            all N (1, 100, 10 000, 100 000); about 21 minutes on 2 cores
+#   scripts/bench.sh            all N (1, 100, 10 000, 100 000); about 13 minutes on 2 cores
 #   scripts/bench.sh --quick    N = 1 and 100 only
 #   scripts/bench.sh --stdout   print the report instead of rewriting BENCHMARKS.md
 #   scripts/bench.sh --manifest only the manifest tools: rewrites their table alone
@@ -92,15 +92,26 @@ valgrind --tool=callgrind --skip-plt=no --callgrind-out-file="$out/cg.out" \
   "$target/release/pcw-bench-cg" "${quick[@]}" >"$out/rows.tsv" 2>"$out/valgrind.log" \
   || { tail -20 "$out/valgrind.log" >&2; exit 1; }
 
-step "callgrind: the shipped image's callback (crates/pcw-loader's pcw-image-cg)"
+step "callgrind: the shipped image's callback (crates/pcw-loader's pcw-image-cg), and the same image with 64 waves"
+# The shipped image has 3 waves, so its figure per call mixes what each instance costs with what
+# the call costs once. The image built with the driver's `bench-waves` feature (64 waves, the same
+# callback; report.py checks that its machine code is the shipped image's) gives the difference.
 image=target/windows/pcw_driver.sys
+image64=target/windows-bench/pcw_driver_64.sys
 if [ -f "$image" ]; then
   cargo build -q --release -p pcw-loader --bin pcw-image-cg
-  valgrind --tool=callgrind --skip-plt=no --toggle-collect=pcw_image_cg_measure \
-    --callgrind-out-file="$out/cg.image.out" "$target/release/pcw-image-cg" "$image" \
-    >>"$out/rows.tsv" 2>"$out/valgrind-image.log" \
-    || { tail -20 "$out/valgrind-image.log" >&2; exit 1; }
-  callgrind_annotate --inclusive=yes "$out/cg.image.out" >"$out/cg.image.annotate.txt" 2>/dev/null
+  scripts/cross-windows.sh --bench-image >"$out/cross-bench-image.log" 2>&1 \
+    || { tail -20 "$out/cross-bench-image.log" >&2; exit 1; }
+  for run in "image:$image" "image64:$image64"; do
+    name=${run%%:*} path=${run#*:}
+    valgrind --tool=callgrind --skip-plt=no --toggle-collect=pcw_image_cg_measure \
+      --callgrind-out-file="$out/cg.$name.out" "$target/release/pcw-image-cg" "$path" \
+      >>"$out/rows.tsv" 2>"$out/valgrind-$name.log" \
+      || { tail -20 "$out/valgrind-$name.log" >&2; exit 1; }
+    callgrind_annotate --inclusive=yes "$out/cg.$name.out" >"$out/cg.$name.annotate.txt" 2>/dev/null
+  done
+  cp "$image" "$out/image.sys"
+  cp "$image64" "$out/image64.sys"
 else
   echo "note: $image is missing (run scripts/cross-windows.sh first); the shipped image is not measured" >&2
 fi

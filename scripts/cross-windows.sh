@@ -16,12 +16,25 @@
 #   c_driver.sys            the C example driver (examples/c-driver), mingw-w64's gcc, and its
 #   c_driver_cr8.sys        variant that manages IRQL through CR8 itself (scripts/c-driver.sh)
 #
+# With --bench-image, builds only target/windows-bench/pcw_driver_64.sys: the driver built the
+# same way with its `bench-waves` feature (64 waves rather than 3; scripts/bench.sh measures the
+# image's callback at both counts), in a target directory of its own so that nothing of the
+# shipped image's build (its .dll, its PDB) is replaced.
+#
 # Debian's rustc/cargo 1.96 (/usr/bin) is used only here, through PATH and with its own target
 # directories under target/ (xwin-msvc, xwin-gnu), so the rustup toolchain and the host build
 # cache of the other tests are untouched. Missing Debian packages are installed first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
+
+bench_image=0
+for arg in "$@"; do
+  case "$arg" in
+    --bench-image) bench_image=1 ;;
+    *) echo "usage: $0 [--bench-image]" >&2; exit 2 ;;
+  esac
+done
 
 # shellcheck source=scripts/apt-need.sh
 . scripts/apt-need.sh
@@ -61,16 +74,25 @@ driver_rustflags="-C linker=lld-link -C panic=abort -C link-arg=/DRIVER -C link-
 # LTO for a build that also emits an rlib, so the image is built with `cargo rustc --crate-type
 # cdylib`: the .sys alone. The profile settings come from the environment, for these invocations
 # (and the fresh crates' below, which share the target directory) only.
+driver_target=$root/target/xwin-msvc
 driver_build() {
   RUSTFLAGS="$driver_rustflags" \
     CARGO_PROFILE_RELEASE_LTO=true \
     CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
     CARGO_PROFILE_RELEASE_DEBUG=line-tables-only \
-    CARGO_TARGET_DIR="$root/target/xwin-msvc" \
+    CARGO_TARGET_DIR="$driver_target" \
     debian_cargo "$@" \
     --target x86_64-pc-windows-msvc \
     -Zbuild-std=core,alloc,compiler_builtins -Zbuild-std-features=compiler-builtins-mem
 }
+if [ "$bench_image" = 1 ]; then
+  driver_target=$root/target/xwin-msvc-bench
+  driver_build rustc --locked -p pcw-driver --features bench-waves --lib --release --crate-type cdylib
+  mkdir -p "$root/target/windows-bench"
+  cp "$driver_target/x86_64-pc-windows-msvc/release/pcw_driver.dll" "$root/target/windows-bench/pcw_driver_64.sys"
+  echo "== built target/windows-bench/pcw_driver_64.sys (64 waves; for scripts/bench.sh only)"
+  exit 0
+fi
 driver_build rustc --locked -p pcw-driver --lib --release --crate-type cdylib
 # The example in a cargo invocation of its own: in one with the driver, cargo would unify
 # pcw-core's features and give the example (which has no allocator) pcw-core's `alloc`.

@@ -41,15 +41,25 @@ pub fn load() -> Result<(), NTSTATUS> {
         return Err(ffi::status::STATUS_INVALID_DEVICE_STATE);
     }
     stats::STATS.reset(ffi::perf_counter().0);
-    for (name, wave) in waves::WAVES {
+    let installed = waves::WAVES.into_iter().try_for_each(|(name, wave)| {
         let units: [u16; 16] = ffi::ascii_units(name);
         let len = name.len().min(units.len());
-        if let Err(status) = waves::add(units.get(..len).unwrap_or_default(), wave) {
-            // SAFETY: not frozen (tested above; only `load` freezes them), and nothing reads
-            // the waves before they are registered.
-            unsafe { discard_waves() };
-            return Err(status);
-        }
+        waves::add(units.get(..len).unwrap_or_default(), wave).map(drop)
+    });
+    // The benchmark build's waves after them (never in a driver that ships).
+    #[cfg(feature = "bench-waves")]
+    let installed = installed.and_then(|()| {
+        let extra = u8::try_from(waves::BENCH_WAVES - waves::WAVES.len()).unwrap_or(0);
+        (0..extra).try_for_each(|i| {
+            let (name, wave) = waves::bench_wave(i);
+            waves::add(&name, wave).map(drop)
+        })
+    });
+    if let Err(status) = installed {
+        // SAFETY: not frozen (tested above; only `load` freezes them), and nothing reads the
+        // waves before they are registered.
+        unsafe { discard_waves() };
+        return Err(status);
     }
     // Fixed from here until unload: the callback and the snapshot IOCTL read them lock-free.
     waves::REGISTRY.freeze();

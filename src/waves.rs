@@ -51,6 +51,35 @@ pub const WAVES: [(&str, Wave); 3] = [
     ),
 ];
 
+/// How many waves the benchmark build (the `bench-waves` feature) has in all: [`WAVES`], then
+/// [`bench_wave`]`(0..BENCH_WAVES - 3)`, to fill the registry. Measured at 3 and at 64 waves, the
+/// image's callback gives its cost per instance apart from its cost per call (its 3 waves alone
+/// mix the two). No driver that ships has the feature.
+pub const BENCH_WAVES: usize = 64;
+
+/// The `i`th wave the benchmark build adds after [`WAVES`]: `Wave NN`, `NN` the two-digit `i`
+/// (every `i` below [`BENCH_WAVES`] gives a name of its own), with the values of `WAVES`' waves
+/// in turn.
+pub fn bench_wave(i: u8) -> ([u16; 7], Wave) {
+    let [(_, small), (_, medium), (_, large)] = WAVES;
+    let wave = match i % 3 {
+        0 => small,
+        1 => medium,
+        _ => large,
+    };
+    let digit = |d: u8| u16::from(b'0' + d);
+    let name = [
+        u16::from(b'W'),
+        u16::from(b'a'),
+        u16::from(b'v'),
+        u16::from(b'e'),
+        u16::from(b' '),
+        digit(i / 10 % 10),
+        digit(i % 10),
+    ];
+    (name, wave)
+}
+
 /// The live waves. Added at load, then frozen while the counterset is registered (its readers,
 /// the callback and the snapshot IOCTL, take no lock), thawed and emptied at unload.
 pub static REGISTRY: Registry<ffi::RegistryLock, Wave> = Registry::new(64);

@@ -58,8 +58,11 @@ fn status(s: i32) -> u64 {
 
 /// The driver's own callback over its own registry (the 3 waves `DriverEntry` installs), loaded
 /// against the no-op PCW: the host build's side of the shipped-image comparison (the image's
-/// side is `pcw-loader`'s `pcw-image-cg`, same request, same 3 instances); and the KCS-style C
-/// callback over 3 instances, full request, as its third column.
+/// side is `pcw-loader`'s `pcw-image-cg`, same request, same 3 instances); the same entry point
+/// over the 64 waves the driver's benchmark build installs (`bench-waves`: the waves of
+/// `WAVES`, then `bench_wave`'s, in a registry of the bench's own, frozen), the image's other
+/// side, so that both builds' cost per instance is measured apart from their cost per call; and
+/// the KCS-style C callback over 3 instances, full request, as a third column.
 pub fn driver_cases() -> Vec<Case> {
     pcw_driver::lifecycle::unload();
     if pcw_driver::lifecycle::load().is_err() {
@@ -71,37 +74,61 @@ pub fn driver_cases() -> Vec<Case> {
         population.install_c();
         status(waves::collect_c(&c_call))
     });
-    let call = Call::new(&Query::Full, 1);
+    // SAFETY: visited only while the driver is loaded (its waves frozen; this function loads
+    // it, above, and nothing here unloads it).
+    let shipped = unsafe { pcw_driver::waves::publisher() };
     vec![
         c_case,
-        Case::new("callback/driver/3/host".to_owned(), 3, move || {
-            // SAFETY: visited while the driver is loaded (its waves frozen; this case loads
-            // it, above).
-            let publisher = unsafe { pcw_driver::waves::publisher() };
-            // The entry point the driver registers, called as PCW calls it and as the image's
-            // is called: through a pointer, so that it is measured as compiled, its test of a
-            // NULL context included, not inlined into this closure with the context known.
-            let callback: unsafe extern "system" fn(
-                pcw_driver::ffi::PCW_CALLBACK_TYPE,
-                *const pcw_driver::ffi::PCW_CALLBACK_INFORMATION,
-                *const core::ffi::c_void,
-            ) -> pcw_driver::ffi::NTSTATUS = core::hint::black_box(
-                pcw_driver::ffi::callback::<
-                    pcw_driver::countersets::pcw_driver::geometric_waves::Set,
-                    pcw_driver::waves::Waves<'static>,
-                >,
-            );
-            // SAFETY: a valid CollectData block, as PCW passes it (the no-op PCW ignores the
-            // buffer), and the context the driver registers: its static publisher.
-            status(unsafe {
-                callback(
-                    pcw_driver::ffi::PcwCallbackCollectData,
-                    call.info(),
-                    core::ptr::from_ref(publisher).cast(),
-                )
-            })
-        }),
+        driver_host_case(3, shipped),
+        driver_host_case(pcw_driver::waves::BENCH_WAVES, bench_waves_publisher()),
     ]
+}
+
+/// A publisher over the waves the driver's `bench-waves` build installs, in the order it
+/// installs them, frozen for good (leaked: the cases live as long as the process).
+fn bench_waves_publisher() -> &'static pcw_driver::waves::Waves<'static> {
+    use pcw_driver::waves::{BENCH_WAVES, WAVES, Waves, bench_wave};
+    let registry = Box::leak(Box::new(pcw_core::registry::Registry::new(BENCH_WAVES)));
+    for (name, wave) in WAVES {
+        registry.insert(&utf16(name), wave).expect("a shipped wave");
+    }
+    for i in 0..BENCH_WAVES - WAVES.len() {
+        let (name, wave) = bench_wave(u8::try_from(i).expect("fewer than 256 waves"));
+        registry.insert(&name, wave).expect("a benchmark wave");
+    }
+    registry.freeze();
+    // SAFETY: the registry is frozen and never thawed.
+    Box::leak(Box::new(unsafe { Waves::new(registry) }))
+}
+
+/// `callback/driver/N/host`: the entry point the driver registers for its waves, over
+/// `publisher` (`n` waves, frozen while the case lives), full request.
+fn driver_host_case(n: usize, publisher: &'static pcw_driver::waves::Waves<'static>) -> Case {
+    let call = Call::new(&Query::Full, 1);
+    Case::new(format!("callback/driver/{n}/host"), n, move || {
+        // The entry point the driver registers, called as PCW calls it and as the image's is
+        // called: through a pointer, so that it is measured as compiled, its test of a NULL
+        // context included, not inlined into this closure with the context known.
+        let callback: unsafe extern "system" fn(
+            pcw_driver::ffi::PCW_CALLBACK_TYPE,
+            *const pcw_driver::ffi::PCW_CALLBACK_INFORMATION,
+            *const core::ffi::c_void,
+        ) -> pcw_driver::ffi::NTSTATUS = core::hint::black_box(
+            pcw_driver::ffi::callback::<
+                pcw_driver::countersets::pcw_driver::geometric_waves::Set,
+                pcw_driver::waves::Waves<'static>,
+            >,
+        );
+        // SAFETY: a valid CollectData block, as PCW passes it (the no-op PCW ignores the
+        // buffer), and a publisher over a frozen registry, as the driver registers its own.
+        status(unsafe {
+            callback(
+                pcw_driver::ffi::PcwCallbackCollectData,
+                call.info(),
+                core::ptr::from_ref(publisher).cast(),
+            )
+        })
+    })
 }
 
 /// The callback cases over `sizes`, for a binary whose PCW ignores the buffer handle.

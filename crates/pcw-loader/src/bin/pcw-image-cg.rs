@@ -6,10 +6,12 @@
 //! [`pcw_image_cg_measure`], with `PcwAddInstance` in the loader's benchmark mode (it only
 //! counts). Run under `valgrind --tool=callgrind --toggle-collect=pcw_image_cg_measure`, the
 //! total is the image's cost for those calls, comparable with the host build's
-//! `callback/driver/3/host` case of `pcw-bench-cg` (the same callback code over the same 3
-//! waves, over a no-op PCW).
+//! `callback/driver/N/host` case of `pcw-bench-cg` (the same callback code over the same N
+//! waves, over a no-op PCW): N is 3 for the shipped image, 64 for the image built with the
+//! driver's `bench-waves` feature (`scripts/cross-windows.sh --bench-image`).
 //!
-//! Prints one line in `pcw-bench-cg`'s format: `case`, label, repetitions, instances per call,
+//! Prints one line in `pcw-bench-cg`'s format: `case`, `callback/driver/N/image` with N the
+//! instances one call added, repetitions, instances per call,
 //! `PcwAddInstance` calls in one call, allocations (0: the image allocates through the loader's
 //! pool, and the callback never does), capped names (0).
 #![forbid(
@@ -101,7 +103,7 @@ fn main() -> ExitCode {
         );
         return ExitCode::FAILURE;
     }
-    println!("case\tcallback/driver/3/image\t{REPS}\t{added}\t{added}\t0\t0");
+    println!("case\tcallback/driver/{added}/image\t{REPS}\t{added}\t{added}\t0\t0");
     driver.unload();
     drop(driver);
     let teardown = kernel.teardown();
