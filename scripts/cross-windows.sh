@@ -22,8 +22,9 @@
 # shipped image's build (its .dll, its PDB) is replaced.
 #
 # Debian's rustc/cargo 1.96 (/usr/bin) is used only here, through PATH and with its own target
-# directories under target/ (xwin-msvc, xwin-gnu), so the rustup toolchain and the host build
-# cache of the other tests are untouched. Missing Debian packages are installed first.
+# directories under target/ (xwin-msvc, xwin-gnu; xwin-msvc-bench for --bench-image), so the
+# rustup toolchain and the host build cache of the other tests are untouched. Missing Debian
+# packages are installed first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -62,7 +63,11 @@ debian_cargo() {
     PATH="/usr/bin:$PATH" RUSTC_BOOTSTRAP=1 /usr/bin/cargo "$@"
 }
 
-echo "== cross-build: pcw_driver.sys, checksum_driver.sys (x86_64-pc-windows-msvc, lld-link /DRIVER, LTO, one codegen unit)"
+if [ "$bench_image" = 1 ]; then
+  echo "== cross-build: pcw_driver_64.sys, the driver with its bench-waves feature (x86_64-pc-windows-msvc, lld-link /DRIVER, LTO, one codegen unit)"
+else
+  echo "== cross-build: pcw_driver.sys, checksum_driver.sys (x86_64-pc-windows-msvc, lld-link /DRIVER, LTO, one codegen unit)"
+fi
 echo "   $(/usr/bin/rustc --version) / $(/usr/bin/cargo --version)"
 # RUSTFLAGS replaces the [target.'cfg(windows)'] rustflags of .cargo/config.toml, so
 # -C panic=abort is repeated here.

@@ -49,8 +49,7 @@ pub fn load() -> Result<(), NTSTATUS> {
     // The benchmark build's waves after them (never in a driver that ships).
     #[cfg(feature = "bench-waves")]
     let installed = installed.and_then(|()| {
-        let extra = u8::try_from(waves::BENCH_WAVES - waves::WAVES.len()).unwrap_or(0);
-        (0..extra).try_for_each(|i| {
+        (0..waves::BENCH_WAVES - waves::WAVES.len()).try_for_each(|i| {
             let (name, wave) = waves::bench_wave(i);
             waves::add(&name, wave).map(drop)
         })

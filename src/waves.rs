@@ -51,38 +51,46 @@ pub const WAVES: [(&str, Wave); 3] = [
     ),
 ];
 
-/// How many waves the benchmark build (the `bench-waves` feature) has in all: [`WAVES`], then
-/// [`bench_wave`]`(0..BENCH_WAVES - 3)`, to fill the registry. Measured at 3 and at 64 waves, the
-/// image's callback gives its cost per instance apart from its cost per call (its 3 waves alone
-/// mix the two). No driver that ships has the feature.
-pub const BENCH_WAVES: usize = 64;
+/// Most waves the driver holds: its registry's capacity.
+pub const CAPACITY: usize = 64;
 
-/// The `i`th wave the benchmark build adds after [`WAVES`]: `Wave NN`, `NN` the two-digit `i`
-/// (every `i` below [`BENCH_WAVES`] gives a name of its own), with the values of `WAVES`' waves
-/// in turn.
-pub fn bench_wave(i: u8) -> ([u16; 7], Wave) {
+/// How many waves the benchmark build (the `bench-waves` feature) has in all: [`WAVES`], then
+/// [`bench_wave`]`(0..BENCH_WAVES - WAVES.len())`, filling the registry. Measured at 3 and at
+/// this many waves, the image's callback gives its cost per instance apart from its cost per
+/// call (its 3 waves alone mix the two). No driver that ships has the feature.
+pub const BENCH_WAVES: usize = CAPACITY;
+
+const _: () = assert!(
+    BENCH_WAVES <= CAPACITY && BENCH_WAVES >= WAVES.len() && BENCH_WAVES - WAVES.len() <= 100,
+    "the benchmark waves fill the registry at most, and their names have two digits"
+);
+
+/// The `i`th wave the benchmark build adds after [`WAVES`] (`i` below
+/// `BENCH_WAVES - WAVES.len()`): `Wave NN`, `NN` the two-digit `i`, with the values of `WAVES`'
+/// waves in turn.
+pub fn bench_wave(i: usize) -> ([u16; 7], Wave) {
     let [(_, small), (_, medium), (_, large)] = WAVES;
     let wave = match i % 3 {
         0 => small,
         1 => medium,
         _ => large,
     };
-    let digit = |d: u8| u16::from(b'0' + d);
+    let digit = |d: usize| u16::try_from(d % 10).map_or(u16::from(b'?'), |d| u16::from(b'0') + d);
     let name = [
         u16::from(b'W'),
         u16::from(b'a'),
         u16::from(b'v'),
         u16::from(b'e'),
         u16::from(b' '),
-        digit(i / 10 % 10),
-        digit(i % 10),
+        digit(i / 10),
+        digit(i),
     ];
     (name, wave)
 }
 
 /// The live waves. Added at load, then frozen while the counterset is registered (its readers,
 /// the callback and the snapshot IOCTL, take no lock), thawed and emptied at unload.
-pub static REGISTRY: Registry<ffi::RegistryLock, Wave> = Registry::new(64);
+pub static REGISTRY: Registry<ffi::RegistryLock, Wave> = Registry::new(CAPACITY);
 
 /// Period of both waves, in seconds.
 pub const PERIOD_SECONDS: i64 = 10;
@@ -110,8 +118,8 @@ pub fn remove(id: u32) -> bool {
 
 /// Removes every wave (at unload, once thawed: a frozen registry keeps them).
 pub fn clear() {
-    let ids: [u32; 64] = REGISTRY.read(|v| {
-        let mut ids = [u32::MAX; 64];
+    let ids: [u32; CAPACITY] = REGISTRY.read(|v| {
+        let mut ids = [u32::MAX; CAPACITY];
         for (slot, e) in ids.iter_mut().zip(v.iter()) {
             *slot = e.id();
         }

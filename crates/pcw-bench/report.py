@@ -165,9 +165,9 @@ def callback_rva(directory, name):
     return None if m is None else int(m.group(1), 16)
 
 
-def function_at(image, rva):
-    """The [begin, end) RVAs of the function holding `rva`, from the image's exception
-    directory (`.pdata`: one RUNTIME_FUNCTION of three 32-bit RVAs per function), or None."""
+def pe_layout(image):
+    """The image's bytes, preferred base and exception directory (`.pdata`: one
+    RUNTIME_FUNCTION of three 32-bit RVAs per function) as (begin, end) RVA pairs."""
     import struct
     with open(image, "rb") as f:
         data = f.read()
@@ -176,41 +176,107 @@ def function_at(image, rva):
     opt = pe + 24
     if struct.unpack_from("<H", data, opt)[0] != 0x20B:
         return None
+    base = struct.unpack_from("<Q", data, opt + 24)[0]
     dir_rva, dir_len = struct.unpack_from("<II", data, opt + 112 + 3 * 8)
+    functions = []
     for i in range(sections):
         _, vsize, vaddr, raw_len, raw_at = struct.unpack_from("<8sIIII", data, opt + opt_len + 40 * i)
         if vaddr <= dir_rva < vaddr + max(vsize, raw_len):
             at = raw_at + dir_rva - vaddr
-            for k in range(dir_len // 12):
-                begin, end, _ = struct.unpack_from("<III", data, at + 12 * k)
-                if begin <= rva < end:
-                    return begin, end
-    return None
+            functions = [struct.unpack_from("<II", data, at + 12 * k) for k in range(dir_len // 12)]
+    return base, functions
+
+
+def function_at(image, rva):
+    """The [begin, end) RVAs of the function of `image` holding `rva`, from its `.pdata`."""
+    layout = pe_layout(image)
+    if layout is None:
+        return None
+    return next(((b, e) for b, e in layout[1] if b <= rva < e), None)
+
+
+def disassembly(tool, image, base, span):
+    """The instructions of `image` in the RVA range `span`, each as (rva, mnemonic, operands),
+    in AT&T syntax (both llvm-objdump and binutils' objdump print it)."""
+    import subprocess
+    text = subprocess.run(
+        [tool, "-d", "--no-show-raw-insn", f"--start-address={base + span[0]:#x}",
+         f"--stop-address={base + span[1]:#x}", image],
+        capture_output=True, text=True, check=False).stdout
+    out = []
+    for line in text.splitlines():
+        m = re.match(r"\s*([0-9a-f]+):\s+(\S+)\s*(.*)$", line)
+        if m:
+            operands = re.sub(r"\s*#.*$|\s*<[^>]*>", "", m.group(3)).strip()
+            out.append((int(m.group(1), 16) - base, m.group(2), operands))
+    return out
+
+
+# A `%rip`-relative displacement, as llvm-objdump (decimal or hexadecimal) and binutils' objdump
+# (hexadecimal) print it.
+RIP = r"-?(?:0x[0-9a-f]+|\d+)\(%rip\)"
 
 
 def same_code(image_a, image_b, rva_a, rva_b):
-    """Whether the functions at `rva_a` in `image_a` and `rva_b` in `image_b` are the same
-    instructions, addresses and displacements aside (data may sit elsewhere in the other
-    image); None when it cannot be told (no disassembler, no `.pdata` entry)."""
+    """Whether the function at `rva_a` in `image_a` and the one at `rva_b` in `image_b` are the
+    same instructions, and so is every function of the image they call directly, followed in
+    the order of the calls: equal mnemonics and operands, immediates and offsets included, but
+    with a `%rip`-relative displacement (data may sit elsewhere in the other image) and a branch
+    or call target (compared as its place in the function, or by following the call) left out.
+    Returns (verdict, instructions compared), or (None, reason) when it cannot be told."""
     import shutil
-    import subprocess
     tool = shutil.which("llvm-objdump") or shutil.which("x86_64-w64-mingw32-objdump")
-    if tool is None or rva_a is None or rva_b is None:
-        return None
-    listings = []
-    for image, rva in ((image_a, rva_a), (image_b, rva_b)):
-        span = function_at(image, rva)
-        if span is None:
-            return None
-        base = 0x180000000  # the images' preferred base (lld-link's default for a DLL)
-        text = subprocess.run(
-            [tool, "-d", "--no-show-raw-insn", f"--start-address={base + span[0]:#x}",
-             f"--stop-address={base + span[1]:#x}", image],
-            capture_output=True, text=True, check=False).stdout
-        insns = [re.sub(r"<[^>]*>|0x[0-9a-f]+|-?\d+\(%rip\)|#.*$", "", line.split(":", 1)[1]).split()
-                 for line in text.splitlines() if re.match(r"\s*[0-9a-f]+:\s", line)]
-        listings.append(insns)
-    return len(listings[0]) > 0 and listings[0] == listings[1], len(listings[0])
+    if tool is None:
+        return None, "no disassembler (llvm-objdump or binutils-mingw-w64's objdump)"
+    if rva_a is None or rva_b is None:
+        return None, "no callback address in pcw-image-cg's output"
+    layouts = (pe_layout(image_a), pe_layout(image_b))
+    if None in layouts:
+        return None, "an image is not PE32+"
+    todo, seen, compared = [(rva_a, rva_b)], set(), 0
+    while todo:
+        pair = todo.pop()
+        if pair in seen:
+            continue
+        seen.add(pair)
+        listings = []
+        for image, (base, functions), rva in zip((image_a, image_b), layouts, pair):
+            span = next(((b, e) for b, e in functions if b <= rva < e), None)
+            if span is None:
+                # A leaf function needs no `.pdata` entry: compared up to the next function
+                # that has one (what lies between, padding included, must match too).
+                end = min((b for b, _ in functions if b > rva), default=None)
+                span = None if end is None or end - rva > 0x4000 else (rva, end)
+            if span is None or span[0] != rva:
+                return None, f"no function starts at RVA {rva:#x}"
+            listings.append((span, disassembly(tool, image, base, span), base, functions))
+        (span_a, insns_a, base_a, _), (span_b, insns_b, base_b, _) = listings
+        if not insns_a or len(insns_a) != len(insns_b):
+            return False, compared
+        for (at_a, op_a, args_a), (at_b, op_b, args_b) in zip(insns_a, insns_b):
+            if op_a != op_b:
+                return False, compared
+            if op_a.startswith("j") or op_a.startswith("call"):
+                ta = re.fullmatch(r"(?:0x)?([0-9a-f]+)", args_a)
+                tb = re.fullmatch(r"(?:0x)?([0-9a-f]+)", args_b)
+                if ta is None or tb is None:
+                    if re.sub(RIP, "", args_a) != re.sub(RIP, "", args_b):
+                        return False, compared
+                    continue
+                ta, tb = int(ta.group(1), 16) - base_a, int(tb.group(1), 16) - base_b
+                inside_a, inside_b = span_a[0] <= ta < span_a[1], span_b[0] <= tb < span_b[1]
+                if inside_a != inside_b:
+                    return False, compared
+                if inside_a:
+                    if ta - span_a[0] != tb - span_b[0]:
+                        return False, compared
+                elif op_a.startswith("call"):
+                    todo.append((ta, tb))
+                continue
+            if re.sub(RIP, "", args_a) != re.sub(RIP, "", args_b):
+                return False, compared
+        compared += len(insns_a)
+    return True, compared
 
 
 def split(label):
@@ -382,13 +448,15 @@ def main():
     # 2. The image. Each side's own instructions per call (the kernel routines and the measuring
     # loops left out) at 3 waves (the shipped image) and at 64 (the `bench-waves` image); per
     # instance is the difference over the 61 waves more, per call the 3-wave figure.
+    # The two sizes are the rows' (pcw-image-cg labels a run by the instances it added).
+    image_ns = sorted(split(l)[2] for l in rows if l.startswith("callback/driver/") and l.endswith("/image"))
+    small_n, big_n = (image_ns[0], image_ns[-1]) if len(image_ns) == 2 else (None, None)
+
     def image_own(name):
-        run, row = load_image(out_dir, name), None
-        if run is None:
-            return None
-        n = 3 if name == "image" else 64
+        run = load_image(out_dir, name)
+        n = small_n if name == "image" else big_n
         row = rows.get(f"callback/driver/{n}/image")
-        if row is None:
+        if run is None or row is None:
             return None
         total, shims, harness = run
         return (total - shims - harness) / row["reps"]
@@ -402,31 +470,43 @@ def main():
                        if k in NOOP_ROUTINES or k in HARNESS)
         return per_call(label) - left_out / rows[label]["reps"]
 
-    img3, img64, host3, host64 = image_own("image"), image_own("image64"), host_own(3), host_own(64)
-    same = same_code(os.path.join(out_dir, "image.sys"), os.path.join(out_dir, "image64.sys"),
-                     callback_rva(out_dir, "image"), callback_rva(out_dir, "image64"))
+    img3, img64 = image_own("image"), image_own("image64")
+    host3, host64 = (host_own(small_n), host_own(big_n)) if small_n else (None, None)
     if None not in (img3, img64, host3, host64):
-        img_inst, host_inst = (img64 - img3) / 61, (host64 - host3) / 61
+        more = big_n - small_n
+        same, compared = same_code(os.path.join(out_dir, "image.sys"),
+                                   os.path.join(out_dir, "image64.sys"),
+                                   callback_rva(out_dir, "image"), callback_rva(out_dir, "image64"))
+        img_inst, host_inst = (img64 - img3) / more, (host64 - host3) / more
         r = ratio(img_inst, host_inst)
-        ok = r is not None and r <= 1.0 and same is not None and same[0]
-        code = ("the 64-wave image's callback is the shipped image's, instruction for instruction "
-                f"({same[1]:,} instructions compared)" if same and same[0] else
-                "**the 64-wave image's callback differs from the shipped image's**: the per-instance "
-                "figure is not the shipped image's" if same else
-                "the two images' callbacks could not be compared (no disassembler)")
+        ok = r is not None and r <= 1.0 and same is True
+        code = (f"the {big_n}-wave image's callback, and every function it calls, is the shipped "
+                f"image's instruction for instruction ({compared:,} instructions compared)"
+                if same is True else
+                f"**the {big_n}-wave image's callback differs from the shipped image's** (the "
+                "shipped `.sys` may be older than the tree: run `scripts/cross-windows.sh`): the "
+                "per-instance figure is not the shipped image's" if same is False else
+                f"the two images' callbacks could not be compared: {compared}")
         md.append(f"| 2 | shipped image (LTO, one codegen unit) / host build, the driver's own "
                   f"instructions per instance ≤ 1.00 | {fmt_count(img_inst)} against "
-                  f"{fmt_count(host_inst)} = {fmt_ratio(r)} (each build's cost at 64 waves less "
-                  f"its cost at 3, over 61; {code}); per call of 3 waves "
-                  f"{fmt_count(img3)} against {fmt_count(host3)} = {fmt_ratio(ratio(img3, host3))}"
-                  f" | {met(ok)}"
+                  f"{fmt_count(host_inst)} = {fmt_ratio(r)} (each build's cost at {big_n} waves "
+                  f"less its cost at {small_n}, over {more}; {code}); per call of {small_n} waves "
+                  f"{fmt_count(img3)} against {fmt_count(host3)} = {fmt_ratio(ratio(img3, host3))}, "
+                  f"of which once a call (the {small_n}-wave cost less {small_n} instances) "
+                  f"{fmt_count(img3 - small_n * img_inst)} against "
+                  f"{fmt_count(host3 - small_n * host_inst)} | {met(ok)}"
                   + ("" if ok else "<br>profile: the image's own code "
-                     f"{fmt_count(img3)} per call at 3 waves, {fmt_count(img64)} at 64, beside "
-                     + profile("callback/driver/3/host") + "; what would close it: "
-                     "\"Reading the results against the targets\" above") + " |")
+                     f"{fmt_count(img3)} per call at {small_n} waves, {fmt_count(img64)} at "
+                     f"{big_n}, beside " + profile(f"callback/driver/{small_n}/host")
+                     + "; what would close it: \"Reading the results against the targets\" "
+                     "above") + " |")
     else:
-        md.append("| 2 | shipped image / host build ≤ 1.00 | not measured by this run (no "
-                  "`target/windows/pcw_driver.sys`) | – |")
+        missing = [what for what, v in (("the shipped image's run", img3),
+                                        ("the benchmark image's run", img64),
+                                        ("the host build's small case", host3),
+                                        ("the host build's large case", host64)) if v is None]
+        md.append("| 2 | shipped image / host build ≤ 1.00 | not measured by this run (missing: "
+                  + ", ".join(missing) + "; see `scripts/bench.sh`'s output) | – |")
     # 3. Device path and codec against memcpy.
     if "device/path/10000/ours" in rows:
         pairs = [(n, ratio(t(f"device/path/{n}/ours"), t(f"device/path/{n}/memcpy")))
@@ -502,17 +582,17 @@ def main():
                   + f"; from fixed data (`ObjectDesc`, sizing pass): {fmt_ratio(rd)}; the C "
                   f"baseline/memcpy: {fmt_ratio(rc)}")
     image_ir = load_image(out_dir)
-    host = per_unit("callback/driver/3/host")
+    host = per_unit(f"callback/driver/{small_n}/host")
     if img3 is not None and host3 is not None and image_ir is not None:
         total = image_ir[0]
-        img = total / rows["callback/driver/3/image"]["reps"] / 3
+        img = total / rows[f"callback/driver/{small_n}/image"]["reps"] / small_n
         md.append(f"- Shipped image (`target/windows/pcw_driver.sys` run by `crates/pcw-loader`, "
                   f"its Geometric Waves callback over its 3 waves, full request, kernel routines "
                   f"in the loader's benchmark mode) against the host build (the same callback "
                   f"over the same 3 waves, no-op PCW, called through a pointer as the image's is), "
                   f"the driver's own code on both sides (the loader's routines, the no-op PCW's "
                   f"and the measuring loops left out), per call divided by the 3 waves: "
-                  f"{fmt_count(img3 / 3)} instructions against {fmt_count(host3 / 3)} = "
+                  f"{fmt_count(img3 / small_n)} instructions against {fmt_count(host3 / small_n)} = "
                   f"{fmt_ratio(ratio(img3, host3))} (earlier target ≤ 1.10)"
                   + verdict(ratio(img3, host3), 1.1) + f"; with them, {fmt_count(img)} "
                   f"against {fmt_count(host)} = {fmt_ratio(ratio(img, host))} (the loader's "
