@@ -46,7 +46,7 @@ pub(crate) struct GenArgs {
     file: PathBuf,
     /// Write the `counters!` declaration equivalent to the manifest (to `-o`, else stdout)
     /// instead of the generated module.
-    #[arg(long, conflicts_with_all = ["from_rust", "rc", "res", "ini", "symbols", "module", "silo_neutral"])]
+    #[arg(long, conflicts_with_all = ["from_rust", "rc", "res", "ini", "symbols", "module", "silo_neutral", "driver_name"])]
     to_rust: bool,
     /// Read FILE as Rust and derive the manifest of its `counters!` declaration (to `-o`, else
     /// stdout); `--rc`, `--res`, `--ini` and `--symbols` write that manifest's outputs.
@@ -69,6 +69,10 @@ pub(crate) struct GenArgs {
     /// Write the lodctr symbol `.h` here; needs `--ini`.
     #[arg(long, requires = "ini")]
     symbols: Option<PathBuf>,
+    /// The driver's service name, which the lodctr `.ini` gives as `drivername=` (default: the
+    /// manifest's file stem).
+    #[arg(long)]
+    driver_name: Option<String>,
     /// Path of the runtime module the generated code calls: the pcw-rt crate by default, or a
     /// driver's own FFI facade.
     #[arg(long, default_value = "::pcw_rt")]
@@ -198,6 +202,9 @@ pub(crate) fn gen_files(args: &GenArgs) -> Result<(), ManifestError> {
     if let Some(name) = symbol_file_name(args) {
         config.symbol_file(name);
     }
+    if let Some(name) = &args.driver_name {
+        config.driver_name(name.clone());
+    }
     let input = Input::read(&args.file).map_err(ManifestError::Gen)?;
     let generated = config
         .generate(&input)
@@ -259,6 +266,9 @@ fn from_rust(args: &GenArgs) -> Result<(), ManifestError> {
     let mut config = declared.config();
     if let Some(name) = symbol_file_name(args) {
         config.symbol_file(name);
+    }
+    if let Some(name) = &args.driver_name {
+        config.driver_name(name.clone());
     }
     let generated = config
         .generate(&declared.input())

@@ -188,6 +188,77 @@ fn gen_writes_the_golden_outputs() {
 }
 
 #[test]
+fn gen_names_the_driver_service_and_refuses_a_name_no_service_can_have() {
+    let dir = scratch("gen-driver-name");
+    let (ini, other) = (dir.join("f.ini"), dir.join("other.h"));
+    let m = manifest("fabrikam_v2.man");
+    // `drivername=` is the driver's service: `--driver-name`, else the manifest's file stem. A
+    // name no service can have is refused, naming where it came from, and nothing is written.
+    let out = pcw(&[
+        os("gen"),
+        m.as_os_str(),
+        os("--ini"),
+        ini.as_os_str(),
+        os("--symbols"),
+        other.as_os_str(),
+        os("--driver-name"),
+        os("fabq svc"),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = ini_text(&ini);
+    assert!(
+        text.starts_with("[info]\r\ndrivername=fabq svc\r\n"),
+        "{text}"
+    );
+    for bad in ["a/b", "a\\b", ""] {
+        let out = pcw(&[
+            os("gen"),
+            m.as_os_str(),
+            os("--ini"),
+            ini.as_os_str(),
+            os("--symbols"),
+            other.as_os_str(),
+            os("--driver-name"),
+            os(bad),
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{bad:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("is not a service name"),
+            "{bad:?}: {stderr}"
+        );
+        assert_eq!(ini_text(&ini), text, "{bad:?}: the .ini was changed");
+    }
+    #[cfg(unix)]
+    {
+        // A manifest whose file name holds a line break: the stem cannot be `drivername=`.
+        let odd = dir.join("fab\nsymbolfile=x.man");
+        std::fs::copy(&m, &odd).unwrap();
+        let out = pcw(&[
+            os("gen"),
+            odd.as_os_str(),
+            os("--ini"),
+            ini.as_os_str(),
+            os("--symbols"),
+            other.as_os_str(),
+        ]);
+        assert_eq!(out.status.code(), Some(1));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains(
+                "`fab\\u{a}symbolfile=x` (the manifest's file name) is not a service name"
+            ) && stderr.contains("--driver-name"),
+            "{stderr}"
+        );
+        assert_eq!(ini_text(&ini), text, "the .ini was changed");
+    }
+}
+
+#[test]
 fn inspect_json_is_the_documented_document() {
     let m = manifest("contoso_v11.man");
     let out = pcw(&[os("inspect"), m.as_os_str(), os("--json")]);

@@ -297,7 +297,9 @@ impl Config {
     }
 
     /// `drivername=` of the lodctr `.ini` (the service key name; default: the file stem), and
-    /// `SERVICE` of the V1 tables.
+    /// `SERVICE` of the V1 tables. [`Config::generate`] and [`Config::v1_tables`] refuse a name
+    /// that cannot be a service's ([`Error::DriverName`]): empty, longer than 256 characters,
+    /// holding `/` or `\\`, or a control, line-break or invisible character.
     ///
     /// # Examples
     ///
@@ -305,6 +307,8 @@ impl Config {
     /// let input = pcw_gen::Input::new("fabrikam_v2.man", include_str!("../tests/manifests/fabrikam_v2.man"));
     /// let tables = pcw_gen::Config::new().driver_name("fabqueue").v1_tables(&input)?;
     /// assert!(tables.contains(r#"pub const SERVICE: &str = "fabqueue";"#));
+    /// let refused = pcw_gen::Config::new().driver_name("fab\nqueue").generate(&input);
+    /// assert!(matches!(refused, Err(pcw_gen::Error::DriverName { defaulted: false, .. })));
     /// # Ok::<(), pcw_gen::Error>(())
     /// ```
     pub fn driver_name(&mut self, name: impl Into<String>) -> &mut Self {
@@ -329,6 +333,34 @@ impl Config {
     pub fn symbol_file(&mut self, name: impl Into<String>) -> &mut Self {
         self.symbol_file = Some(name.into());
         self
+    }
+
+    /// The driver's service name for the manifest `file`: [`Config::driver_name`], else the
+    /// file stem; refused if it cannot name a service key.
+    fn service_name(&self, file: &Path) -> Result<String, Error> {
+        let (name, defaulted) = match &self.driver_name {
+            Some(name) => (name.clone(), false),
+            None => (Self::stem(file), true),
+        };
+        let reason = if name.is_empty() {
+            Some("it is empty")
+        } else if name.encode_utf16().count() > 256 {
+            Some("it is longer than 256 characters, the longest a service name may be")
+        } else if name.contains(['/', '\\']) {
+            Some("a service name holds no `/` or `\\`")
+        } else if name.chars().any(crate::text::is_invisible) {
+            Some("it holds a control, line-break or invisible character")
+        } else {
+            None
+        };
+        match reason {
+            None => Ok(name),
+            Some(reason) => Err(Error::DriverName {
+                name,
+                defaulted,
+                reason,
+            }),
+        }
     }
 
     /// The symbol header's file name for a manifest whose file stem is `stem`.
@@ -525,7 +557,7 @@ impl Config {
         let (manifest, warnings) = Self::resolved(input)?;
         let opts = self.options(&manifest, file)?;
         let stem = Self::stem(file);
-        let driver = self.driver_name.clone().unwrap_or_else(|| stem.clone());
+        let driver = self.service_name(file)?;
         let rust = if manifest.provider.provider_type == ProviderType::UserMode {
             let runtime_path: syn::Path = syn::parse_str(&self.user_runtime_path)
                 .map_err(|_| Error::RuntimePath(self.user_runtime_path.clone()))?;
@@ -584,7 +616,7 @@ impl Config {
             diagnostics.sort_by(|a, b| a.pos.cmp(&b.pos).then(b.severity.cmp(&a.severity)));
             return Err(Error::Manifest { diagnostics });
         }
-        let service = self.driver_name.clone().unwrap_or_else(|| Self::stem(file));
+        let service = self.service_name(file)?;
         Ok(v1_tables::generate(&manifest, &opts.source_name, &service))
     }
 

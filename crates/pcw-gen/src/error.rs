@@ -71,6 +71,23 @@ pub enum Error {
         crate::text::visible(.0)
     )]
     ModuleName(String),
+    /// The name the lodctr `.ini` gives as `drivername=` and the V1 tables as `SERVICE` (the
+    /// driver's service key) cannot be one: [`crate::Config::driver_name`]'s, or when none was
+    /// given, the manifest's file stem.
+    #[error(
+        "`{}`{} is not a service name: {reason}; {}",
+        crate::text::visible(name),
+        if *defaulted { " (the manifest's file name)" } else { "" },
+        if *defaulted { "name the driver's service (`pcw gen --driver-name`, `Config::driver_name`)" } else { "give the name of the driver's service key" }
+    )]
+    DriverName {
+        /// The name.
+        name: String,
+        /// Whether it is the manifest's file stem, no name having been given.
+        defaulted: bool,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
     /// [`crate::Config::runtime_path`] is not a Rust path.
     #[error(
         "runtime path `{}` is not a rust path such as `crate::pcw_rt`",

@@ -271,11 +271,30 @@ fn a_path_a_cargo_directive_cannot_name_is_refused_before_anything_is_written() 
         .unwrap_err();
     assert!(matches!(err, pcw_gen::Error::CargoPath { .. }), "{err}");
     assert!(!out.exists());
-    // Outside a build script the same names are only files.
+    // Outside a build script the same names are only files, once the driver's service is
+    // named: the manifest's file stem, holding a line break, cannot be the `.ini`'s
+    // `drivername=` (refused too, before anything is written).
     let out = base.join("out\nplain");
+    let err = Config::new()
+        .out_dir(&out)
+        .cargo_protocol(false)
+        .compile(&forged)
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            pcw_gen::Error::DriverName {
+                defaulted: true,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(!out.exists());
     let written = Config::new()
         .out_dir(&out)
         .cargo_protocol(false)
+        .driver_name("contoso")
         .compile(&forged)
         .unwrap();
     assert!(written.rust.exists());
