@@ -70,7 +70,7 @@ pub(crate) struct GenArgs {
     #[arg(long, requires = "ini")]
     symbols: Option<PathBuf>,
     /// The driver's service name, which the lodctr `.ini` gives as `drivername=` (default: the
-    /// manifest's file stem).
+    /// manifest's file stem; with `--from-rust`, the declaration's module name).
     #[arg(long)]
     driver_name: Option<String>,
     /// Path of the runtime module the generated code calls: the pcw-rt crate by default, or a

@@ -746,7 +746,8 @@ fn file_names_and_arguments_with_line_breaks_stay_on_their_line() {
     for (args, code) in [
         (&["lint", forged][..], 0),
         (&["lint", missing], 1),
-        (&["gen", forged, "-o", unwritable], 1),
+        // The service name given, so that the refusal is the output's, not the stem's.
+        (&["gen", forged, "--driver-name", "x", "-o", unwritable], 1),
         (&["inspect", missing], 1),
         (&["export", missing, "--to", "otel"], 1),
         (&["dump", missing], 1),

@@ -250,7 +250,8 @@ fn gen_names_the_driver_service_and_refuses_a_name_no_service_can_have() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
             stderr.contains(
-                "`fab\\u{a}symbolfile=x` (the manifest's file name) is not a service name"
+                "`fab\\u{a}symbolfile=x` (the manifest's file stem) is not a service name: \
+                 it holds U+000A (line feed)"
             ) && stderr.contains("--driver-name"),
             "{stderr}"
         );

@@ -297,9 +297,10 @@ impl Config {
     }
 
     /// `drivername=` of the lodctr `.ini` (the service key name; default: the file stem), and
-    /// `SERVICE` of the V1 tables. [`Config::generate`] and [`Config::v1_tables`] refuse a name
-    /// that cannot be a service's ([`Error::DriverName`]): empty, longer than 256 characters,
-    /// holding `/` or `\\`, or a control, line-break or invisible character.
+    /// `SERVICE` of the V1 tables. [`Config::generate`], [`Config::v1_tables`] and what calls
+    /// them refuse a name that cannot be a service's ([`Error::DriverName`]), whether given here
+    /// or taken from the file stem, and whether or not the `.ini` is written: empty, longer than
+    /// 256 UTF-16 units, holding `/` or `\`, or a control, line-break or invisible character.
     ///
     /// # Examples
     ///
@@ -342,16 +343,19 @@ impl Config {
             Some(name) => (name.clone(), false),
             None => (Self::stem(file), true),
         };
+        let units = name.encode_utf16().count();
         let reason = if name.is_empty() {
-            Some("it is empty")
-        } else if name.encode_utf16().count() > 256 {
-            Some("it is longer than 256 characters, the longest a service name may be")
+            Some("it is empty".to_owned())
+        } else if units > 256 {
+            Some(format!(
+                "it is {units} UTF-16 units long, and a service name is at most 256"
+            ))
         } else if name.contains(['/', '\\']) {
-            Some("a service name holds no `/` or `\\`")
-        } else if name.chars().any(crate::text::is_invisible) {
-            Some("it holds a control, line-break or invisible character")
+            Some("a service name holds no `/` or `\\`".to_owned())
         } else {
-            None
+            name.chars()
+                .find(|c| crate::text::is_invisible(*c))
+                .map(|c| format!("it holds {}", crate::text::describe(c)))
         };
         match reason {
             None => Ok(name),
@@ -774,7 +778,8 @@ impl Config {
     ///
     /// [`Error::Read`], [`Error::Declaration`] with every problem of every declaration (a
     /// warning of a derived manifest is an error of its declaration), [`Error::CargoPath`] as
-    /// [`Config::compile`], and write failures.
+    /// [`Config::compile`], a configuration error (such as [`Error::DriverName`]), and write
+    /// failures.
     ///
     /// # Examples
     ///

@@ -77,7 +77,7 @@ pub enum Error {
     #[error(
         "`{}`{} is not a service name: {reason}; {}",
         crate::text::visible(name),
-        if *defaulted { " (the manifest's file name)" } else { "" },
+        if *defaulted { " (the manifest's file stem)" } else { "" },
         if *defaulted { "name the driver's service (`pcw gen --driver-name`, `Config::driver_name`)" } else { "give the name of the driver's service key" }
     )]
     DriverName {
@@ -86,7 +86,7 @@ pub enum Error {
         /// Whether it is the manifest's file stem, no name having been given.
         defaulted: bool,
         /// What is wrong with it.
-        reason: &'static str,
+        reason: String,
     },
     /// [`crate::Config::runtime_path`] is not a Rust path.
     #[error(

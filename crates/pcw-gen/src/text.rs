@@ -151,13 +151,10 @@ pub fn first_refused(text: &str) -> Option<(usize, char, Refused)> {
         .find_map(|(i, c)| refused(c).map(|r| (i + 1, c, r)))
 }
 
-/// Bidirectional formatting controls (`U+202A`–`U+202E`, `U+2066`–`U+2069`), which rustc
-/// refuses in comments and literals unless escaped.
-fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-}
-
-/// Whether [`visible`] writes `c` as an escape.
+/// Whether [`visible`] writes `c` as an escape: a character the manifest rules refuse, or one
+/// a terminal would not show as itself (`pcw_io::text::hidden`: among them the bidirectional
+/// formatting controls, which rustc refuses in comments and literals unless escaped, and the
+/// zero-width and other invisible characters that would make two names look alike).
 ///
 /// # Examples
 ///
@@ -166,17 +163,19 @@ fn is_bidi_control(c: char) -> bool {
 /// assert!(!pcw_gen::text::is_invisible(' '));
 /// ```
 pub fn is_invisible(c: char) -> bool {
-    refused(c).is_some() || is_bidi_control(c) || c == '\u{feff}'
+    refused(c).is_some() || pcw_io::text::hidden(c)
 }
 
-/// `text` for a comment or a message: every refused character, bidi control and `U+FEFF`
-/// written as `\u{…}`, so the result is one line and shows what it holds. Text without them is
-/// returned as it is.
+/// `text` for a comment or a message: every character [`is_invisible`] selects written as
+/// `\u{…}`, so the result is one line and shows what it holds. Text without them is returned as
+/// it is.
 ///
 /// # Examples
 ///
 /// ```
 /// assert_eq!(pcw_gen::text::visible("a\u{2028}b"), "a\\u{2028}b");
+/// // Two names that would look alike, told apart.
+/// assert_eq!(pcw_gen::text::visible("Queue\u{200b}"), "Queue\\u{200b}");
 /// assert_eq!(pcw_gen::text::visible("plain"), "plain");
 /// ```
 pub fn visible(text: &str) -> Cow<'_, str> {

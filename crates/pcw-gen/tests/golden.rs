@@ -439,3 +439,50 @@ fn inspect_v1_offsets_match_the_symbol_file() {
 fn hostile_names_are_renamed_or_escaped() {
     generate(&Config::new(), "hostile_names.man", "hostile_names");
 }
+
+#[test]
+fn the_driver_service_name_is_one_a_service_key_can_have() {
+    let path = dir("manifests").join("fabrikam_v2.man");
+    let bytes = fs::read(&path).unwrap();
+    let input = Input::new(&path, &bytes);
+    // 256 UTF-16 units is the longest service name: 255 units and a character outside the BMP
+    // (two units) is 257.
+    let longest = "s".repeat(256);
+    let tables = Config::new()
+        .driver_name(longest.clone())
+        .v1_tables(&input)
+        .unwrap();
+    assert!(tables.contains(&format!("\"{longest}\"")));
+    for (name, reason) in [
+        (format!("{}😀", "s".repeat(255)), "257 UTF-16 units"),
+        (String::new(), "it is empty"),
+        ("fab\\queue".to_owned(), "holds no `/` or `\\`"),
+        ("fab\u{200f}queue".to_owned(), "it holds U+200F"),
+    ] {
+        for refused in [
+            Config::new()
+                .driver_name(name.clone())
+                .generate(&input)
+                .err(),
+            Config::new()
+                .driver_name(name.clone())
+                .v1_tables(&input)
+                .err(),
+        ] {
+            let err = refused.unwrap_or_else(|| panic!("{name:?} was taken as a service name"));
+            assert!(
+                matches!(
+                    err,
+                    pcw_gen::Error::DriverName {
+                        defaulted: false,
+                        ..
+                    }
+                ),
+                "{err}"
+            );
+            let message = err.to_string();
+            assert!(message.contains(reason), "{message}");
+            assert_eq!(message.lines().count(), 1, "{message}");
+        }
+    }
+}

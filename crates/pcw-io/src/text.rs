@@ -167,12 +167,26 @@ pub fn end_of(text: &str) -> (u32, u32) {
 /// assert_eq!(pcw_io::text::visible("plain"), "plain");
 /// ```
 pub fn visible(text: &str) -> Cow<'_, str> {
-    escape_where(text, |c: char| {
-        c.is_control()
-            || (c.is_whitespace() && c != ' ')
-            || matches!(c, '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}')
-            || matches!(c, '\u{2060}'..='\u{2069}' | '\u{feff}' | '\u{fff9}'..='\u{fffb}')
-    })
+    escape_where(text, hidden)
+}
+
+/// Whether a terminal would not show `c` as itself: what [`visible`] escapes (control and
+/// format characters — the soft hyphen, zero-width and bidirectional marks, word joiners,
+/// byte order marks, interlinear annotations — line and paragraph separators, and any white
+/// space but the plain space).
+///
+/// # Examples
+///
+/// ```
+/// assert!(pcw_io::text::hidden('\u{200b}'));
+/// assert!(pcw_io::text::hidden('\u{a0}'));
+/// assert!(!pcw_io::text::hidden(' '));
+/// ```
+pub fn hidden(c: char) -> bool {
+    c.is_control()
+        || (c.is_whitespace() && c != ' ')
+        || matches!(c, '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}')
+        || matches!(c, '\u{2060}'..='\u{2069}' | '\u{feff}' | '\u{fff9}'..='\u{fffb}')
 }
 
 /// A path as a message shows it: [`visible`] over its text (bytes that are not UTF-8 shown as
