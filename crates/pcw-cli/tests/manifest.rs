@@ -93,6 +93,20 @@ fn ini_text(path: &Path) -> String {
     String::from_utf16(&units).unwrap()
 }
 
+/// `pcw gen MANIFEST --ini INI --symbols SYMBOLS` and `extra`, run.
+fn gen_lodctr(manifest: &Path, ini: &Path, symbols: &Path, extra: &[&std::ffi::OsStr]) -> Output {
+    let mut args = vec![
+        os("gen"),
+        manifest.as_os_str(),
+        os("--ini"),
+        ini.as_os_str(),
+        os("--symbols"),
+        symbols.as_os_str(),
+    ];
+    args.extend_from_slice(extra);
+    pcw(&args)
+}
+
 #[test]
 fn gen_writes_the_golden_outputs() {
     let dir = scratch("gen");
@@ -140,14 +154,7 @@ fn gen_writes_the_golden_outputs() {
     // lodctr reads the symbol file the `.ini` names, from the `.ini`'s directory: the name
     // `--symbols` writes, whatever the manifest's.
     let other = dir.join("other.h");
-    let out = pcw(&[
-        os("gen"),
-        m.as_os_str(),
-        os("--ini"),
-        ini.as_os_str(),
-        os("--symbols"),
-        other.as_os_str(),
-    ]);
+    let out = gen_lodctr(&m, &ini, &other, &[]);
     assert!(
         out.status.success(),
         "{}",
@@ -194,16 +201,7 @@ fn gen_names_the_driver_service_and_refuses_a_name_no_service_can_have() {
     let m = manifest("fabrikam_v2.man");
     // `drivername=` is the driver's service: `--driver-name`, else the manifest's file stem. A
     // name no service can have is refused, naming where it came from, and nothing is written.
-    let out = pcw(&[
-        os("gen"),
-        m.as_os_str(),
-        os("--ini"),
-        ini.as_os_str(),
-        os("--symbols"),
-        other.as_os_str(),
-        os("--driver-name"),
-        os("fabq svc"),
-    ]);
+    let out = gen_lodctr(&m, &ini, &other, &[os("--driver-name"), os("fabq svc")]);
     assert!(
         out.status.success(),
         "{}",
@@ -215,16 +213,7 @@ fn gen_names_the_driver_service_and_refuses_a_name_no_service_can_have() {
         "{text}"
     );
     for bad in ["a/b", "a\\b", ""] {
-        let out = pcw(&[
-            os("gen"),
-            m.as_os_str(),
-            os("--ini"),
-            ini.as_os_str(),
-            os("--symbols"),
-            other.as_os_str(),
-            os("--driver-name"),
-            os(bad),
-        ]);
+        let out = gen_lodctr(&m, &ini, &other, &[os("--driver-name"), os(bad)]);
         assert_eq!(out.status.code(), Some(1), "{bad:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
@@ -238,14 +227,7 @@ fn gen_names_the_driver_service_and_refuses_a_name_no_service_can_have() {
         // A manifest whose file name holds a line break: the stem cannot be `drivername=`.
         let odd = dir.join("fab\nsymbolfile=x.man");
         std::fs::copy(&m, &odd).unwrap();
-        let out = pcw(&[
-            os("gen"),
-            odd.as_os_str(),
-            os("--ini"),
-            ini.as_os_str(),
-            os("--symbols"),
-            other.as_os_str(),
-        ]);
+        let out = gen_lodctr(&odd, &ini, &other, &[]);
         assert_eq!(out.status.code(), Some(1));
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
