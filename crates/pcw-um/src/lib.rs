@@ -266,8 +266,32 @@ fn check(operation: &'static str, code: u32) -> Result<(), Error> {
 #[derive(Debug)]
 pub struct Provider {
     handle: sys::HANDLE,
-    sets: Vec<&'static CounterSetInfo>,
+    sets: Vec<Template>,
     routed: bool,
+}
+
+/// A counterset given to Perflib, with what its instances are made from, worked out once at
+/// start rather than at every [`Provider::create_instance`].
+#[derive(Clone, Copy, Debug)]
+struct Template {
+    set: &'static CounterSetInfo,
+    kinds: Kinds,
+    /// The reference slots an instance allocates ([`Kinds::slots`]).
+    slots: usize,
+    /// Whether they are indexed by id ([`Kinds::refs_by_id`]).
+    by_id: bool,
+}
+
+impl Template {
+    fn of(set: &'static CounterSetInfo) -> Self {
+        let kinds = Kinds::of(set);
+        Self {
+            set,
+            kinds,
+            slots: kinds.slots(set),
+            by_id: kinds.refs_by_id(set),
+        }
+    }
 }
 
 // SAFETY: the handle is an opaque Perflib token; Perflib's functions may be called from any
@@ -331,13 +355,13 @@ impl Provider {
             routed,
         };
         if let Err(e) = check("PerfStartProviderEx", code) {
-            me.unroute(sets);
+            me.unroute(|guid| sets.iter().any(|set| set.guid == guid));
             std::mem::forget(me);
             return Err(e);
         }
         let mut me = me;
         // Recorded first, so a failure below unroutes every set when `me` drops (and stops).
-        me.sets = sets.to_vec();
+        me.sets = sets.iter().map(|set| Template::of(set)).collect();
         for set in sets {
             me.add_set(provider_guid, set)?;
         }
@@ -384,17 +408,19 @@ impl Provider {
         check("PerfSetCounterSetInfo", code)
     }
 
-    fn unroute(&self, sets: &[&'static CounterSetInfo]) {
+    /// Forgets the notification routes of the sets whose GUIDs `listed` accepts.
+    fn unroute(&self, listed: impl Fn(u128) -> bool) {
         if self.routed {
             HANDLERS
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
-                .retain(|(s, _)| !sets.iter().any(|set| set.guid == *s));
+                .retain(|(s, _)| !listed(*s));
         }
     }
 
     /// `PerfCreateInstance` of `set` named `name` with id `id`; reference counters are bound
-    /// to atomics the instance owns.
+    /// to atomics the instance owns. The instance follows the template given to Perflib at
+    /// start for `set`'s GUID (Perflib checks counter ids against that one).
     ///
     /// # Errors
     /// [`Error::UnknownCounterSet`], [`Error::InstanceName`], or [`Error::Win32`] with
@@ -405,28 +431,24 @@ impl Provider {
         name: &str,
         id: u32,
     ) -> Result<Instance<'_>, Error> {
-        if !self.sets.iter().any(|s| s.guid == set.guid) {
+        let Some(template) = self.sets.iter().find(|t| t.set.guid == set.guid) else {
             return Err(Error::UnknownCounterSet(set.guid));
-        }
-        // The name as NUL-terminated UTF-16: on the stack when it is short (the usual case: no
-        // allocation), else on the heap; at most 1023 units and the NUL.
+        };
+        // The name as NUL-terminated UTF-16: on the stack when it is short ASCII (the usual
+        // case: no allocation), else on the heap; at most 1023 units and the NUL.
         let mut short = [0u16; SHORT_NAME];
         let long: Vec<u16>;
-        let wide: &[u16] = if (1..SHORT_NAME).contains(&name.len())
-            && name.bytes().all(|b| (1..0x80).contains(&b))
-        {
-            // ASCII without a NUL: one unit per byte, widened (the terminator is already 0).
-            for (unit, &byte) in short.iter_mut().zip(name.as_bytes()) {
-                *unit = u16::from(byte);
-            }
-            &short[..=name.len()]
-        } else {
-            if name.is_empty() || name.contains('\0') {
-                return Err(Error::InstanceName(name.to_owned()));
-            }
-            long = name.encode_utf16().chain(Some(0)).collect();
-            &long
-        };
+        let wide: &[u16] =
+            if (1..SHORT_NAME).contains(&name.len()) && widen_ascii(name.as_bytes(), &mut short) {
+                // The terminator is already 0.
+                &short[..=name.len()]
+            } else {
+                if name.is_empty() || name.contains('\0') {
+                    return Err(Error::InstanceName(name.to_owned()));
+                }
+                long = name.encode_utf16().chain(Some(0)).collect();
+                &long
+            };
         if wide.len() > 1024 {
             return Err(Error::InstanceName(name.to_owned()));
         }
@@ -442,23 +464,24 @@ impl Provider {
                 code,
             });
         }
-        let kinds = Kinds::of(set);
         let instance = Instance {
             handle: self.handle,
             provider: PhantomData,
             block,
-            set,
-            kinds,
+            set: template.set,
+            kinds: template.kinds,
             // Reference counters only, one allocation for all of them: a set without them
             // allocates nothing here.
-            refs: (0..kinds.slots(set)).map(|_| AtomicU64::new(0)).collect(),
+            refs: (0..template.slots).map(|_| AtomicU64::new(0)).collect(),
         };
-        let by_id = kinds.refs_by_id(set);
-        for (i, c) in set.counters.iter().enumerate() {
+        if template.slots == 0 {
+            return Ok(instance);
+        }
+        for (i, c) in template.set.counters.iter().enumerate() {
             if !c.by_reference() {
                 continue;
             }
-            let index = if by_id { c.id as usize } else { i };
+            let index = if template.by_id { c.id as usize } else { i };
             let Some(slot) = instance.refs.get(index) else {
                 continue;
             };
@@ -473,9 +496,23 @@ impl Provider {
     }
 }
 
+/// Widens `bytes` into the first units of `out` and tells whether they were all ASCII and none
+/// NUL (if not, what was written is to be ignored). One pass with no early exit, so the
+/// compiler can check and widen several bytes at a time.
+#[inline]
+fn widen_ascii(bytes: &[u8], out: &mut [u16]) -> bool {
+    let mut outside = 0u8;
+    for (unit, &byte) in out.iter_mut().zip(bytes) {
+        *unit = u16::from(byte);
+        // A byte of 0x80 or more has its top bit set, and so has a NUL once 1 is taken from it.
+        outside |= byte | byte.wrapping_sub(1);
+    }
+    outside < 0x80 && out.len() > bytes.len()
+}
+
 impl Drop for Provider {
     fn drop(&mut self) {
-        self.unroute(&self.sets.clone());
+        self.unroute(|guid| self.sets.iter().any(|t| t.set.guid == guid));
         // SAFETY: the handle came from a successful `PerfStartProviderEx` and is stopped once.
         let _ = unsafe { sys::PerfStopProvider(self.handle) };
     }

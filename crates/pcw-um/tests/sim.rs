@@ -349,6 +349,9 @@ fn the_setters_check_ids_below_64_by_bit_and_others_by_template_and_names_of_eve
         "q".repeat(127),
         "q".repeat(128),
         "Wärme 7".to_owned(),
+        // U+0100 is C4 80 in UTF-8: a byte of 0x80 after a lead byte, and DEL (0x7F), ASCII.
+        "\u{100}x".to_owned(),
+        "del \u{7f}".to_owned(),
         "n".repeat(1023),
     ]
     .iter()
@@ -364,9 +367,44 @@ fn the_setters_check_ids_below_64_by_bit_and_others_by_template_and_names_of_eve
         provider.create_instance(&WIDE, &"n".repeat(1024), 2),
         Err(Error::InstanceName(_))
     ));
+    for name in ["a\0b", "\0", "ab\0"] {
+        assert!(
+            matches!(
+                provider.create_instance(&WIDE, name, 3),
+                Err(Error::InstanceName(_))
+            ),
+            "{name:?}"
+        );
+    }
+}
+
+/// A counterset given to `Provider::start`, and the same GUID declared again with another
+/// template (Perflib keeps the first).
+static REGISTERED: CounterSetInfo = CounterSetInfo {
+    guid: 0x4545_0000_0000_0000_0000_0000_0000_0001,
+    instance_type: 2,
+    counters: &[counter(64, 8, 0)],
+};
+static REGISTERED_AGAIN: CounterSetInfo = CounterSetInfo {
+    guid: REGISTERED.guid,
+    instance_type: 2,
+    counters: &[counter(1, 4, 0)],
+};
+
+#[test]
+fn an_instance_follows_the_template_perflib_was_given_for_its_guid() {
+    let provider =
+        Provider::start(0x4545_0000_0000_0000_0000_0000_0000_0000, &[&REGISTERED]).unwrap();
+    let i = provider
+        .create_instance(&REGISTERED_AGAIN, "again", 0)
+        .unwrap();
+    // Perflib checks ids against `REGISTERED`, so the instance does too: its 8-byte counter 64
+    // is one, `REGISTERED_AGAIN`'s counter 1 is not.
+    assert!(std::ptr::eq(i.counter_set(), &REGISTERED));
+    i.set_u64(64, 7).unwrap();
     assert!(matches!(
-        provider.create_instance(&WIDE, "a\0b", 3),
-        Err(Error::InstanceName(_))
+        i.set_u32(1, 1),
+        Err(Error::UnknownCounter { id: 1, .. })
     ));
 }
 
