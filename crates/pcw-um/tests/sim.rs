@@ -400,7 +400,7 @@ fn an_instance_follows_the_template_perflib_was_given_for_its_guid() {
         .unwrap();
     // Perflib checks ids against `REGISTERED`, so the instance does too: its 8-byte counter 64
     // is one, `REGISTERED_AGAIN`'s counter 1 is not.
-    assert!(std::ptr::eq(i.counter_set(), &REGISTERED));
+    assert!(std::ptr::eq(i.counter_set(), &raw const REGISTERED));
     i.set_u64(64, 7).unwrap();
     assert!(matches!(
         i.set_u32(1, 1),
