@@ -702,7 +702,7 @@ pub(super) fn valid_record<'r, const W: usize>(
         // A short name (at most 15 units: up to 4 words) with 32 bytes to read: tested 16
         // bytes at a time.
         Some(words) if area <= 4 => short_name_stray(words, area, units),
-        _ => name_stray(name, units),
+        _ => long_name_stray(name, units),
     };
     // The counter block: `ByteLength`, and nothing where no counter is.
     for ((w, x), m) in block.iter().zip(&masks.xor).zip(&masks.mask) {
@@ -774,6 +774,68 @@ pub(super) fn short_name_stray(words: &[[u8; 8]; 4], area: usize, units: usize) 
     #[cfg(not(target_arch = "x86_64"))]
     {
         name_stray(words.get(..area).unwrap_or_default(), units)
+    }
+}
+
+/// [`name_stray`] for a name area of 5 words or more (`units` at least 16), 16 bytes at a time
+/// where the target has a 16-byte compare: every 8 units before the area's last 8 must hold
+/// no 0 unit (the last of them read as the 16 bytes ending where those 8 start, overlapping
+/// the one before), and the last 8 must be 0 exactly past `units` (the NUL and the padding,
+/// 1 to 4 units). Word by word elsewhere.
+#[inline(always)]
+pub(super) fn long_name_stray(name: &[[u8; 8]], units: usize) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{
+            __m128i, _mm_cmpeq_epi16, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
+            _mm_setzero_si128,
+        };
+        let flat = name.as_flattened();
+        // The last 8 units, and before them the units that must all be non-zero: at least 12
+        // (an area of 5 words or more holds at most 4 zero units), so at least one full octet.
+        let Some((body, tail)) = flat.split_last_chunk::<16>() else {
+            return name_stray(name, units);
+        };
+        let Some(last) = body.last_chunk::<16>() else {
+            return name_stray(name, units);
+        };
+        // SAFETY: SSE2 is part of every x86-64 target.
+        let zero = unsafe { _mm_setzero_si128() };
+        // Each unit of 16 bytes compared with 0.
+        let zero_units = |octet: &[u8; 16]| {
+            #[expect(
+                clippy::cast_ptr_alignment,
+                reason = "an unaligned load (`_mm_loadu_si128`) takes any address"
+            )]
+            let at = octet.as_ptr().cast::<__m128i>();
+            // SAFETY: `octet` is 16 readable bytes (an unaligned load).
+            let v = unsafe { _mm_loadu_si128(at) };
+            // SAFETY: SSE2 is part of every x86-64 target.
+            unsafe { _mm_cmpeq_epi16(v, zero) }
+        };
+        // SAFETY: SSE2 is part of every x86-64 target.
+        let or = |a, b| unsafe { _mm_or_si128(a, b) };
+        let mut zeros = zero;
+        for octet in body.as_chunks::<16>().0 {
+            zeros = or(zeros, zero_units(octet));
+        }
+        let zeros = or(zeros, zero_units(last));
+        let tail = zero_units(tail);
+        // SAFETY: SSE2 is part of every x86-64 target.
+        let zeros = unsafe { _mm_movemask_epi8(zeros) };
+        // SAFETY: SSE2 is part of every x86-64 target.
+        let tail = unsafe { _mm_movemask_epi8(tail) };
+        // Two bits per unit of the last 8, set exactly for the units past `units`: the area
+        // ends 4 − `units % 4` units after them (4 when it is 0), so 8 + 2 × (`units % 4`)
+        // bits are clear.
+        let expected = (0xFFFF_u32 << (8 + 2 * (units % 4))) & 0xFFFF;
+        #[expect(clippy::cast_sign_loss, reason = "16-bit movemasks, never negative")]
+        let stray = zeros as u32 | (tail as u32 ^ expected);
+        u64::from(stray)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        name_stray(name, units)
     }
 }
 

@@ -672,7 +672,7 @@ fn the_record_tests_of_the_parse_loop_agree_with_the_field_by_field_check() {
         &[4, 0, 0, 0, 4, 8, 4],
         &[8, 8, 8, 8],
     ];
-    let lengths = (0..=17u16).chain([30, 31, 1]);
+    let lengths = (0..=17u16).chain([30, 31, 43, 64, 1]);
     for sizes in layouts {
         let values: Vec<u64> = sizes
             .iter()
@@ -688,7 +688,16 @@ fn the_record_tests_of_the_parse_loop_agree_with_the_field_by_field_check() {
             .map(|(k, n)| MInst {
                 id: k as u32,
                 parent: PARENT_NONE,
-                name: (0..n).map(|i| 0x0141 + i).collect(),
+                // Every other name ASCII, so that a changed byte can make a unit 0.
+                name: (0..n)
+                    .map(|i| {
+                        if k % 2 == 0 {
+                            0x0141 + i
+                        } else {
+                            0x41 + i % 26
+                        }
+                    })
+                    .collect(),
                 values: values.clone(),
             })
             .collect();
