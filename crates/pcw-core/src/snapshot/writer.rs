@@ -112,59 +112,77 @@ pub(super) fn put_name(area: &mut [[u8; 8]], name: &[u16]) -> bool {
 
 /// [`put_name`] for a name of more than 16 units into `flat`, its name area (the last word
 /// already zeroed): eight units at a time, then the last eight, overlapping the copy before
-/// them and ending at the name's end. Out of line: inlined, its loop took registers and
-/// instructions from every record's copy in the batch (28 more instructions a collection at
-/// N = 1 for 12-unit names, measured with callgrind), and a long name's copy pays the call
-/// back many times over.
+/// them and ending at the name's end; whether a unit is 0 is asked once, of all the copies
+/// together. Out of line: inlined, its loop took registers and instructions from every
+/// record's copy in the batch (28 more instructions a collection at N = 1 for 12-unit names,
+/// measured with callgrind), and a long name's copy pays the call back many times over.
 #[inline(never)]
 fn put_long_name(flat: &mut [u8], name: &[u16]) -> bool {
+    let Some(tail) = name.last_chunk::<8>() else {
+        return true;
+    };
     let (octets, _) = name.as_chunks::<8>();
-    let mut zero = false;
+    let at = 2 * name.len() - 16;
     // `flat` is the whole area (`put_name`'s contract), 16 bytes or more for every octet, so
     // the zip ends with the octets and each is tested for a 0 unit. Driving the loop by the
     // octets alone, each given its destination when there is one, cost a 43-unit name 32
     // instructions more (callgrind) for an area its callers never shorten.
-    for (d, octet) in flat.as_chunks_mut::<16>().0.iter_mut().zip(octets) {
-        zero |= copy_octet(Some(d), octet);
-    }
-    match name.last_chunk::<8>() {
-        Some(tail) => {
-            zero | copy_octet(
-                flat.get_mut(2 * name.len() - 16..)
-                    .and_then(|d| d.first_chunk_mut()),
-                tail,
-            )
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_mm_movemask_epi8, _mm_or_si128};
+        let mut zeros = octet_zeros(None, tail);
+        for (d, octet) in flat.as_chunks_mut::<16>().0.iter_mut().zip(octets) {
+            // SAFETY: SSE2 is part of every x86-64 target.
+            zeros = unsafe { _mm_or_si128(zeros, octet_zeros(Some(d), octet)) };
         }
-        None => true,
+        octet_zeros(flat.get_mut(at..).and_then(|d| d.first_chunk_mut()), tail);
+        // SAFETY: SSE2 is part of every x86-64 target.
+        let zeros = unsafe { _mm_movemask_epi8(zeros) };
+        zeros != 0
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let mut zero = false;
+        for (d, octet) in flat.as_chunks_mut::<16>().0.iter_mut().zip(octets) {
+            zero |= copy_octet(Some(d), octet);
+        }
+        zero | copy_octet(flat.get_mut(at..).and_then(|d| d.first_chunk_mut()), tail)
     }
 }
 
-/// Copies eight units into `dst` (when given); whether one of them is 0. Sixteen bytes at a
-/// time where the target has 16-byte loads and compares.
+/// Copies eight units into `dst` (when given); each unit's 16 bits set where it is 0.
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 #[expect(
     clippy::cast_ptr_alignment,
     reason = "unaligned loads and stores (`_mm_loadu_si128`, `_mm_storeu_si128`) take any address"
 )]
+fn octet_zeros(dst: Option<&mut [u8; 16]>, units: &[u16; 8]) -> core::arch::x86_64::__m128i {
+    use core::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi16, _mm_loadu_si128, _mm_setzero_si128, _mm_storeu_si128,
+    };
+    // SAFETY: `units` is 16 readable bytes (an unaligned load).
+    let v = unsafe { _mm_loadu_si128(units.as_ptr().cast::<__m128i>()) };
+    if let Some(dst) = dst {
+        // SAFETY: `dst` is 16 writable bytes (an unaligned store).
+        unsafe { _mm_storeu_si128(dst.as_mut_ptr().cast::<__m128i>(), v) };
+    }
+    // SAFETY: SSE2 is part of every x86-64 target.
+    let zero = unsafe { _mm_setzero_si128() };
+    // SAFETY: SSE2 is part of every x86-64 target.
+    unsafe { _mm_cmpeq_epi16(v, zero) }
+}
+
+/// Copies eight units into `dst` (when given); whether one of them is 0. Sixteen bytes at a
+/// time where the target has 16-byte loads and compares.
+#[inline(always)]
 pub(super) fn copy_octet(dst: Option<&mut [u8; 16]>, units: &[u16; 8]) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        use core::arch::x86_64::{
-            __m128i, _mm_cmpeq_epi16, _mm_loadu_si128, _mm_movemask_epi8, _mm_setzero_si128,
-            _mm_storeu_si128,
-        };
-        // SAFETY: `units` is 16 readable bytes (an unaligned load).
-        let v = unsafe { _mm_loadu_si128(units.as_ptr().cast::<__m128i>()) };
-        if let Some(dst) = dst {
-            // SAFETY: `dst` is 16 writable bytes (an unaligned store).
-            unsafe { _mm_storeu_si128(dst.as_mut_ptr().cast::<__m128i>(), v) };
-        }
+        use core::arch::x86_64::_mm_movemask_epi8;
+        let zeros = octet_zeros(dst, units);
         // SAFETY: SSE2 is part of every x86-64 target.
-        let zero = unsafe { _mm_setzero_si128() };
-        // SAFETY: SSE2 is part of every x86-64 target.
-        let z = unsafe { _mm_cmpeq_epi16(v, zero) };
-        // SAFETY: SSE2 is part of every x86-64 target.
-        unsafe { _mm_movemask_epi8(z) != 0 }
+        unsafe { _mm_movemask_epi8(zeros) != 0 }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
