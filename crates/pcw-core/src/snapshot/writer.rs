@@ -315,6 +315,18 @@ fn write_record_batch(
             }
             zero
         }
+        // A name of fewer than 8 units: its area (one word, or two from 4 units) built in
+        // registers and stored whole, the NUL and the padding with it. Both words are stored
+        // whatever the length: below 4 units the second is the counter block's first word
+        // (the record has at least 5), which the block then overwrites.
+        None if n < 8 => {
+            let (low, high, zero) = short_name_words(name);
+            if let Some([w3, w4]) = record.get_mut(3..5).and_then(|w| w.first_chunk_mut()) {
+                *w3 = low.to_le_bytes();
+                *w4 = high.to_le_bytes();
+            }
+            zero
+        }
         None => match record.get_mut(3..4 + quads) {
             Some(area) => put_name(area, name),
             None => false,
@@ -324,6 +336,66 @@ fn write_record_batch(
         write_block(block);
     }
     zero
+}
+
+/// The name area of a name of fewer than 8 units as two words (the second zero below 4
+/// units): the units, then zeros (the NUL and the padding); and whether a unit is 0. Read as
+/// overlapping pieces of the name (its first and last 4 units, or 2, or its one unit), so
+/// nothing past it is read.
+#[inline]
+fn short_name_words(name: &[u16]) -> (u64, u64, bool) {
+    let n = name.len();
+    match (name.first_chunk::<4>(), name.last_chunk::<4>()) {
+        // 4 to 7 units: the last 4 shifted past the first, the units they overlap alike.
+        (Some(head), Some(tail)) => {
+            let (head, tail) = (bytes::pack4(*head), bytes::pack4(*tail));
+            // 0 to 48 bits; `high` takes the 64 − `shift` bits shifted out of `low` (none at
+            // 0: two shifts, neither of 64).
+            let shift = 16 * (n - 4);
+            let low = head | tail << shift;
+            let high = tail >> 1 >> (63 - shift);
+            (low, high, zero_unit_in(head, tail))
+        }
+        _ => match (name.first_chunk::<2>(), name.last_chunk::<2>()) {
+            // 2 or 3 units, likewise two at a time; the upper lanes are made non-zero for the
+            // test.
+            (Some(&[h0, h1]), Some(&[t0, t1])) => {
+                let head = u64::from(h0) | u64::from(h1) << 16;
+                let tail = u64::from(t0) | u64::from(t1) << 16;
+                let low = head | tail << (16 * (n - 2));
+                let zero = bytes::zero_lanes(head | tail << 32) != 0;
+                (low, 0, zero)
+            }
+            _ => match name.first() {
+                Some(&unit) => (u64::from(unit), 0, unit == 0),
+                None => (0, 0, false),
+            },
+        },
+    }
+}
+
+/// Whether one of the 8 units of `a` and `b` (4 each, as [`bytes::pack4`] packs them) is 0:
+/// one 16-byte compare where the target has it.
+#[inline]
+fn zero_unit_in(a: u64, b: u64) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{
+            _mm_cmpeq_epi16, _mm_movemask_epi8, _mm_set_epi64x, _mm_setzero_si128,
+        };
+        // SAFETY: SSE2 is part of every x86-64 target.
+        let both = unsafe { _mm_set_epi64x(b.cast_signed(), a.cast_signed()) };
+        // SAFETY: SSE2 is part of every x86-64 target.
+        let zero = unsafe { _mm_setzero_si128() };
+        // SAFETY: SSE2 is part of every x86-64 target.
+        let zeros = unsafe { _mm_cmpeq_epi16(both, zero) };
+        // SAFETY: SSE2 is part of every x86-64 target.
+        unsafe { _mm_movemask_epi8(zeros) != 0 }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        bytes::zero_lanes(a) | bytes::zero_lanes(b) != 0
+    }
 }
 
 /// The sizes of a set's counters (0, 4 or 8 bytes each, in descriptor order) as a type: what
