@@ -349,9 +349,9 @@ fn short_name_words(name: &[u16]) -> (u64, u64, bool) {
         // 4 to 7 units: the last 4 shifted past the first, the units they overlap alike.
         (Some(head), Some(tail)) => {
             let (head, tail) = (bytes::pack4(*head), bytes::pack4(*tail));
-            // 0 to 48 bits; `high` takes the 64 − `shift` bits shifted out of `low` (none at
-            // 0: two shifts, neither of 64).
-            let shift = 16 * (n - 4);
+            // 0 to 48 bits (the mask keeps it so for any length); `high` takes the bits
+            // shifted out of `low` (none at 0: two shifts, neither of 64).
+            let shift = 16 * ((n - 4) & 3);
             let low = head | tail << shift;
             let high = tail >> 1 >> (63 - shift);
             (low, high, zero_unit_in(head, tail))
@@ -362,7 +362,7 @@ fn short_name_words(name: &[u16]) -> (u64, u64, bool) {
             (Some(&[h0, h1]), Some(&[t0, t1])) => {
                 let head = u64::from(h0) | u64::from(h1) << 16;
                 let tail = u64::from(t0) | u64::from(t1) << 16;
-                let low = head | tail << (16 * (n - 2));
+                let low = head | tail << (16 * ((n - 2) & 1));
                 let zero = bytes::zero_lanes(head | tail << 32) != 0;
                 (low, 0, zero)
             }
