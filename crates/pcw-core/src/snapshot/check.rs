@@ -777,11 +777,12 @@ pub(super) fn short_name_stray(words: &[[u8; 8]; 4], area: usize, units: usize) 
     }
 }
 
-/// [`name_stray`] for a name area of 5 words or more (`units` at least 16), 16 bytes at a time
-/// where the target has a 16-byte compare: every 8 units before the area's last 8 must hold
-/// no 0 unit (the last of them read as the 16 bytes ending where those 8 start, overlapping
-/// the one before), and the last 8 must be 0 exactly past `units` (the NUL and the padding,
-/// 1 to 4 units). Word by word elsewhere.
+/// [`name_stray`] for the name area `name` of a name of `units` units (the area
+/// `valid_record` derives from the name's length), 16 bytes at a time where the target has a
+/// 16-byte compare and the area has 4 words or more: every 8 units before the area's last 8
+/// must hold no 0 unit (the last of them read as the 16 bytes ending where those 8 start,
+/// overlapping the one before), and the last 8 must be 0 exactly past `units` (the NUL and
+/// the padding, 1 to 4 units). Word by word otherwise.
 #[inline(always)]
 pub(super) fn long_name_stray(name: &[[u8; 8]], units: usize) -> u64 {
     #[cfg(target_arch = "x86_64")]
@@ -791,8 +792,8 @@ pub(super) fn long_name_stray(name: &[[u8; 8]], units: usize) -> u64 {
             _mm_setzero_si128,
         };
         let flat = name.as_flattened();
-        // The last 8 units, and before them the units that must all be non-zero: at least 12
-        // (an area of 5 words or more holds at most 4 zero units), so at least one full octet.
+        // The last 8 units, and before them the units that must all be non-zero: at least 8
+        // (an area of 4 words or more holds at most 4 zero units), so at least one full octet.
         let Some((body, tail)) = flat.split_last_chunk::<16>() else {
             return name_stray(name, units);
         };
