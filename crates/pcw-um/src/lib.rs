@@ -627,7 +627,9 @@ type Setter64 =
     unsafe extern "system" fn(sys::HANDLE, *mut sys::PERF_COUNTERSET_INSTANCE, u32, u64) -> u32;
 
 impl Instance<'_> {
-    /// The counterset template.
+    /// The counterset template: the one given to [`Provider::start`] for the GUID of the set
+    /// passed to [`Provider::create_instance`] (the template Perflib checks the instance's
+    /// counters against).
     pub fn counter_set(&self) -> &'static CounterSetInfo {
         self.set
     }

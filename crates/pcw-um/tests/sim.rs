@@ -378,12 +378,12 @@ fn the_setters_check_ids_below_64_by_bit_and_others_by_template_and_names_of_eve
     }
 }
 
-/// A counterset given to `Provider::start`, and the same GUID declared again with another
-/// template (Perflib keeps the first).
+/// A counterset given to `Provider::start`, and a different `CounterSetInfo` with its GUID
+/// (never given to Perflib).
 static REGISTERED: CounterSetInfo = CounterSetInfo {
     guid: 0x4545_0000_0000_0000_0000_0000_0000_0001,
     instance_type: 2,
-    counters: &[counter(64, 8, 0)],
+    counters: &[counter(64, 8, 0), counter(3, 4, ATTRIB_BY_REFERENCE)],
 };
 static REGISTERED_AGAIN: CounterSetInfo = CounterSetInfo {
     guid: REGISTERED.guid,
@@ -399,13 +399,17 @@ fn an_instance_follows_the_template_perflib_was_given_for_its_guid() {
         .create_instance(&REGISTERED_AGAIN, "again", 0)
         .unwrap();
     // Perflib checks ids against `REGISTERED`, so the instance does too: its 8-byte counter 64
-    // is one, `REGISTERED_AGAIN`'s counter 1 is not.
+    // is one, and its reference counter 3 has a slot Perflib reads; `REGISTERED_AGAIN`'s
+    // counter 1 is not one.
     assert!(std::ptr::eq(i.counter_set(), &raw const REGISTERED));
     i.set_u64(64, 7).unwrap();
+    i.reference_u32(3).unwrap().store(33, Ordering::Relaxed);
     assert!(matches!(
         i.set_u32(1, 1),
         Err(Error::UnknownCounter { id: 1, .. })
     ));
+    let got = &usermode::collect(REGISTERED.guid).unwrap()[0];
+    assert_eq!((got.values[&64], got.values[&3]), (7, 33));
 }
 
 #[derive(Default)]

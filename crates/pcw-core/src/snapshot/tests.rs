@@ -688,10 +688,11 @@ fn the_record_tests_of_the_parse_loop_agree_with_the_field_by_field_check() {
             .map(|(k, n)| MInst {
                 id: k as u32,
                 parent: PARENT_NONE,
-                // Every other name ASCII, so that a changed byte can make a unit 0.
+                // Every other name ASCII (the 43-unit one among them), so that a changed byte
+                // can make a unit 0.
                 name: (0..n)
                     .map(|i| {
-                        if k % 2 == 0 {
+                        if k % 2 == 1 {
                             0x0141 + i
                         } else {
                             0x41 + i % 26
@@ -751,6 +752,58 @@ fn the_record_tests_of_the_parse_loop_agree_with_the_field_by_field_check() {
             refused > 0 && refused < checked,
             "{sizes:?}: both verdicts occur"
         );
+    }
+}
+
+/// The parse loop's 16-byte name tests give the word-by-word test's verdict on the name area of
+/// every length they can be handed (up to 80 units, and the longest ones): a good area (which
+/// they must accept, so that the fast path takes it), each unit of the name made 0, and each
+/// unit after it (the NUL and the padding) made non-zero in either byte. A refusal the
+/// word-by-word test would not make sends a good record to the slow exact check, which no
+/// verdict shows; this test does.
+#[test]
+fn the_wide_name_tests_agree_with_the_word_by_word_one() {
+    let longest = usize::from(MAX_NAME_UNITS);
+    for units in (0..=80).chain([511, longest - 1, longest]) {
+        let area = (2 * units + 2).div_ceil(8);
+        let unit_at = |words: &mut [[u8; 8]], at: usize, unit: u16| {
+            words[at / 4][2 * (at % 4)..2 * (at % 4) + 2].copy_from_slice(&unit.to_le_bytes());
+        };
+        let mut good = vec![[0u8; 8]; area];
+        for at in 0..units {
+            unit_at(&mut good, at, 0x0141 + (at % 64) as u16);
+        }
+        let mut cases = vec![(good.clone(), alloc::string::String::from("good"))];
+        for at in 0..4 * area {
+            for unit in if at < units {
+                &[0u16][..]
+            } else {
+                &[1, 0x0100][..]
+            } {
+                let mut c = good.clone();
+                unit_at(&mut c, at, *unit);
+                cases.push((c, alloc::format!("unit {at} = {unit:#06x}")));
+            }
+        }
+        for (words, what) in &cases {
+            let expected = check::name_stray(words, units) != 0;
+            assert_eq!(expected, what != "good", "{units} units, {what}");
+            assert_eq!(
+                check::long_name_stray(words, units) != 0,
+                expected,
+                "long: {units} units, {what}"
+            );
+            if area <= 4 {
+                // What follows the area in the 4 words it reads is anything.
+                let mut four = [[0xA5u8; 8]; 4];
+                four[..area].copy_from_slice(words);
+                assert_eq!(
+                    check::short_name_stray(&four, area, units) != 0,
+                    expected,
+                    "short: {units} units, {what}"
+                );
+            }
+        }
     }
 }
 
