@@ -44,10 +44,11 @@ pub(super) const fn definition(units: usize) -> [[u8; 8]; 3] {
 /// the last word holds the last 0 to 3 units, the NUL and the padding). Returns whether the
 /// name holds a 0 unit (found while copying: the caller refuses the instance).
 ///
-/// The last word is zeroed first; then a name of 4 to 16 units is copied as its first and its
-/// last 8 (or 4) units, overlapping in the middle, so a usual name takes a few wide loads and
-/// stores whatever its length; a longer one eight units at a time and its last eight, a
-/// shorter one unit by unit.
+/// A name of fewer than 8 units takes its area's one or two words as [`short_name_words`]
+/// builds them (the NUL and the padding in them); a longer one has the area's last word zeroed
+/// first, then a name of 8 to 16 units is copied as its first and its last 8 units,
+/// overlapping in the middle, so a usual name takes a few wide loads and stores whatever its
+/// length, and a longer one eight units at a time and its last eight.
 #[expect(
     clippy::inline_always,
     reason = "part of the per-record copy; measured with callgrind: a call per record costs \
@@ -56,57 +57,26 @@ pub(super) const fn definition(units: usize) -> [[u8; 8]; 3] {
 #[inline(always)]
 pub(super) fn put_name(area: &mut [[u8; 8]], name: &[u16]) -> bool {
     let n = name.len();
+    if n < 8 {
+        let (low, high, zero) = short_name_words(name);
+        for (word, value) in area.iter_mut().zip([low, high]) {
+            *word = value.to_le_bytes();
+        }
+        return zero;
+    }
     if let Some(last) = area.last_mut() {
         *last = [0; 8];
     }
     let flat = area.as_flattened_mut();
-    match n {
-        8..=16 => match (name.first_chunk::<8>(), name.last_chunk::<8>()) {
-            (Some(head), Some(tail)) => {
-                let mut zero = copy_octet(flat.first_chunk_mut(), head);
-                zero |= copy_octet(
-                    flat.get_mut(2 * n - 16..).and_then(|d| d.first_chunk_mut()),
-                    tail,
-                );
-                zero
-            }
-            _ => true,
-        },
-        4..=7 => match (name.first_chunk::<4>(), name.last_chunk::<4>()) {
-            (Some(head), Some(tail)) => {
-                let (head, tail) = (bytes::pack4(*head), bytes::pack4(*tail));
-                if let Some(d) = flat.first_chunk_mut::<8>() {
-                    *d = head.to_le_bytes();
-                }
-                if let Some(d) = flat.get_mut(2 * n - 8..).and_then(|d| d.first_chunk_mut()) {
-                    *d = tail.to_le_bytes();
-                }
-                bytes::zero_lanes(head) | bytes::zero_lanes(tail) != 0
-            }
-            _ => true,
-        },
-        17.. => put_long_name(flat, name),
-        _ => {
-            // Four units at a time, then the last 0 to 3 (their word zeroed above).
-            let (quads, tail) = name.as_chunks::<4>();
-            let Some((last, words)) = area.split_last_mut() else {
-                return false;
-            };
-            let mut zero_lanes = 0;
-            for (d, quad) in words.iter_mut().zip(quads) {
-                let w = bytes::pack4(*quad);
-                zero_lanes |= w.wrapping_sub(bytes::LANE_ONES) & !w;
-                *d = w.to_le_bytes();
-            }
-            let mut zero = zero_lanes & bytes::LANE_HIGHS != 0;
-            let mut w = 0u64;
-            for (k, unit) in tail.iter().enumerate() {
-                zero |= *unit == 0;
-                w |= u64::from(*unit) << (16 * k);
-            }
-            *last = w.to_le_bytes();
-            zero
+    match (name.first_chunk::<8>(), name.last_chunk::<8>()) {
+        (Some(head), Some(tail)) if n <= 16 => {
+            let zero = copy_octet(flat.first_chunk_mut(), head);
+            zero | copy_octet(
+                flat.get_mut(2 * n - 16..).and_then(|d| d.first_chunk_mut()),
+                tail,
+            )
         }
+        _ => put_long_name(flat, name),
     }
 }
 
