@@ -556,6 +556,74 @@ impl<const W: usize> BlockMasks<W> {
         }
         Self { xor, mask }
     }
+
+    /// Non-zero unless the counter block `words` holds this set's `ByteLength` and nothing
+    /// where no counter is: each word XOR `xor`, masked by `mask`, OR-ed. Two words at a time
+    /// where the target has 16-byte operations (the masks stay in vector registers across the
+    /// parse loop), else word by word. Part of the per-record test (see `valid_record`).
+    #[inline(always)]
+    pub(super) fn stray(&self, words: &[[u8; 8]; W]) -> u64 {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use core::arch::x86_64::{
+                __m128i, _mm_and_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8,
+                _mm_or_si128, _mm_set_epi64x, _mm_setzero_si128, _mm_xor_si128,
+            };
+            let (pairs, last) = words.as_chunks::<2>();
+            let (xor_pairs, xor_last) = self.xor.as_chunks::<2>();
+            let (mask_pairs, mask_last) = self.mask.as_chunks::<2>();
+            // SAFETY: SSE2 is part of every x86-64 target.
+            let mut acc = unsafe { _mm_setzero_si128() };
+            for ((pair, &[x0, x1]), &[m0, m1]) in pairs.iter().zip(xor_pairs).zip(mask_pairs) {
+                #[expect(
+                    clippy::cast_ptr_alignment,
+                    reason = "read with an unaligned load (`_mm_loadu_si128`), which takes any address"
+                )]
+                let at = pair.as_ptr().cast::<__m128i>();
+                // SAFETY: `pair` is 16 readable bytes.
+                let w = unsafe { _mm_loadu_si128(at) };
+                let [x0, x1, m0, m1] = [x0, x1, m0, m1].map(u64::cast_signed);
+                // SAFETY: SSE2 is part of every x86-64 target.
+                let x = unsafe { _mm_set_epi64x(x1, x0) };
+                // SAFETY: as above.
+                let m = unsafe { _mm_set_epi64x(m1, m0) };
+                // SAFETY: as above.
+                let w = unsafe { _mm_xor_si128(w, x) };
+                // SAFETY: as above.
+                let w = unsafe { _mm_and_si128(w, m) };
+                // SAFETY: as above.
+                acc = unsafe { _mm_or_si128(acc, w) };
+            }
+            // SAFETY: as above.
+            let zero = unsafe { _mm_setzero_si128() };
+            // SAFETY: as above.
+            let equal = unsafe { _mm_cmpeq_epi8(acc, zero) };
+            // SAFETY: as above.
+            let equal = unsafe { _mm_movemask_epi8(equal) };
+            // The 16 bytes' bits set where a byte is 0: all of them unless a word strayed.
+            #[expect(clippy::cast_sign_loss, reason = "a 16-bit movemask, never negative")]
+            let mut stray = u64::from(equal as u32 ^ 0xFFFF);
+            for ((w, x), m) in last.iter().zip(xor_last).zip(mask_last) {
+                stray |= (u64::from_le_bytes(*w) ^ x) & m;
+            }
+            stray
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            self.stray_by_word(words)
+        }
+    }
+
+    /// [`Self::stray`] word by word: the other targets' version, and on x86-64 what the tests
+    /// compare the 16-byte version with.
+    #[cfg_attr(target_arch = "x86_64", cfg(test))]
+    pub(super) fn stray_by_word(&self, words: &[[u8; 8]; W]) -> u64 {
+        let mut stray = 0;
+        for ((w, x), m) in words.iter().zip(&self.xor).zip(&self.mask) {
+            stray |= (u64::from_le_bytes(*w) ^ x) & m;
+        }
+        stray
+    }
 }
 
 /// [`valid_record`] for a record whose name has at most [`SHORT_UNITS`] units and that has
@@ -591,11 +659,7 @@ fn short_record<'r, const W: usize>(
     // at most 7 words, so the block is inside the window.
     let head = 3 + units / 4 + 1;
     let (words, _) = window.get(head..)?.split_first_chunk::<W>()?;
-    let mut stray = 0;
-    for ((w, x), m) in words.iter().zip(&block.xor).zip(&block.mask) {
-        stray |= (u64::from_le_bytes(*w) ^ x) & m;
-    }
-    if stray != 0 {
+    if block.stray(words) != 0 {
         return None;
     }
     records.get(head + W..)
@@ -705,9 +769,7 @@ pub(super) fn valid_record<'r, const W: usize>(
         _ => long_name_stray(name, units),
     };
     // The counter block: `ByteLength`, and nothing where no counter is.
-    for ((w, x), m) in block.iter().zip(&masks.xor).zip(&masks.mask) {
-        stray |= (u64::from_le_bytes(*w) ^ x) & m;
-    }
+    stray |= masks.stray(block);
     (stray == 0).then_some(after)
 }
 

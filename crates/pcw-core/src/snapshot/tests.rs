@@ -878,6 +878,61 @@ fn block_masks_are_the_layouts_gaps() {
     }
 }
 
+/// The counter block's test two words at a time (`BlockMasks::stray`) against the word-by-word
+/// one, for blocks of every size pattern up to 8 counters: the block as a valid record holds
+/// it (its `ByteLength`, values of all ones), then each of its bytes changed to 0, 1 and 0x80
+/// in turn — a verdict of each test for each, and they agree (a too strict or too lax mask in
+/// either half of a pair fails).
+#[test]
+fn the_block_test_by_pairs_agrees_with_the_word_by_word_one() {
+    fn check<const W: usize>(sizes: &[u8], verdicts: &mut [usize; 2]) {
+        let block_len = layout::block_len_of(sizes).unwrap();
+        let masks = check::BlockMasks::<W>::new(block_len, check::covered_halves(sizes));
+        let mut good = [[0u8; 8]; W];
+        let flat = good.as_flattened_mut();
+        flat[..4].copy_from_slice(&(block_len as u32).to_le_bytes());
+        for (offset, size) in layout::slots(sizes) {
+            flat[offset..offset + size].fill(0xFF);
+        }
+        assert_eq!(masks.stray(&good), 0, "{sizes:?}: the valid block");
+        assert_eq!(masks.stray_by_word(&good), 0, "{sizes:?}: the valid block");
+        for at in 0..8 * W {
+            for byte in [0u8, 1, 0x80] {
+                let mut block = good;
+                block.as_flattened_mut()[at] = byte;
+                let expected = masks.stray_by_word(&block) != 0;
+                assert_eq!(
+                    masks.stray(&block) != 0,
+                    expected,
+                    "{sizes:?}: byte {at} = {byte:#04x}"
+                );
+                verdicts[usize::from(expected)] += 1;
+            }
+        }
+    }
+    let mut verdicts = [0; 2];
+    let mut sizes = Vec::new();
+    for pattern in 0..3u32.pow(8) {
+        sizes.clear();
+        let mut p = pattern;
+        for _ in 0..8 {
+            sizes.push([0, 4, 8][(p % 3) as usize]);
+            p /= 3;
+        }
+        for n in 0..=sizes.len() {
+            match layout::block_len_of(&sizes[..n]).unwrap() / 8 {
+                1 => check::<1>(&sizes[..n], &mut verdicts),
+                2 => check::<2>(&sizes[..n], &mut verdicts),
+                3 => check::<3>(&sizes[..n], &mut verdicts),
+                4 => check::<4>(&sizes[..n], &mut verdicts),
+                _ => {}
+            }
+        }
+    }
+    // Both verdicts were reached, many times.
+    assert!(verdicts.iter().all(|v| *v > 10_000), "{verdicts:?}");
+}
+
 /// The sizes of a set read a word at a time (`sizes_layout`, its one-word case and its
 /// general one) against the field-by-field check: for counters of every valid size pattern
 /// up to 8 counters (and some of 9 to 24), then each size or padding byte made a value other
