@@ -558,9 +558,9 @@ impl<const W: usize> BlockMasks<W> {
     }
 
     /// Non-zero unless the counter block `words` holds this set's `ByteLength` and nothing
-    /// where no counter is: each word XOR `xor`, masked by `mask`, OR-ed. Two words at a time
-    /// where the target has 16-byte operations (the masks stay in vector registers across the
-    /// parse loop), else word by word. Part of the per-record test (see `valid_record`).
+    /// where no counter is: each word XOR `xor`, masked by `mask`, OR-ed. On x86-64 two words
+    /// at a time with SSE2 (the compiled parse loop keeps the masks in vector registers), else
+    /// word by word. Part of the per-record test (see `valid_record`).
     #[inline(always)]
     pub(super) fn stray(&self, words: &[[u8; 8]; W]) -> u64 {
         #[cfg(target_arch = "x86_64")]
@@ -728,9 +728,9 @@ pub(super) fn walk_by_fields(
 }
 
 /// Whether `records` (whole words) starts with a valid instance record whose counter block is
-/// `W` words as `masks` describes it; the words after it if so. Accepts only what [`check_record`] accepts (word by word: the definition,
-/// the name area's whole words of units, its last word of units, NUL and padding, then the
-/// counter block); `None` sends the record to [`check_record`].
+/// `W` words as `masks` describes it; the words after it if so. Accepts only what
+/// [`check_record`] accepts (the definition's words, the name area's units, NUL and padding,
+/// then the counter block); `None` sends the record to [`check_record`].
 #[expect(
     clippy::inline_always,
     reason = "the per-record test of the parse loop; measured: a call per record costs more"
