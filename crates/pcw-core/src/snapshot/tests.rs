@@ -1532,7 +1532,8 @@ fn batch_of_a_long_counter_block_writes_what_single_calls_write() {
 
 /// Block layouts for [`batch_writes_what_single_calls_write_for_names_of_every_length`], with
 /// [`Layout`] and [`Wide`]: of one to four words (the blocks whose stores the batch loop
-/// compiles from a plan; the bench's is `Quad`), with gaps and counters of no bytes.
+/// compiles from a plan; the bench's is `Quad`), with gaps and counters of no bytes — a gap in
+/// the first word included, where the zero bytes after a short name land.
 struct Quad;
 impl CounterSizes<4> for Quad {
     const SIZES: [u8; 4] = [4, 4, 8, 8];
@@ -1548,6 +1549,14 @@ impl CounterSizes<3> for Gapped {
 struct Spread;
 impl CounterSizes<5> for Spread {
     const SIZES: [u8; 5] = [8, 4, 0, 4, 8];
+}
+struct Three;
+impl CounterSizes<3> for Three {
+    const SIZES: [u8; 3] = [4, 8, 4];
+}
+struct Nothing;
+impl CounterSizes<1> for Nothing {
+    const SIZES: [u8; 1] = [0];
 }
 
 /// What a set of `L`'s layout of `records` writes into a buffer of `cap` bytes of 0xA5,
@@ -1657,6 +1666,8 @@ fn batch_writes_what_single_calls_write_for_names_of_every_length() {
     check::<Half, 1>();
     check::<Gapped, 3>();
     check::<Spread, 5>();
+    check::<Three, 3>();
+    check::<Nothing, 1>();
     check::<Layout, 3>();
     check::<Wide, 5>();
 }

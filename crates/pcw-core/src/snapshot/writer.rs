@@ -223,8 +223,8 @@ pub(super) fn write_record(
 /// instructions of them (measured with callgrind). A name of 2 to 7 units is copied the same
 /// way with pieces of 2 or 4 units through a window of the record's first five or six words
 /// (measured with callgrind: 70 → 62 instructions a record for 4 to 7 units, 72 → 62 for 2 and
-/// 3, 61 → 58 for one unit, against 55 for the usual lengths, at N = 100); a single unit is
-/// built as its area's word. A record of fewer than eight words (a block of one word and a
+/// 3, 61 → 58 for one unit, against 55 for the usual lengths, at N = 100); a name of one unit
+/// or none is built as its area's word and stored with the word after it. A record of fewer than eight words (a block of one word and a
 /// name of 8 to 11 units) takes [`put_name`].
 ///
 /// The stores go in the order of their addresses, the name's NUL and padding after the name:
@@ -294,15 +294,16 @@ fn write_record_batch(
         // bytes. The name ends at byte 28 to 38 of the record, which has at least 6 words from
         // 4 units (the definition, an area of two and a block of one or more) and 5 below, so
         // the zero bytes end inside it: the area's last 2 to 8 bytes (the NUL and the
-        // padding), then the block's first bytes, which the block then overwrites.
-        None if (4..8).contains(&n) => {
+        // padding) and, when the area ends before them, the block's first bytes, which the
+        // block then overwrites.
+        None if (4..8).contains(&n) => 'piece: {
             let (Some(head), Some(tail), Some(window)) = (
                 name.first_chunk::<4>(),
                 name.last_chunk::<4>(),
                 record.first_chunk_mut::<6>(),
             ) else {
                 // Not reached: 4 units or more, and a record of 6 words or more.
-                return false;
+                break 'piece false;
             };
             let (head, tail) = (bytes::pack4(*head), bytes::pack4(*tail));
             let end = inf::LEN + 2 * n;
@@ -314,14 +315,14 @@ fn write_record_batch(
             );
             zero_unit_in(head, tail)
         }
-        None if (2..4).contains(&n) => {
+        None if (2..4).contains(&n) => 'piece: {
             let (Some(&[h0, h1]), Some(&[t0, t1]), Some(window)) = (
                 name.first_chunk::<2>(),
                 name.last_chunk::<2>(),
                 record.first_chunk_mut::<5>(),
             ) else {
                 // Not reached: 2 units or more, and a record of 5 words or more.
-                return false;
+                break 'piece false;
             };
             let head = u32::from(h0) | u32::from(h1) << 16;
             let tail = u32::from(t0) | u32::from(t1) << 16;
