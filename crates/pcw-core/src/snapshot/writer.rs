@@ -306,10 +306,9 @@ fn write_record_batch(
                 break 'piece false;
             };
             let (head, tail) = (bytes::pack4(*head), bytes::pack4(*tail));
-            let end = inf::LEN + 2 * n;
             put_pieces(
                 window.as_flattened_mut(),
-                end,
+                n,
                 head.to_le_bytes(),
                 tail.to_le_bytes(),
             );
@@ -326,10 +325,9 @@ fn write_record_batch(
             };
             let head = u32::from(h0) | u32::from(h1) << 16;
             let tail = u32::from(t0) | u32::from(t1) << 16;
-            let end = inf::LEN + 2 * n;
             put_pieces(
                 window.as_flattened_mut(),
-                end,
+                n,
                 head.to_le_bytes(),
                 tail.to_le_bytes(),
             );
@@ -357,8 +355,8 @@ fn write_record_batch(
     zero
 }
 
-/// The first piece `head` of a short name at its place in the record `window` (byte 24), its
-/// last piece `tail` ending at `end` (the name's end), then 8 zero bytes from `end`: the
+/// The first piece `head` of a name of `units` units at its place in the record `window` (byte
+/// 24), its last piece `tail` ending where the name ends, then 8 zero bytes from there: the
 /// stores of [`write_record_batch`]'s copy of a name of 2 to 7 units, in the order of their
 /// addresses.
 #[expect(
@@ -366,7 +364,8 @@ fn write_record_batch(
     reason = "part of the per-record copy (see `write_record_batch`)"
 )]
 #[inline(always)]
-fn put_pieces<const P: usize>(window: &mut [u8], end: usize, head: [u8; P], tail: [u8; P]) {
+fn put_pieces<const P: usize>(window: &mut [u8], units: usize, head: [u8; P], tail: [u8; P]) {
+    let end = inf::LEN + 2 * units;
     if let Some(d) = window.get_mut(inf::LEN..inf::LEN + P)
         && let Ok(d) = <&mut [u8; P]>::try_from(d)
     {
