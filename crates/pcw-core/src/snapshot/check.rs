@@ -577,7 +577,8 @@ impl<const W: usize> BlockMasks<W> {
             for ((pair, &[x0, x1]), &[m0, m1]) in pairs.iter().zip(xor_pairs).zip(mask_pairs) {
                 #[expect(
                     clippy::cast_ptr_alignment,
-                    reason = "read with an unaligned load (`_mm_loadu_si128`), which takes any address"
+                    reason = "read with an unaligned load (`_mm_loadu_si128`), which takes any \
+                              address"
                 )]
                 let at = pair.as_ptr().cast::<__m128i>();
                 // SAFETY: `pair` is 16 readable bytes.

@@ -224,8 +224,8 @@ pub(super) fn write_record(
 /// way with pieces of 2 or 4 units through a window of the record's first five or six words
 /// (measured with callgrind: 70 → 62 instructions a record for 4 to 7 units, 72 → 62 for 2 and
 /// 3, 61 → 58 for one unit, against 55 for the usual lengths, at N = 100); a name of one unit
-/// or none is built as its area's word and stored with the word after it. A record of fewer than eight words (a block of one word and a
-/// name of 8 to 11 units) takes [`put_name`].
+/// or none is built as its area's word and stored with the word after it. A record of fewer
+/// than eight words (a block of one word and a name of 8 to 11 units) takes [`put_name`].
 ///
 /// The stores go in the order of their addresses, the name's NUL and padding after the name:
 /// zeroing the area's last word first, as `put_name` does, put a store 24 bytes or more
