@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! SIGINT and SIGTERM, for every command (on Unix): a thread waits for them and then removes
+//! SIGINT, SIGTERM and SIGHUP, for every command (on Unix): a thread waits for them and then removes
 //! the temporaries the command's outputs are staged in (`pcw_io::staged::discard`) and ends
 //! the process by the signal's default action, so that a shell sees a command the signal ended
 //! (and a script's loop stops with it) — at once, or, for a command that stops itself on a
@@ -29,12 +29,28 @@ pub(crate) fn grace(grace: Duration) {
     GRACE_MS.store(ms, Ordering::SeqCst);
 }
 
-/// Starts the thread that ends the process on SIGINT or SIGTERM. Where no thread can be
+/// The signals that end a command (and stop `typeperf`'s sampling): Ctrl+C, SIGTERM, and
+/// SIGHUP, which a closed terminal or ssh session sends.
+#[cfg(unix)]
+pub(crate) const STOPPING: &[i32] = &[
+    signal_hook::consts::SIGINT,
+    signal_hook::consts::SIGTERM,
+    signal_hook::consts::SIGHUP,
+];
+
+/// Starts the thread that ends the process on [`STOPPING`] signals. Where no thread can be
 /// started, the signals keep their default actions.
+///
+/// Also catches SIGXFSZ, which a file-size limit (`ulimit -f`) sends to a write that would
+/// pass it: its default action ends the process at once, with its staged temporaries left
+/// beside the user's files and no word said. Caught, the write fails with `EFBIG` instead, and
+/// the command reports it and removes what it staged, as on a full disk.
 #[cfg(unix)]
 pub(crate) fn install() {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) else {
+    // A flag nobody reads: all that matters is that the signal is caught.
+    let caught = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGXFSZ, caught);
+    let Ok(mut signals) = signal_hook::iterator::Signals::new(STOPPING) else {
         return;
     };
     let started = std::thread::Builder::new()
@@ -58,7 +74,7 @@ pub(crate) fn install() {
     if started.is_err() {
         // The handlers the iterator installed stay (unregistered, a signal would be ignored):
         // each now takes the default action.
-        for signal in [SIGINT, SIGTERM] {
+        for &signal in STOPPING {
             let always = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
             let _ = signal_hook::flag::register_conditional_default(signal, always);
         }
@@ -98,6 +114,8 @@ pub(crate) fn name(signal: i32) -> String {
         #[cfg(not(windows))]
         signal_hook::consts::SIGINT => "SIGINT".to_owned(),
         signal_hook::consts::SIGTERM => "SIGTERM".to_owned(),
+        #[cfg(unix)]
+        signal_hook::consts::SIGHUP => "SIGHUP".to_owned(),
         other => format!("signal {other}"),
     }
 }

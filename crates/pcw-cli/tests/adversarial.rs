@@ -205,9 +205,11 @@ fn run(setup: &Setup, args: &[&str]) -> Ran {
     cmd.stdout(out).stderr(err);
     if let Some(limit) = setup.file_size_limit {
         let limit_file_size = move || {
-            // SAFETY: `signal` is async-signal-safe, and ignoring SIGXFSZ affects only this
-            // child, between fork and exec.
-            unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
+            // SIGXFSZ keeps its default action, which ends a process at the limit, as in a
+            // shell after `ulimit -f`: the command itself must catch it to fail cleanly.
+            // SAFETY: `signal` is async-signal-safe, and affects only this child, between fork
+            // and exec.
+            unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_DFL) };
             let rl = libc::rlimit {
                 rlim_cur: limit,
                 rlim_max: limit,
@@ -1034,13 +1036,16 @@ fn complete_samples(text: &str, separator: char, tag: &str) -> usize {
 }
 
 /// typeperf run until Ctrl+C keeps the samples taken in its `-o` file: so does `pcw typeperf`
-/// stopped by SIGINT or SIGTERM, and it exits 128 + the signal's number. The file is complete
-/// (header and whole rows), replaces the old one, and no temporary file stays beside it.
+/// stopped by SIGINT, SIGTERM or SIGHUP (a closed terminal), and it exits 128 + the signal's
+/// number. The file is complete (header and whole rows), replaces the old one, and no
+/// temporary file stays beside it.
 #[test]
 fn an_interrupted_typeperf_keeps_the_samples_taken_in_its_file() {
     for (signal, format, file, tag) in [
         (libc::SIGINT, "CSV", "out.csv", "(PDH-CSV 4.0)"),
         (libc::SIGTERM, "TSV", "out.tsv", "(PDH-TSV 4.0)"),
+        // A closed terminal or ssh session.
+        (libc::SIGHUP, "CSV", "hup.csv", "(PDH-CSV 4.0)"),
     ] {
         let dir = workdir();
         fs::write(dir.path().join(file), "old\n").unwrap();
@@ -1170,7 +1175,11 @@ fn a_signal_during_a_wait_ends_the_command_and_leaves_no_temporary() {
     assert_only_changed(dir.path(), &before, &[]);
     // typeperf's own handler only records the signal for its sampling loop; a FIFO input with
     // no writer, read after `-o`'s file was staged, is a wait that loop never sees.
-    for (signal, code) in [(libc::SIGINT, 130), (libc::SIGTERM, 143)] {
+    for (signal, code) in [
+        (libc::SIGINT, 130),
+        (libc::SIGTERM, 143),
+        (libc::SIGHUP, 129),
+    ] {
         let ran = run(
             &at(signal),
             &["typeperf", "-qx", "--manifest", "in.man", "-o", "list.txt"],

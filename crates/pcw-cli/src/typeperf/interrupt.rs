@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT OR Apache-2.0
-//! Ctrl+C for `pcw typeperf`: SIGINT and SIGTERM (on Windows Ctrl+C, Ctrl+Break and SIGTERM)
+//! Ctrl+C for `pcw typeperf`: SIGINT, SIGTERM and SIGHUP (on Windows Ctrl+C, Ctrl+Break and SIGTERM)
 //! stop the sampling instead of ending the process, so that the rows already written are kept
 //! and an `-o` file is committed whole, as typeperf keeps its log when it is stopped with
 //! Ctrl+C.
@@ -19,9 +19,9 @@ use signal_hook::flag;
 
 use super::Error;
 
-/// The signals that stop a run.
+/// The signals that stop a run: those that end any command.
 #[cfg(unix)]
-const SIGNALS: &[i32] = &[signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM];
+const SIGNALS: &[i32] = crate::signals::STOPPING;
 /// The signals that stop a run: Ctrl+C, Ctrl+Break and SIGTERM.
 #[cfg(windows)]
 const SIGNALS: &[i32] = &[
