@@ -428,6 +428,34 @@ impl Outputs {
     }
 }
 
+/// Whether the regular file `dest` holds exactly the bytes of `staged`, read a piece at a time
+/// (a progressive output can be large); `false` when either cannot be read.
+fn same_content(staged: &Path, dest: &Path) -> bool {
+    use std::io::Read;
+    let open = |p: &Path| File::open(p).and_then(|f| Ok((f.metadata()?, f)));
+    let (Ok((new_meta, mut new)), Ok((old_meta, mut old))) = (open(staged), open(dest)) else {
+        return false;
+    };
+    if !old_meta.is_file() || new_meta.len() != old_meta.len() {
+        return false;
+    }
+    let (mut new_piece, mut old_piece) = (vec![0u8; 1 << 16], vec![0u8; 1 << 16]);
+    loop {
+        let read = match new.read(&mut new_piece) {
+            Ok(0) => return old.read(&mut old_piece[..1]).is_ok_and(|more| more == 0),
+            Ok(read) => read,
+            Err(_) => return false,
+        };
+        let (Some(new_piece), Some(old_piece)) = (new_piece.get(..read), old_piece.get_mut(..read))
+        else {
+            return false;
+        };
+        if old.read_exact(old_piece).is_err() || new_piece != old_piece {
+            return false;
+        }
+    }
+}
+
 /// A new temporary file in `dest`'s directory (created if missing and `create_dirs`) holding
 /// `bytes`, with `permissions` when it replaces a file.
 fn stage(
@@ -539,6 +567,11 @@ impl OutputFile {
                 let temp = file
                     .into_inner()
                     .map_err(|e| write_error(&shown)(e.into_error()))?;
+                // A file whose content did not change is left untouched (the temporary is
+                // removed as `temp` is dropped), as `Outputs::commit` leaves it.
+                if same_content(temp.path(), &dest) {
+                    return Ok(());
+                }
                 staged::renaming(|list| match temp.take_in(list) {
                     Some(file) => file
                         .persist(&dest)
@@ -793,5 +826,39 @@ mod tests {
         file.write_all(b"row 2\n").unwrap();
         file.commit().unwrap();
         assert_eq!(fs::read(&path).unwrap(), b"row 2\n");
+        // The same bytes again: the file is left as it was (same inode, same time), and the
+        // temporary is gone; a longer or different content replaces it.
+        File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(std::time::SystemTime::UNIX_EPOCH)
+            .unwrap();
+        let identity = |p: &Path| Identity::of(p, &fs::metadata(p).unwrap()).unwrap();
+        let before = identity(&path);
+        let mut file = outputs.open(&path, None).unwrap();
+        file.write_all(b"row 2\n").unwrap();
+        file.commit().unwrap();
+        assert_eq!(identity(&path), before);
+        assert_eq!(
+            fs::metadata(&path).unwrap().modified().unwrap(),
+            std::time::SystemTime::UNIX_EPOCH
+        );
+        assert_eq!(listing(dir.path()), ["out.csv"]);
+        for content in [&b"row 2\nrow 3\n"[..], b"row 3\n"] {
+            File::options()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .set_modified(std::time::SystemTime::UNIX_EPOCH)
+                .unwrap();
+            let mut file = outputs.open(&path, None).unwrap();
+            file.write_all(content).unwrap();
+            file.commit().unwrap();
+            assert_eq!(listing(dir.path()), ["out.csv"]);
+            assert_eq!(fs::read(&path).unwrap(), content);
+            let time = fs::metadata(&path).unwrap().modified().unwrap();
+            assert_ne!(time, std::time::SystemTime::UNIX_EPOCH);
+        }
     }
 }
