@@ -287,12 +287,10 @@ fn from_rust(args: &GenArgs) -> Result<(), ManifestError> {
             outputs.add(path, bytes)?;
         }
     }
-    // The fleet-readiness advice `pcw lint` would give the derived manifest.
-    let name = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(&declared.file_name));
-    print_diagnostics(&pcw_gen::lint(&Input::new(&name, &declared.manifest)))?;
+    // What `pcw gen` reports of a manifest, no more: the fleet-readiness advice is `pcw lint`'s
+    // (run on the derived manifest, it names its lines), and a location here would name lines
+    // of a file that is not the input.
+    print_diagnostics(&generated.warnings)?;
     outputs.commit()?;
     if args.out.is_none() {
         pcw_io::console::out(&declared.manifest)?;

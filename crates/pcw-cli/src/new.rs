@@ -449,11 +449,13 @@ fn counters_rs(inspect: &Inspect, names: &Names, fresh: bool) -> String {
         .collect();
     for (set, (module, publisher, _)) in inspect.countersets.iter().zip(&sets) {
         let kind = set.instances;
+        // As pcw-gen writes a manifest's text into doc comments: what rustc refuses there (bidi
+        // controls, a bare CR) and other invisible characters as `\u{…}`.
         let _ = writeln!(
             out,
             "\n/// `{}` ({kind} instances): {}",
-            set.name.replace('`', "'"),
-            set.description.replace('`', "'").replace('\n', " ")
+            pcw_gen::text::visible(&set.name.replace('`', "'")),
+            pcw_gen::text::visible(&set.description.replace('`', "'").replace('\n', " "))
         );
         if fresh {
             fresh_publisher(&mut out, set, module, publisher);
@@ -630,6 +632,16 @@ pub(crate) fn run(args: &Args) -> Result<(), Error> {
              names from that file, so change it to `{}.sys` or name the driver's image so",
             pcw_gen::text::visible(identity),
             names.snake
+        );
+    }
+    if args.pcw_rs.is_none() {
+        let _ = writeln!(
+            note,
+            "note: it depends on pcw-rs's crates at version {} from the package registry; where \
+             the registry does not have them (they are not published there yet, or you are \
+             offline), or to build against your own checkout, run `pcw new` again with \
+             `--pcw-rs DIR`, DIR a pcw-rs checkout, and `--force`",
+            env!("CARGO_PKG_VERSION")
         );
     }
     pcw_io::console::err(&note)?;

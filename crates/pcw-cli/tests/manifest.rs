@@ -374,6 +374,13 @@ fn gen_moves_a_manifest_to_rust_and_back() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    // As `pcw gen` of a manifest: no fleet advice (that is `pcw lint`'s, which names the lines
+    // of the manifest it reads, not of a file the user never gave).
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let lint = pcw(&[os("lint"), man.as_os_str()]);
     assert!(
         lint.status.success(),
@@ -390,6 +397,43 @@ fn gen_moves_a_manifest_to_rust_and_back() {
     assert_eq!(original.rust, derived.rust);
     assert_eq!(std::fs::read(&ini).unwrap(), original.ini);
     assert_eq!(std::fs::read_to_string(&rc).unwrap(), derived.rc);
+}
+
+/// A manifest `pcw lint` has fleet advice for (a `multipleAggregate` set's `_Total`,
+/// `defaultScale` on raw counts): `pcw gen` of it and of its declaration alike say nothing of
+/// it, where `--from-rust` printed lint's advice at lines of the derived manifest, under the
+/// name of a file that was not its input.
+#[test]
+fn gen_from_rust_leaves_fleet_advice_to_lint_as_gen_does() {
+    let dir = scratch("from-rust-quiet");
+    let xdp = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/xdp_like.man");
+    let lint = pcw(&[os("lint"), os(&xdp)]);
+    assert!(
+        String::from_utf8_lossy(&lint.stdout).contains("warning")
+            || String::from_utf8_lossy(&lint.stderr).contains("warning"),
+        "the fixture draws fleet advice"
+    );
+    let decl = dir.join("xdp_like.rs");
+    let to = pcw(&[
+        os("gen"),
+        os("--to-rust"),
+        os(&xdp),
+        os("-o"),
+        decl.as_os_str(),
+    ]);
+    assert!(to.status.success() && to.stderr.is_empty(), "{to:?}");
+    let plain = pcw(&[os("gen"), os(&xdp)]);
+    assert!(
+        plain.status.success() && plain.stderr.is_empty(),
+        "{plain:?}"
+    );
+    let from = pcw(&[os("gen"), os("--from-rust"), decl.as_os_str()]);
+    assert!(from.status.success(), "{from:?}");
+    assert!(
+        from.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&from.stderr)
+    );
 }
 
 /// A declaration with a problem writes nothing and names the problem at `file:line:column` of

@@ -38,6 +38,17 @@ fn writes_a_driver_crate_and_refuses_to_overwrite_it() {
     }
     let cargo = fs::read_to_string(dest.join("Cargo.toml")).unwrap();
     assert!(cargo.contains("name = \"my-driver\""), "{cargo}");
+    // Without `--pcw-rs` it depends on the registry's versions, and says how to use a checkout.
+    assert!(
+        cargo.contains(&format!("version = \"{}\"", env!("CARGO_PKG_VERSION"))),
+        "{cargo}"
+    );
+    assert!(
+        stderr(&out).contains("from the package registry")
+            && stderr(&out).contains("`--pcw-rs DIR`"),
+        "{}",
+        stderr(&out)
+    );
     assert!(cargo.contains("driver-type = \"WDM\""), "{cargo}");
     // Fresh GUIDs every time.
     let other = dir.path().join("other-driver");
@@ -90,6 +101,36 @@ fn an_existing_manifest_gets_a_publisher_per_counterset() {
         stderr(&out).contains("`applicationIdentity` is `xdp_like.sys`"),
         "{}",
         stderr(&out)
+    );
+}
+
+/// A counterset named with a bidi control (which lint accepts, with its non-ASCII warning):
+/// `counters.rs` carries the name in a doc comment, where rustc refuses the raw character, so
+/// the crate would not build. It is written escaped, as pcw-gen writes it.
+#[test]
+fn a_name_with_a_bidi_control_is_escaped_in_the_publishers_comments() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = fs::read_to_string(common::crate_file("tests/fixtures/xdp_like.man")).unwrap();
+    let tricky = manifest.replace(
+        "name=\"Sample XDP Receive Queue\"",
+        "name=\"Sample XDP &#x202E;Receive Queue\"",
+    );
+    assert_ne!(tricky, manifest);
+    let path = dir.path().join("rtl.man");
+    fs::write(&path, tricky).unwrap();
+    let dest = dir.path().join("rtl");
+    let out = pcw(&[
+        "new",
+        dest.to_str().unwrap(),
+        "--manifest",
+        path.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let counters = fs::read_to_string(dest.join("src/counters.rs")).unwrap();
+    assert!(!counters.contains('\u{202e}'), "{counters}");
+    assert!(
+        counters.contains("/// `Sample XDP \\u{202e}Receive Queue` ("),
+        "{counters}"
     );
 }
 
