@@ -278,16 +278,29 @@ impl Loaded {
                 .problems
                 .push(format!("{}: DriverEntry set no DriverUnload", self.what));
         }
-        leftovers(&mut unclean);
+        let registrations = leftovers(&mut unclean);
         // Unmapped before the kernel is handed to the next test.
         drop(self);
-        unclean.add_teardown(&kernel.teardown());
+        tear_down(&mut unclean, registrations, kernel);
         unclean.into_result()
     }
 }
 
-/// What the loader's kernel still holds, and every rule broken so far.
-pub(crate) fn leftovers(unclean: &mut Unclean) {
+/// Adds what `kernel`'s teardown reports to `unclean`, and the image's `registrations` left
+/// registered (from [`leftovers`]) only when the simulated PCW named none of them itself.
+pub(crate) fn tear_down(unclean: &mut Unclean, registrations: usize, kernel: Kernel) {
+    let report = kernel.teardown();
+    unclean.add_teardown(&report);
+    if registrations > 0 && report.registrations.is_empty() {
+        unclean.problems.push(format!(
+            "{registrations} counterset registration(s) of the image were not unregistered"
+        ));
+    }
+}
+
+/// What the loader's kernel still holds, and every rule broken so far; returns how many
+/// counterset registrations the image left, which [`tear_down`] reports.
+pub(crate) fn leftovers(unclean: &mut Unclean) -> usize {
     let leaks = ntos::leaks();
     for (tag, size) in &leaks.pool {
         unclean.problems.push(format!(
@@ -304,13 +317,8 @@ pub(crate) fn leftovers(unclean: &mut Unclean) {
             .problems
             .push(format!("symbolic link `{link}` was not deleted"));
     }
-    if leaks.registrations > 0 {
-        unclean.problems.push(format!(
-            "{} counterset registration(s) of the image were not unregistered",
-            leaks.registrations
-        ));
-    }
     for v in ntos::violations() {
         unclean.problems.push(format!("kernel rule broken: {v}"));
     }
+    leaks.registrations
 }

@@ -7,7 +7,7 @@
 use pcw_loader::ntos;
 use pcw_sim::kernel_pcw::{Kernel, PcwCall};
 
-use crate::driver::{Driver, Error, leftovers};
+use crate::driver::{Driver, Error, leftovers, tear_down};
 use crate::unclean::Unclean;
 
 /// `STATUS_INSUFFICIENT_RESOURCES`, what every injected fault returns.
@@ -36,6 +36,16 @@ pub enum FaultFailure {
         what: String,
         /// What it returned.
         status: u32,
+    },
+    /// With no fault injected, the run left something behind or broke a rule.
+    #[error("{what}, with no fault injected (DriverEntry returned {status:#010X}): {unclean}")]
+    Unclean {
+        /// The driver.
+        what: String,
+        /// What `DriverEntry` returned.
+        status: u32,
+        /// What was left or broken.
+        unclean: Unclean,
     },
     /// A failing call left something behind or broke a rule.
     #[error("{what}, DriverEntry with a failing `{routine}` (returned {status:#010X}): {unclean}")]
@@ -101,9 +111,9 @@ fn run(driver: &Driver, build: u32, injection: Injection) -> Result<Run, FaultFa
         }
     } else {
         let mut unclean = Unclean::default();
-        leftovers(&mut unclean);
+        let registrations = leftovers(&mut unclean);
         drop(loaded);
-        unclean.add_teardown(&kernel.teardown());
+        tear_down(&mut unclean, registrations, kernel);
         unclean
     };
     match (&failed, unclean.is_empty()) {
@@ -116,9 +126,8 @@ fn run(driver: &Driver, build: u32, injection: Injection) -> Result<Run, FaultFa
             status,
             loader_calls,
         }),
-        (None, false) => Err(FaultFailure::Unhandled {
+        (None, false) => Err(FaultFailure::Unclean {
             what,
-            routine: "nothing (no fault injected)".to_owned(),
             status: status.cast_unsigned(),
             unclean,
         }),

@@ -34,10 +34,10 @@ impl Unclean {
         }
         for b in &report.bugchecks {
             self.problems
-                .push(format!("real PCW would have bugchecked: {b:?}"));
+                .push(format!("real PCW would have bugchecked: {b}"));
         }
         for m in &report.misuse {
-            self.problems.push(format!("PCW contract broken: {m:?}"));
+            self.problems.push(format!("PCW contract broken: {m}"));
         }
     }
 

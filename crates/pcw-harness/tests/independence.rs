@@ -162,3 +162,17 @@ fn after_a_panicking_test_the_next_one_sees_its_own_registration() {
     panics_with_the_driver_loaded(&host);
     loads_collects_and_unloads(&host);
 }
+
+/// A driver that does not unregister at unload fails its own test, naming the counterset; the
+/// next test's `register`, which releases the handle the static slot still holds, passes.
+#[test]
+fn a_leaked_registration_fails_its_own_test_and_not_the_next_one() {
+    let kernel = Kernel::boot(BUILD_SERVER_2022);
+    assert!(register() >= 0);
+    let unclean = finish(kernel).unwrap_err();
+    assert_eq!(
+        unclean.to_string(),
+        format!("counterset `{SET}` is still registered")
+    );
+    registers_alone_and_collects();
+}

@@ -36,6 +36,8 @@ const WAVES: [(&str, u32); 3] = [("Small Wave", 1), ("Medium Wave", 2), ("Large 
 static FILTER_IN_CALLBACK: AtomicBool = AtomicBool::new(true);
 /// When set, `CollectData` leaves out "Medium Wave" although `EnumerateInstances` lists it.
 static OVERFILTER: AtomicBool = AtomicBool::new(false);
+/// When set, every instance the callback adds has id 1.
+static SAME_ID: AtomicBool = AtomicBool::new(false);
 /// When set, the callback passes a block too short for the descriptors.
 static SHORT_BLOCK: AtomicBool = AtomicBool::new(false);
 static ADD_COUNTER_CALLS: AtomicU32 = AtomicU32::new(0);
@@ -106,6 +108,11 @@ unsafe extern "system" fn callback(
             // SAFETY: both kinds carry a PCW_MASK_INFORMATION.
             let mask = unsafe { info.CollectData };
             for (i, (name, id)) in WAVES.iter().enumerate() {
+                let id = if SAME_ID.load(Ordering::Relaxed) {
+                    &1
+                } else {
+                    id
+                };
                 if kind == PcwCallbackCollectData
                     && OVERFILTER.load(Ordering::Relaxed)
                     && *name == "Medium Wave"
@@ -376,7 +383,48 @@ fn short_blocks_get_invalid_buffer_size() {
     assert_eq!(c.statuses, [STATUS_INVALID_BUFFER_SIZE]);
     assert!(c.instances.is_empty());
     unregister(handle);
-    assert!(k.teardown().is_clean());
+    // The teardown names the refused instance, the counter and the sizes.
+    let misuse = k.teardown().misuse;
+    let short = Misuse::ShortBlock {
+        name: "Small Wave".to_owned(),
+        counter: 1,
+        block: 0,
+        start: 8,
+        end: 16,
+        size: 8,
+    };
+    assert_eq!(misuse, std::slice::from_ref(&short));
+    assert_eq!(
+        short.to_string(),
+        "PcwAddInstance refused instance `Small Wave`: counter 1 reads bytes 8..16 of data \
+         block 0, which is 8 bytes (STATUS_INVALID_BUFFER_SIZE)"
+    );
+}
+
+#[test]
+fn two_instances_with_one_id_are_misuse() {
+    let k = Kernel::boot(BUILD_SERVER_2022);
+    let (_, handle) = register(PCW_VERSION_2, 0, "Same Id");
+    FILTER_IN_CALLBACK.store(false, Ordering::Relaxed);
+    SAME_ID.store(true, Ordering::Relaxed);
+    let c = k.collect("Same Id", &Request::default());
+    SAME_ID.store(false, Ordering::Relaxed);
+    FILTER_IN_CALLBACK.store(true, Ordering::Relaxed);
+    assert_eq!(c.unwrap().instances.len(), 3, "PCW passes them through");
+    unregister(handle);
+    let misuse = k.teardown().misuse;
+    assert_eq!(
+        misuse,
+        [
+            Misuse::DuplicateId("Small Wave".into(), "Medium Wave".into(), 1),
+            Misuse::DuplicateId("Small Wave".into(), "Large Wave".into(), 1),
+        ]
+    );
+    assert_eq!(
+        misuse[0].to_string(),
+        "instances `Small Wave` and `Medium Wave` of one collection both have id 1 (ids should \
+         be unique)"
+    );
 }
 
 #[test]
@@ -604,4 +652,39 @@ fn a_handle_of_an_abandoned_kernel_never_names_a_later_registration() {
     let k = Kernel::boot(BUILD_SERVER_2022);
     unregister(later);
     assert_eq!(k.teardown().bugchecks, [Bugcheck::UnregisterStale(later)]);
+}
+
+#[test]
+fn a_leak_fails_the_test_that_leaked_and_not_the_next_one() {
+    // A driver that does not unregister at unload: its test's teardown reports the leak…
+    let k = Kernel::boot(BUILD_SERVER_2022);
+    let (_, leaked) = register(PCW_VERSION_2, 0, "Leaked");
+    assert_eq!(k.teardown().registrations, ["Leaked"]);
+    // …and the next test's DriverEntry, replacing the handle its statics still hold, releases
+    // it under a new kernel: the same leak, not a fault of that test.
+    let k = Kernel::boot(BUILD_SERVER_2022);
+    let (_, handle) = register(PCW_VERSION_2, 0, "Leaked");
+    unregister(leaked);
+    assert_eq!(
+        k.countersets(),
+        ["Leaked"],
+        "the new registration is untouched"
+    );
+    unregister(handle);
+    let report = k.teardown();
+    assert!(report.is_clean(), "{report:?}");
+    // A handle released twice is still a bugcheck, named in words.
+    let k = Kernel::boot(BUILD_SERVER_2022);
+    let (_, handle) = register(PCW_VERSION_2, 0, "Twice");
+    unregister(handle);
+    unregister(handle);
+    let bugchecks = k.teardown().bugchecks;
+    assert_eq!(bugchecks, [Bugcheck::UnregisterStale(handle)]);
+    assert!(
+        bugchecks[0].to_string().starts_with(&format!(
+            "PcwUnregister of registration handle {handle:#x}, which is not registered"
+        )),
+        "{}",
+        bugchecks[0]
+    );
 }

@@ -69,12 +69,10 @@ fn a_registration_left_open_is_named_at_the_end() {
         e.to_string(),
         "counterset `Checksum Driver Algorithms` is still registered"
     );
-    // The simulated kernel was reset; the driver's slot still holds the stale registration.
+    // The simulated kernel was reset; the driver's slot still holds the leaked registration.
+    // Releasing it under the next kernel is the same leak, already named: not a fault of the
+    // test that releases it.
     let kernel = Kernel::boot(BUILD_SERVER_2022);
     counters::unregister();
-    let e = finish(kernel).unwrap_err();
-    assert!(
-        e.to_string().starts_with("real PCW would have bugchecked"),
-        "{e}"
-    );
+    finish(kernel).unwrap();
 }

@@ -37,9 +37,11 @@ static SESSION: Mutex<()> = Mutex::new(());
 /// [`Kernel::teardown`] (its test panicked) is abandoned: the handles it handed out, which a
 /// driver's host build may still hold in its statics, are ignored by `PcwUnregister` and
 /// `PcwCloseInstance` under any later kernel — the next test's `DriverEntry` replacing them
-/// neither unregisters its own counterset nor fails. A torn-down kernel's handles stay
-/// stale: releasing one later is recorded as [`Bugcheck::UnregisterStale`] or
-/// [`Bugcheck::CloseStale`], as real PCW would bugcheck.
+/// neither unregisters its own counterset nor fails. So are the handles a teardown reports
+/// still registered or open: the test that leaked them fails for it, and a later test
+/// releasing them does not. The other handles of a torn-down kernel stay stale: releasing one
+/// again later is recorded as [`Bugcheck::UnregisterStale`] or [`Bugcheck::CloseStale`], as
+/// real PCW would bugcheck.
 #[derive(Debug)]
 pub struct Kernel {
     _session: MutexGuard<'static, ()>,
@@ -417,13 +419,19 @@ impl Kernel {
                     },
                 ));
             }
-            let mut seen: Vec<Vec<u16>> = Vec::new();
+            let mut seen: Vec<(Vec<u16>, u32)> = Vec::new();
             for (name, id, values) in added {
-                if seen.iter().any(|s| wildcard::eq_ignore_case(s, &name)) {
+                if seen.iter().any(|(s, _)| wildcard::eq_ignore_case(s, &name)) {
                     st.misuse
                         .push(Misuse::DuplicateName(String::from_utf16_lossy(&name)));
+                } else if let Some((other, _)) = seen.iter().find(|(_, i)| *i == id) {
+                    st.misuse.push(Misuse::DuplicateId(
+                        String::from_utf16_lossy(other),
+                        String::from_utf16_lossy(&name),
+                        id,
+                    ));
                 }
-                seen.push(name.clone());
+                seen.push((name.clone(), id));
                 let display = String::from_utf16_lossy(&name);
                 if !request.selects(&name, id) {
                     out.unfiltered.push(display);
@@ -461,6 +469,7 @@ impl Kernel {
             bugchecks: std::mem::take(&mut st.bugchecks),
             misuse: std::mem::take(&mut st.misuse),
         };
+        st.abandon_leaked();
         *st = State::default();
         report
     }

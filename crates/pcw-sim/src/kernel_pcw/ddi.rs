@@ -90,6 +90,31 @@ unsafe fn read_blocks(data: *const PCW_DATA, count: u32) -> Vec<(usize, u32)> {
         .collect()
 }
 
+/// What [`read_values`] refused an instance for, as a [`Misuse::ShortBlock`]: the first
+/// descriptor whose bytes lie past its block's end (or in a block not passed, or passed NULL).
+fn short_block(
+    descriptors: &[Descriptor],
+    blocks: &[(usize, u32)],
+    name: &[u16],
+) -> Option<Misuse> {
+    descriptors.iter().find_map(|d| {
+        let (ptr, size) = blocks
+            .get(usize::from(d.struct_index))
+            .copied()
+            .unwrap_or((0, 0));
+        let start = u32::from(d.offset);
+        let end = start + u32::from(d.size);
+        (end > size || ptr == 0).then(|| Misuse::ShortBlock {
+            name: String::from_utf16_lossy(name),
+            counter: d.id,
+            block: d.struct_index,
+            start,
+            end,
+            size: if ptr == 0 { 0 } else { size },
+        })
+    })
+}
+
 /// Reads the values of `descriptors` out of provider blocks, `None` if a block is missing or too
 /// short.
 ///
@@ -265,10 +290,14 @@ pub unsafe extern "system" fn PcwAddInstance(
         // SAFETY: `data` is NULL or holds `count` PCW_DATA entries (DDI contract).
         let blocks = unsafe { read_blocks(data, count) };
         // SAFETY: each block is readable for its stated size (DDI contract).
-        match unsafe { read_values(&buf.descriptors, &blocks, u64::MAX) } {
-            Some(v) => v,
-            None => return STATUS_INVALID_BUFFER_SIZE,
-        }
+        let values = unsafe { read_values(&buf.descriptors, &blocks, u64::MAX) };
+        let Some(values) = values else {
+            if let Some(short) = short_block(&buf.descriptors, &blocks, &name) {
+                buf.misuse.push(short);
+            }
+            return STATUS_INVALID_BUFFER_SIZE;
+        };
+        values
     };
     buf.added.push((name, id, values));
     STATUS_SUCCESS

@@ -30,32 +30,81 @@ pub enum PcwCall {
     CreateInstance,
 }
 
-/// Something real PCW would have crashed the machine for.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Something real PCW would have crashed the machine for. `Display` says what was called and
+/// the usual cause.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Bugcheck {
     /// `PcwUnregister(NULL)`.
+    #[error("PcwUnregister(NULL)")]
     UnregisterNull,
     /// `PcwUnregister` of a handle that is not (or no longer) registered.
+    #[error(
+        "PcwUnregister of registration handle {0:#x}, which is not registered in this kernel \
+         (unregistered twice, or kept from an earlier simulated kernel: a registration an \
+         earlier test in this process did not unregister)"
+    )]
     UnregisterStale(isize),
     /// `PcwCloseInstance` of NULL or of an instance that is not open.
+    #[error(
+        "PcwCloseInstance of instance handle {0:#x}, which is not open (NULL, or closed twice)"
+    )]
     CloseStale(isize),
     /// `PcwCreateInstance` on a registration that is not open.
+    #[error(
+        "PcwCreateInstance on registration handle {0:#x}, which is not registered in this kernel"
+    )]
     CreateOnStale(isize),
 }
 
-/// A contract breach PCW tolerates but a provider should not commit.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A contract breach PCW tolerates but a provider should not commit. `Display` names the
+/// instance or call and what the contract asks.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Misuse {
     /// `PcwAddInstance` with a NULL, empty-for-multi or odd-length name.
+    #[error("PcwAddInstance with a NULL name or one of an odd number of bytes")]
     BadInstanceName,
     /// An instance id of `0xFFFFFFFE` or above (reserved: ids should stay below it).
+    #[error("instance id {0:#x} is reserved (ids must stay below 0xFFFFFFFE)")]
     ReservedInstanceId(u32),
     /// Two instances with the same name (compared case-insensitively) in one collection.
+    #[error(
+        "two instances named `{0}` in one collection (names must be unique, compared \
+         case-insensitively)"
+    )]
     DuplicateName(String),
+    /// Two instances of one collection with the same id and different names (ids should be
+    /// unique; a query by `InstanceId` then selects both).
+    #[error("instances `{0}` and `{1}` of one collection both have id {2} (ids should be unique)")]
+    DuplicateId(String, String, u32),
+    /// `PcwAddInstance` refused an instance whose data blocks are shorter than the registered
+    /// descriptors read (it returns `STATUS_INVALID_BUFFER_SIZE`, and the instance is lost).
+    #[error(
+        "PcwAddInstance refused instance `{name}`: counter {counter} reads bytes {start}..{end} \
+         of data block {block}, which is {size} bytes (STATUS_INVALID_BUFFER_SIZE)"
+    )]
+    ShortBlock {
+        /// The instance's name.
+        name: String,
+        /// The first counter id whose bytes lie past its block's end.
+        counter: u16,
+        /// Its block (`StructIndex`).
+        block: u16,
+        /// Where its bytes start in the block.
+        start: u32,
+        /// Where they end.
+        end: u32,
+        /// The block's size as passed (0 when `PcwAddInstance` had no such block).
+        size: u32,
+    },
     /// `PcwAddInstance` called with a buffer handle that is not a live collection.
+    #[error("PcwAddInstance with a buffer handle that is not a collection in progress")]
     StaleBuffer,
     /// `PcwUnregister` of a registration from inside one of its own callbacks: real PCW waits
     /// for the registration's running callbacks, so it would wait for itself forever.
+    #[error(
+        "PcwUnregister of a registration from inside its own callback (real PCW would wait \
+         for that callback forever)"
+    )]
     UnregisterInCallback,
 }
 
@@ -314,7 +363,19 @@ impl State {
         }
     }
 
-    /// Whether `handle` is one an abandoned kernel handed out ([`State::abandon`]).
+    /// Records the handles still registered or open at this kernel's teardown as abandoned:
+    /// the teardown reports them as leaks, in the test that leaked them. A driver's host build
+    /// may still hold them in its statics, and another test's `DriverEntry` (or `register`)
+    /// replacing them releases them: the same leak, not a fault of that test. A handle that
+    /// was released before the teardown stays stale: releasing it again is a bugcheck.
+    pub(super) fn abandon_leaked(&self) {
+        let leaked = self.registrations.keys().chain(self.created.keys());
+        let mut abandoned = ABANDONED.lock().unwrap_or_else(PoisonError::into_inner);
+        abandoned.extend(leaked.map(|&h| h..h + 1));
+    }
+
+    /// Whether `handle` is one an abandoned kernel handed out ([`State::abandon`]) or one a
+    /// torn-down kernel reported leaked ([`State::abandon_leaked`]).
     pub(super) fn abandoned(handle: isize) -> bool {
         ABANDONED
             .lock()
