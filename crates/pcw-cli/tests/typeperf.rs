@@ -471,6 +471,34 @@ fn any_driver_s_image_is_sampled_with_its_manifest() {
         ),
         "{stderr}"
     );
+    // A manifest whose type gives a counter another size than the driver registered (4 bytes
+    // against its 8): the values would be read wrong, and that is a warning too.
+    let narrowed = text.replacen(
+        r#"descriptionID="118" type="perf_counter_large_rawcount""#,
+        r#"descriptionID="118" type="perf_counter_rawcount""#,
+        1,
+    );
+    assert_ne!(narrowed, text);
+    std::fs::write(&other, narrowed).unwrap();
+    let out = pcw(&[
+        "typeperf",
+        "--image",
+        image.to_str().unwrap(),
+        "--manifest",
+        other.to_str().unwrap(),
+        r"\Checksum Driver Algorithms(*)\*",
+        "-sc",
+        "1",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "warning: the driver registered counter `Rejected Requests` (id 4) of `Checksum \
+             Driver Algorithms` as 8 bytes, but the manifest's `PERF_COUNTER_RAWCOUNT` takes 4"
+        ),
+        "{stderr}"
+    );
 }
 
 #[test]

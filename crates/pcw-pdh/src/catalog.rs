@@ -24,6 +24,9 @@ pub struct CounterInfo {
     pub name: Option<String>,
     /// V1 counter type.
     pub counter_type: CounterType,
+    /// The value's size in bytes, as the manifest's type and field give it (what the driver's
+    /// `PCW_COUNTER_DESCRIPTOR.Size` should say).
+    pub size: u32,
     /// `defaultScale`.
     pub scale: i32,
     /// `baseID`.
@@ -113,6 +116,7 @@ impl Catalog {
                                 && !c.attributes.contains(&CounterAttribute::NoDisplay)
                         }),
                         counter_type: CounterType::from_raw(c.counter_type),
+                        size: c.size,
                         scale: c.default_scale,
                         base_id: c.base_id,
                         perf_time_id: c.perf_time_id,
@@ -128,9 +132,11 @@ impl Catalog {
 
     /// What the driver registered in `kernel` that this catalog (another driver's manifest, as
     /// `--image` with `--manifest` reads it) does not say, set by set: a counter the manifest
-    /// declares that the driver did not register (PDH shows its column blank), and one the
-    /// driver registered that the manifest does not declare (no path reaches it). Sets the
-    /// driver did not register are not here: asking for one is an error of its own.
+    /// declares that the driver did not register (PDH shows its column blank), one the driver
+    /// registered that the manifest does not declare (no path reaches it), and one registered
+    /// with another size than the manifest's type gives it (its values are read wrong: a
+    /// 64-bit count registered as 4 bytes loses its high half). Sets the driver did not
+    /// register are not here: asking for one is an error of its own.
     pub fn mismatches(&self, kernel: &pcw_sim::kernel_pcw::Kernel) -> Vec<String> {
         let mut found = Vec::new();
         for set in &self.sets {
@@ -149,12 +155,22 @@ impl Catalog {
                 }
             }
             for d in &registered {
-                if set.counter(d.id).is_none() {
-                    found.push(format!(
+                match set.counter(d.id) {
+                    None => found.push(format!(
                         "the driver registered counter id {} of `{name}`, which the manifest \
                          does not declare: no counter path reaches it",
                         d.id
-                    ));
+                    )),
+                    Some(c) if u32::from(d.size) != c.size => found.push(format!(
+                        "the driver registered counter `{}` (id {}) of `{name}` as {} bytes, \
+                         but the manifest's `{}` takes {}: its values are read wrong",
+                        visible(c.name.as_deref().unwrap_or_default()),
+                        d.id,
+                        d.size,
+                        c.counter_type.name(),
+                        c.size
+                    )),
+                    Some(_) => {}
                 }
             }
         }

@@ -169,7 +169,7 @@ pub(crate) enum Error {
         reason: String,
     },
     /// The image left something behind or broke a kernel rule while it ran.
-    #[error("the image {0}")]
+    #[error("the image left something behind or broke a kernel rule: {0}")]
     ImageCheck(String),
     /// Writing the samples failed.
     #[error("writing the output: {0}")]
