@@ -178,9 +178,11 @@ for driver in fresh_driver ported_driver; do
     --manifest "target/scaffold/${driver/_/-}/$driver.man"
 done
 
-step "the C example driver (examples/c-driver, built with mingw-w64 by scripts/c-driver.sh during the cross-build): target/windows/c_driver.sys and its CR8 variant, linked without relocations, in the loader (crates/pcw-loader/tests/c_driver.rs), then sampled by the installed pcw"
+step "the C example driver (examples/c-driver, built with mingw-w64 by scripts/c-driver.sh during the cross-build): target/windows/c_driver.sys and its CR8 variant, linked without relocations, in the loader (crates/pcw-loader/tests/c_driver.rs) and through pcw-harness (crates/pcw-harness/tests/c_driver.rs), then sampled by the installed pcw"
 PCW_C_DRIVER_IMAGE=target/windows/c_driver.sys cargo test -p pcw-loader --test c_driver --locked -- --nocapture
 PCW_C_DRIVER_IMAGE=target/windows/c_driver_cr8.sys cargo test -p pcw-loader --test c_driver --locked -- --nocapture
+# As a C driver's author tests it, through pcw-harness's public API and its manifest alone.
+PCW_C_DRIVER_IMAGE=target/windows/c_driver.sys cargo test -p pcw-harness --test c_driver --locked -- --nocapture
 # The installed command samples the C driver's image with its manifest, as a C driver's author would:
 # the queue whose byte count starts at 2^32 must read exactly that.
 c_sample=$("$installed" typeperf --image target/windows/c_driver_cr8.sys \

@@ -6,18 +6,24 @@
 //! * **The simulated kernel** ([`Kernel`], pcw-sim's): a test boots one, registers counters
 //!   with it — a publisher alone through the generated `register_publisher`, or a whole
 //!   driver — and collects or enumerates them with any `InstanceId`/`InstanceMask`/
-//!   `CounterMask` ([`Request`]), as PCW calls a provider's callback. One kernel at a time per
-//!   process: [`Kernel::boot`] waits for the previous test's to be torn down. [`finish`] tears
-//!   it down and fails, naming it, on a counterset still registered, an instance still open,
-//!   or anything real PCW would have bugchecked on.
+//!   `CounterMask` ([`Request`]), as PCW calls a provider's callback;
+//!   [`requests::answers`] sends a counterset the requests PDH sends (each instance by id, by
+//!   name in another case, by `*` and `?` wildcards) and names the first one answered wrong.
+//!   One kernel at a time per process: [`Kernel::boot`] waits for the previous test's to be
+//!   torn down. [`finish`] tears it down and fails, naming it, on a counterset still
+//!   registered, an instance still open, anything real PCW would have bugchecked on, or a
+//!   contract PCW tolerates broken (two instances of one name or one id, a data block shorter
+//!   than the counters registered).
 //!
 //!   Tests of one binary share the driver's statics, as its host build is linked once. A test
 //!   that panics before its unload leaves its registrations there; the next test's
 //!   `DriverEntry` (or `register`) replaces and so unregisters them. That touches nothing of
 //!   the next test's kernel: no two kernels of a process hand out the same handle, and the
 //!   handles of a kernel dropped without its teardown (the panicking test's) are ignored by
-//!   later kernels. So a failing test fails alone, whatever runs beside or after it. A handle
-//!   of a kernel that *was* torn down is stale for good: releasing it is a bugcheck.
+//!   later kernels; nor do a torn-down kernel's handles its teardown reported leaked (a
+//!   driver that does not unregister at unload fails its own test, not the next one). So a
+//!   failing test fails alone, whatever runs beside or after it. Any other handle of a kernel
+//!   that *was* torn down is stale for good: releasing it again is a bugcheck.
 //! * **Drivers** ([`Driver`], x86-64 Linux): the driver's host build (its `DriverEntry`
 //!   compiled for the host, its kernel calls reaching the loader's routines through the
 //!   `extern "system"` entry points of [`host`]) or its cross-built `.sys` (mapped and bound by
@@ -67,6 +73,7 @@ pub mod faults;
 pub mod host;
 #[cfg(all(target_arch = "x86_64", unix))]
 pub mod isolate;
+pub mod requests;
 pub mod unclean;
 pub mod v1;
 
