@@ -129,6 +129,9 @@ typedef PCW_CALLBACK *PPCW_CALLBACK;
 #define PCW_VERSION_2 0x0200
 #define PCW_CURRENT_VERSION PCW_VERSION_2
 
+/* PCW_MASK_INFORMATION.InstanceId when the consumer asks for every instance. */
+#define PCW_ANY_INSTANCE_ID 0xFFFFFFFF
+
 typedef enum PCW_REGISTRATION_FLAGS {
     PcwRegistrationNone = 0x0000,
     PcwRegistrationSiloNeutral = 0x0001,
