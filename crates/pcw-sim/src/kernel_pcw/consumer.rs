@@ -4,7 +4,7 @@
 //! does, applies PCW's own filter, notifies providers of added and removed counters, and
 //! reports at teardown what was left open or went wrong.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ffi::c_void;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -419,19 +419,22 @@ impl Kernel {
                     },
                 ));
             }
-            let mut seen: Vec<(Vec<u16>, u32)> = Vec::new();
+            // Names as PCW compares them (unit by unit, upper-cased), and each id's first name.
+            let mut names: HashSet<Vec<u16>> = HashSet::new();
+            let mut ids: HashMap<u32, Vec<u16>> = HashMap::new();
             for (name, id, values) in added {
-                if seen.iter().any(|(s, _)| wildcard::eq_ignore_case(s, &name)) {
+                let folded = name.iter().map(|u| wildcard::upcase(*u)).collect();
+                if !names.insert(folded) {
                     st.misuse
                         .push(Misuse::DuplicateName(String::from_utf16_lossy(&name)));
-                } else if let Some((other, _)) = seen.iter().find(|(_, i)| *i == id) {
+                } else if let Some(other) = ids.get(&id) {
                     st.misuse.push(Misuse::DuplicateId(
                         String::from_utf16_lossy(other),
                         String::from_utf16_lossy(&name),
                         id,
                     ));
                 }
-                seen.push((name.clone(), id));
+                ids.entry(id).or_insert_with(|| name.clone());
                 let display = String::from_utf16_lossy(&name);
                 if !request.selects(&name, id) {
                     out.unfiltered.push(display);
