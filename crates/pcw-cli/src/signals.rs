@@ -38,7 +38,41 @@ pub(crate) const STOPPING: &[i32] = &[
     signal_hook::consts::SIGHUP,
 ];
 
-/// Starts the thread that ends the process on [`STOPPING`] signals. Where no thread can be
+/// The [`STOPPING`] signals this process acts on: those it was not started with ignored. A
+/// signal ignored at the start stays ignored, the Unix rule for a program that catches
+/// signals: `nohup pcw typeperf … &` keeps sampling after its terminal is closed, and a
+/// background job of a script is not stopped by the terminal's Ctrl+C. Worked out once, by
+/// [`install`], before any handler is set.
+#[cfg(unix)]
+pub(crate) fn watched() -> &'static [i32] {
+    static WATCHED: std::sync::OnceLock<Vec<i32>> = std::sync::OnceLock::new();
+    WATCHED.get_or_init(|| {
+        let ignored = ignored_at_start();
+        STOPPING
+            .iter()
+            .copied()
+            .filter(|s| u32::try_from(*s - 1).is_ok_and(|bit| ignored & (1 << bit) == 0))
+            .collect()
+    })
+}
+
+/// The signals this process was started with ignored, as the bit `signal - 1` of the
+/// `SigIgn` mask Linux shows in `/proc/self/status`; none where that cannot be read (other
+/// Unixes: every stopping signal is then caught).
+#[cfg(unix)]
+fn ignored_at_start() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("SigIgn:"))
+                .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Starts the thread that ends the process on the [`watched`] signals. Where no thread can be
 /// started, the signals keep their default actions.
 ///
 /// Also catches SIGXFSZ, which a file-size limit (`ulimit -f`) sends to a write that would
@@ -48,9 +82,10 @@ pub(crate) const STOPPING: &[i32] = &[
 #[cfg(unix)]
 pub(crate) fn install() {
     // A flag nobody reads: all that matters is that the signal is caught.
+    let watched = watched();
     let caught = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let _ = signal_hook::flag::register(signal_hook::consts::SIGXFSZ, caught);
-    let Ok(mut signals) = signal_hook::iterator::Signals::new(STOPPING) else {
+    let Ok(mut signals) = signal_hook::iterator::Signals::new(watched) else {
         return;
     };
     let started = std::thread::Builder::new()
@@ -74,7 +109,7 @@ pub(crate) fn install() {
     if started.is_err() {
         // The handlers the iterator installed stay (unregistered, a signal would be ignored):
         // each now takes the default action.
-        for &signal in STOPPING {
+        for &signal in watched {
             let always = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
             let _ = signal_hook::flag::register_conditional_default(signal, always);
         }

@@ -14,9 +14,12 @@
 //! test also snapshots its working directory and asserts that no file changed but the declared
 //! outputs.
 //!
-//! A full disk is a file size limit (`RLIMIT_FSIZE`, with `SIGXFSZ` ignored so that the write
-//! fails with `EFBIG` as it would with `ENOSPC`): the same failed `write` at the same place,
-//! without needing the privileges to mount a small file system.
+//! A full disk is a file size limit (`RLIMIT_FSIZE`; `SIGXFSZ` keeps its default action, as
+//! after `ulimit -f` in a shell, and the command catches it so that the write fails with
+//! `EFBIG` as it would with `ENOSPC`): the same failed `write` at the same place, without
+//! needing the privileges to mount a small file system. Every child starts with SIGINT,
+//! SIGTERM and SIGHUP at their default actions, whatever the test runner inherited (a
+//! background job's SIGINT is ignored), but those a test says it starts ignored.
 
 #![cfg(target_os = "linux")]
 
@@ -60,6 +63,8 @@ struct Setup {
     file_size_limit: Option<u64>,
     /// Signals sent to the process while it runs, each once its time since the start passed.
     signals: Vec<(Duration, i32)>,
+    /// Signals the process starts with ignored (`nohup` ignores SIGHUP).
+    ignored: Vec<i32>,
 }
 
 impl Setup {
@@ -70,7 +75,14 @@ impl Setup {
             stderr: Sink::Capture,
             file_size_limit: None,
             signals: Vec::new(),
+            ignored: Vec::new(),
         }
+    }
+
+    /// Starts the process with `signal` ignored.
+    fn ignoring(mut self, signal: i32) -> Self {
+        self.ignored.push(signal);
+        self
     }
 
     fn stdout(mut self, sink: Sink) -> Self {
@@ -193,6 +205,40 @@ fn peak_of(pid: i32) -> Option<u64> {
     Some(kb * 1024)
 }
 
+/// What the child does between fork and exec: SIGXFSZ at its default action, which ends a
+/// process at the file-size limit as in a shell after `ulimit -f` (the command itself must catch
+/// it to fail cleanly); the stop signals at their defaults, but those `setup` starts ignored;
+/// and `setup`'s file-size limit.
+fn child_setup(cmd: &mut Command, setup: &Setup) {
+    let (limit, ignored) = (setup.file_size_limit, setup.ignored.clone());
+    let before_exec = move || {
+        for signal in [libc::SIGXFSZ, libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            let action = if ignored.contains(&signal) {
+                libc::SIG_IGN
+            } else {
+                libc::SIG_DFL
+            };
+            // SAFETY: `signal` is async-signal-safe, and affects only this child, between fork
+            // and exec.
+            unsafe { libc::signal(signal, action) };
+        }
+        if let Some(limit) = limit {
+            let rl = libc::rlimit {
+                rlim_cur: limit,
+                rlim_max: limit,
+            };
+            // SAFETY: `setrlimit` is async-signal-safe; `rl` lives across the call.
+            if unsafe { libc::setrlimit(libc::RLIMIT_FSIZE, &raw const rl) } != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    };
+    // SAFETY: the closure makes only async-signal-safe calls and touches nothing shared (its
+    // list of signals was cloned before the fork; `contains` only reads it).
+    unsafe { cmd.pre_exec(before_exec) };
+}
+
 /// Runs `pcw args` under `setup` and enforces the rules every invocation obeys (module docs).
 fn run(setup: &Setup, args: &[&str]) -> Ran {
     // `PCW_BIN` runs another build of the command (the AddressSanitizer one, or an older one
@@ -203,26 +249,7 @@ fn run(setup: &Setup, args: &[&str]) -> Ran {
     let (out, out_reader) = stdio(setup.stdout, &setup.dir);
     let (err, err_reader) = stdio(setup.stderr, &setup.dir);
     cmd.stdout(out).stderr(err);
-    if let Some(limit) = setup.file_size_limit {
-        let limit_file_size = move || {
-            // SIGXFSZ keeps its default action, which ends a process at the limit, as in a
-            // shell after `ulimit -f`: the command itself must catch it to fail cleanly.
-            // SAFETY: `signal` is async-signal-safe, and affects only this child, between fork
-            // and exec.
-            unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_DFL) };
-            let rl = libc::rlimit {
-                rlim_cur: limit,
-                rlim_max: limit,
-            };
-            // SAFETY: `setrlimit` is async-signal-safe; `rl` lives across the call.
-            if unsafe { libc::setrlimit(libc::RLIMIT_FSIZE, &raw const rl) } != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        };
-        // SAFETY: the closure makes only async-signal-safe calls and touches nothing shared.
-        unsafe { cmd.pre_exec(limit_file_size) };
-    }
+    child_setup(&mut cmd, setup);
     #[expect(
         clippy::zombie_processes,
         reason = "reaped by `wait4` below, which also gives its status without `Child::wait`"
@@ -1081,6 +1108,32 @@ fn an_interrupted_typeperf_keeps_the_samples_taken_in_its_file() {
         // Only the destination changed: no `.out.csv.XXXXXX.tmp` beside it.
         assert_only_changed(dir.path(), &before, &[file]);
     }
+}
+
+/// Under `nohup` (SIGHUP ignored at the start) a closed terminal does not stop the run: the
+/// signal stays ignored, every sample is taken and the command succeeds.
+#[test]
+fn a_run_started_with_sighup_ignored_keeps_sampling_through_a_hangup() {
+    let dir = workdir();
+    let setup = Setup::in_dir(dir.path())
+        .ignoring(libc::SIGHUP)
+        .signal_after(Duration::from_millis(700), libc::SIGHUP);
+    let ran = run(
+        &setup,
+        &[
+            "typeperf",
+            "\\Geometric Waves(*)\\*",
+            "-sc",
+            "4",
+            "-si",
+            "0.4",
+            "-o",
+            "kept.csv",
+        ],
+    );
+    ran.assert_code(0);
+    let text = fs::read_to_string(dir.path().join("kept.csv")).unwrap();
+    assert_eq!(complete_samples(&text, ',', "(PDH-CSV 4.0)"), 4, "{text}");
 }
 
 /// A long interval ends at once on Ctrl+C (the wait between samples is not a plain sleep);

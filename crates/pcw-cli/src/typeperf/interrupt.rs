@@ -19,16 +19,21 @@ use signal_hook::flag;
 
 use super::Error;
 
-/// The signals that stop a run: those that end any command.
+/// The signals that stop a run: those that end any command (but the ones it was started with
+/// ignored, which stay ignored).
 #[cfg(unix)]
-const SIGNALS: &[i32] = crate::signals::STOPPING;
+fn signals() -> &'static [i32] {
+    crate::signals::watched()
+}
 /// The signals that stop a run: Ctrl+C, Ctrl+Break and SIGTERM.
 #[cfg(windows)]
-const SIGNALS: &[i32] = &[
-    signal_hook::consts::SIGINT,
-    signal_hook::consts::SIGBREAK,
-    signal_hook::consts::SIGTERM,
-];
+fn signals() -> &'static [i32] {
+    &[
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGBREAK,
+        signal_hook::consts::SIGTERM,
+    ]
+}
 
 /// The longest time a wait goes without looking at the flag.
 const SLICE: Duration = Duration::from_millis(20);
@@ -38,7 +43,7 @@ const SLICE: Duration = Duration::from_millis(20);
 pub(crate) struct Interrupt(Arc<AtomicUsize>);
 
 impl Interrupt {
-    /// Catches [`SIGNALS`] from now on: each records itself in the flag instead of ending the
+    /// Catches [`signals`] from now on: each records itself in the flag instead of ending the
     /// process.
     ///
     /// # Errors
@@ -48,7 +53,7 @@ impl Interrupt {
         // within this grace (a wait the flag cannot end: a FIFO, a full pipe).
         crate::signals::grace(crate::signals::TYPEPERF_GRACE);
         let caught = Arc::new(AtomicUsize::new(0));
-        for &signal in SIGNALS {
+        for &signal in signals() {
             let number = usize::try_from(signal).unwrap_or(usize::MAX);
             flag::register_usize(signal, Arc::clone(&caught), number).map_err(Error::Signals)?;
         }

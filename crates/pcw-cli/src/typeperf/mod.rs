@@ -317,7 +317,8 @@ pub(crate) fn run(args: &Args) -> Result<(), Error> {
     }
     if taken < options.samples {
         let signal = interrupt.signal().unwrap_or(0);
-        pcw_io::console::err(&format!("{EXITING_MESSAGE}\n"))?;
+        // A closed terminal (SIGHUP) takes no more text: the run still ends as the signal says.
+        let _ = pcw_io::console::err(&format!("{EXITING_MESSAGE}\n"));
         let kept = format!("{taken} of {} samples taken{kept}", options.samples);
         return Err(Error::Interrupted { signal, kept });
     }
