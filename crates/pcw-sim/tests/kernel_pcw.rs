@@ -379,7 +379,10 @@ fn short_blocks_get_invalid_buffer_size() {
     let (_, handle) = register(PCW_VERSION_2, 0, "Short");
     SHORT_BLOCK.store(true, Ordering::Relaxed);
     let c = k.collect("Short", &Request::default()).unwrap();
+    // A second collection breaks the same rule: the teardown names it once.
+    let again = k.collect("Short", &Request::default()).unwrap();
     SHORT_BLOCK.store(false, Ordering::Relaxed);
+    assert_eq!(again, c);
     assert_eq!(c.statuses, [STATUS_INVALID_BUFFER_SIZE]);
     assert!(c.instances.is_empty());
     unregister(handle);
@@ -469,6 +472,18 @@ fn created_instances_are_read_at_collection_time() {
         c.instances[0].values[&1], 99,
         "read at collection, not at create"
     );
+    // A request that excludes the created instance: PCW filters it itself, so it is not one
+    // the callback added too many of (the waves, which this callback filters by id only, are).
+    let c = k
+        .collect(
+            "Dynamic",
+            &Request {
+                instance_mask: Some("Small*".into()),
+                ..Request::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(c.unfiltered, ["Medium Wave", "Large Wave"]);
     // SAFETY: closing before freeing, as the contract requires.
     unsafe { PcwCloseInstance(instance) };
     // SAFETY: allocated by Box::into_raw above; no longer referenced by PCW.
@@ -673,6 +688,10 @@ fn a_leak_fails_the_test_that_leaked_and_not_the_next_one() {
     unregister(handle);
     let report = k.teardown();
     assert!(report.is_clean(), "{report:?}");
+    // Released once, the leaked handle is stale like any other: a second release is a bugcheck.
+    let k = Kernel::boot(BUILD_SERVER_2022);
+    unregister(leaked);
+    assert_eq!(k.teardown().bugchecks, [Bugcheck::UnregisterStale(leaked)]);
     // A handle released twice is still a bugcheck, named in words.
     let k = Kernel::boot(BUILD_SERVER_2022);
     let (_, handle) = register(PCW_VERSION_2, 0, "Twice");

@@ -66,7 +66,7 @@ pub struct Teardown {
     pub instances: Vec<String>,
     /// What would have crashed a real machine.
     pub bugchecks: Vec<Bugcheck>,
-    /// Tolerated contract breaches.
+    /// Tolerated contract breaches, each once.
     pub misuse: Vec<Misuse>,
 }
 
@@ -131,6 +131,7 @@ pub struct Collection {
     pub instances: Vec<Instance>,
     /// Instances the callback added although the request excluded them (the callback filtered
     /// too little; PCW drops them, and the docs allow it, but our provider claims to filter).
+    /// `PcwCreateInstance` instances, which PCW filters itself, are never here.
     pub unfiltered: Vec<String>,
     /// Instances the request selects and the provider's unfiltered enumeration lists, but the
     /// collection left out (the callback filtered too much). Only checked when the callback
@@ -392,11 +393,10 @@ impl Kernel {
                 misuse = m;
                 out.statuses.push(status);
                 if status >= 0 && !request.cancelled {
+                    let returned: HashSet<(u32, Vec<u16>)> =
+                        added.iter().map(|(n, i, _)| (*i, folded(n))).collect();
                     for (name, id, _) in &universe {
-                        let returned = added
-                            .iter()
-                            .any(|(n, i, _)| i == id && wildcard::eq_ignore_case(n, name));
-                        if request.selects(name, *id) && !returned {
+                        if request.selects(name, *id) && !returned.contains(&(*id, folded(name))) {
                             out.missing.push(String::from_utf16_lossy(name));
                         }
                     }
@@ -404,6 +404,8 @@ impl Kernel {
             }
             let mut st = state();
             st.misuse.append(&mut misuse);
+            // The callback's instances come first; PCW filters the created ones itself.
+            let by_callback = added.len();
             // PcwCreateInstance instances, read now, under the lock PcwCloseInstance takes.
             for c in st.created.values().filter(|c| c.registration == handle) {
                 // SAFETY: the provider keeps created blocks readable until close (DDI
@@ -419,12 +421,11 @@ impl Kernel {
                     },
                 ));
             }
-            // Names as PCW compares them (unit by unit, upper-cased), and each id's first name.
+            // Names as PCW compares them, and each id's first name.
             let mut names: HashSet<Vec<u16>> = HashSet::new();
             let mut ids: HashMap<u32, Vec<u16>> = HashMap::new();
-            for (name, id, values) in added {
-                let folded = name.iter().map(|u| wildcard::upcase(*u)).collect();
-                if !names.insert(folded) {
+            for (at, (name, id, values)) in added.into_iter().enumerate() {
+                if !names.insert(folded(&name)) {
                     st.misuse
                         .push(Misuse::DuplicateName(String::from_utf16_lossy(&name)));
                 } else if let Some(other) = ids.get(&id) {
@@ -437,7 +438,9 @@ impl Kernel {
                 ids.entry(id).or_insert_with(|| name.clone());
                 let display = String::from_utf16_lossy(&name);
                 if !request.selects(&name, id) {
-                    out.unfiltered.push(display);
+                    if at < by_callback {
+                        out.unfiltered.push(display);
+                    }
                     continue;
                 }
                 let values = values
@@ -470,10 +473,24 @@ impl Kernel {
                 .map(|c| String::from_utf16_lossy(&c.name))
                 .collect(),
             bugchecks: std::mem::take(&mut st.bugchecks),
-            misuse: std::mem::take(&mut st.misuse),
+            // Each breach once, in the order first seen: a callback that breaks a rule breaks it
+            // at every collection.
+            misuse: std::mem::take(&mut st.misuse)
+                .into_iter()
+                .fold(Vec::new(), |mut seen, m| {
+                    if !seen.contains(&m) {
+                        seen.push(m);
+                    }
+                    seen
+                }),
         };
         st.abandon_leaked();
         *st = State::default();
         report
     }
+}
+
+/// A name as PCW compares names: unit by unit, upper-cased.
+fn folded(name: &[u16]) -> Vec<u16> {
+    name.iter().map(|u| wildcard::upcase(*u)).collect()
 }

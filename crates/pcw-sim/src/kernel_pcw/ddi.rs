@@ -90,33 +90,33 @@ unsafe fn read_blocks(data: *const PCW_DATA, count: u32) -> Vec<(usize, u32)> {
         .collect()
 }
 
-/// What [`read_values`] refused an instance for, as a [`Misuse::ShortBlock`]: the first
-/// descriptor whose bytes lie past its block's end (or in a block not passed, or passed NULL).
-fn short_block(
-    descriptors: &[Descriptor],
-    blocks: &[(usize, u32)],
-    name: &[u16],
-) -> Option<Misuse> {
-    descriptors.iter().find_map(|d| {
-        let (ptr, size) = blocks
-            .get(usize::from(d.struct_index))
-            .copied()
-            .unwrap_or((0, 0));
-        let start = u32::from(d.offset);
-        let end = start + u32::from(d.size);
-        (end > size || ptr == 0).then(|| Misuse::ShortBlock {
-            name: String::from_utf16_lossy(name),
-            counter: d.id,
-            block: d.struct_index,
-            start,
-            end,
-            size: if ptr == 0 { 0 } else { size },
-        })
-    })
+/// Why [`read_values`] refused an instance's blocks: the first counter whose bytes lie past the
+/// end of its block (or in a block not passed, or passed NULL: `size` 0).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Short {
+    counter: u16,
+    block: u16,
+    start: u32,
+    end: u32,
+    size: u32,
 }
 
-/// Reads the values of `descriptors` out of provider blocks, `None` if a block is missing or too
-/// short.
+impl Short {
+    /// The refusal as the misuse it is, naming the instance.
+    fn misuse(self, name: &[u16]) -> Misuse {
+        Misuse::ShortBlock {
+            name: String::from_utf16_lossy(name),
+            counter: self.counter,
+            block: self.block,
+            start: self.start,
+            end: self.end,
+            size: self.size,
+        }
+    }
+}
+
+/// Reads the values of `descriptors` out of provider blocks; [`Short`] if a block is missing or
+/// too short.
 ///
 /// # Safety
 /// Each `(ptr, size)` in `blocks` is readable for `size` bytes.
@@ -124,13 +124,23 @@ pub(super) unsafe fn read_values(
     descriptors: &[Descriptor],
     blocks: &[(usize, u32)],
     counter_mask: u64,
-) -> Option<BTreeMap<u16, u64>> {
+) -> Result<BTreeMap<u16, u64>, Short> {
     let mut values = BTreeMap::new();
     for d in descriptors {
-        let &(ptr, size) = blocks.get(usize::from(d.struct_index))?;
-        let end = usize::from(d.offset) + usize::from(d.size);
-        if end > size as usize || ptr == 0 {
-            return None;
+        let (ptr, size) = blocks
+            .get(usize::from(d.struct_index))
+            .copied()
+            .unwrap_or((0, 0));
+        let start = u32::from(d.offset);
+        let end = start + u32::from(d.size);
+        if end > size || ptr == 0 {
+            return Err(Short {
+                counter: d.id,
+                block: d.struct_index,
+                start,
+                end,
+                size: if ptr == 0 { 0 } else { size },
+            });
         }
         if !counter_wanted(counter_mask, d.id) {
             continue;
@@ -158,7 +168,7 @@ pub(super) unsafe fn read_values(
         };
         values.insert(d.id, value);
     }
-    Some(values)
+    Ok(values)
 }
 
 /// `PcwRegister`.
@@ -290,14 +300,13 @@ pub unsafe extern "system" fn PcwAddInstance(
         // SAFETY: `data` is NULL or holds `count` PCW_DATA entries (DDI contract).
         let blocks = unsafe { read_blocks(data, count) };
         // SAFETY: each block is readable for its stated size (DDI contract).
-        let values = unsafe { read_values(&buf.descriptors, &blocks, u64::MAX) };
-        let Some(values) = values else {
-            if let Some(short) = short_block(&buf.descriptors, &blocks, &name) {
-                buf.misuse.push(short);
+        match unsafe { read_values(&buf.descriptors, &blocks, u64::MAX) } {
+            Ok(values) => values,
+            Err(short) => {
+                buf.misuse.push(short.misuse(&name));
+                return STATUS_INVALID_BUFFER_SIZE;
             }
-            return STATUS_INVALID_BUFFER_SIZE;
-        };
-        values
+        }
     };
     buf.added.push((name, id, values));
     STATUS_SUCCESS
@@ -335,7 +344,7 @@ pub unsafe extern "system" fn PcwCreateInstance(
     // SAFETY: `data` holds `count` entries (DDI contract), checked non-NULL when `count > 0`.
     let blocks = unsafe { read_blocks(data, count) };
     // SAFETY: the blocks are readable (DDI contract); only their sizes are checked here.
-    if unsafe { read_values(&reg.descriptors, &blocks, 0) }.is_none() {
+    if unsafe { read_values(&reg.descriptors, &blocks, 0) }.is_err() {
         return STATUS_INVALID_BUFFER_SIZE;
     }
     let id = st.next_instance_id;

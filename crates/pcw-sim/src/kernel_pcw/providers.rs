@@ -4,7 +4,7 @@
 //! kernel would have bugchecked on or a provider should not have done; and, per thread, whether
 //! provider code (as opposed to the simulator's own) is running.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::c_void;
 use std::ops::Range;
 use std::sync::atomic::{AtomicIsize, Ordering};
@@ -40,13 +40,13 @@ pub enum Bugcheck {
     /// `PcwUnregister` of a handle that is not (or no longer) registered.
     #[error(
         "PcwUnregister of registration handle {0:#x}, which is not registered in this kernel \
-         (unregistered twice, or kept from an earlier simulated kernel: a registration an \
-         earlier test in this process did not unregister)"
+         (unregistered twice, or never handed out)"
     )]
     UnregisterStale(isize),
     /// `PcwCloseInstance` of NULL or of an instance that is not open.
     #[error(
-        "PcwCloseInstance of instance handle {0:#x}, which is not open (NULL, or closed twice)"
+        "PcwCloseInstance of instance handle {0:#x}, which is not open (NULL, closed twice, or \
+         closed already by PcwUnregister of its registration)"
     )]
     CloseStale(isize),
     /// `PcwCreateInstance` on a registration that is not open.
@@ -338,6 +338,10 @@ static NEXT_HANDLE: AtomicIsize = AtomicIsize::new(FIRST_HANDLE);
 /// The handles of the kernels dropped without their teardown ([`State::abandon`]).
 static ABANDONED: Mutex<Vec<Range<isize>>> = Mutex::new(Vec::new());
 
+/// The handles torn-down kernels reported still registered or open, until their first release
+/// ([`State::abandon_leaked`]).
+static LEAKED: Mutex<BTreeSet<isize>> = Mutex::new(BTreeSet::new());
+
 impl State {
     /// The state of a freshly booted kernel of Windows build `build`.
     pub(super) fn booted(build: u32) -> Self {
@@ -367,21 +371,30 @@ impl State {
     /// the teardown reports them as leaks, in the test that leaked them. A driver's host build
     /// may still hold them in its statics, and another test's `DriverEntry` (or `register`)
     /// replacing them releases them: the same leak, not a fault of that test. A handle that
-    /// was released before the teardown stays stale: releasing it again is a bugcheck.
+    /// was released before the teardown stays stale: releasing it again is a bugcheck, and so
+    /// is a second release of a leaked one.
     pub(super) fn abandon_leaked(&self) {
         let leaked = self.registrations.keys().chain(self.created.keys());
-        let mut abandoned = ABANDONED.lock().unwrap_or_else(PoisonError::into_inner);
-        abandoned.extend(leaked.map(|&h| h..h + 1));
-    }
-
-    /// Whether `handle` is one an abandoned kernel handed out ([`State::abandon`]) or one a
-    /// torn-down kernel reported leaked ([`State::abandon_leaked`]).
-    pub(super) fn abandoned(handle: isize) -> bool {
-        ABANDONED
+        LEAKED
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .iter()
-            .any(|r| r.contains(&handle))
+            .extend(leaked);
+    }
+
+    /// Whether releasing `handle` is no concern of this kernel: a handle an abandoned kernel
+    /// handed out ([`State::abandon`]), or a leaked one's first release
+    /// ([`State::abandon_leaked`]), which this call uses up.
+    pub(super) fn abandoned(handle: isize) -> bool {
+        let leaked = LEAKED
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&handle);
+        leaked
+            || ABANDONED
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .iter()
+                .any(|r| r.contains(&handle))
     }
 
     /// Stores `value` under a new handle in the table `table` picks (registrations or created
