@@ -19,7 +19,14 @@ use windows_sys::Win32::Foundation::{
 };
 
 const SET: &str = "Request Test Queues";
-const INSTANCES: [(&str, u32); 3] = [("Disk q0", 0), ("Disk q1", 1), ("Net q0", 7)];
+/// ASCII names, and one that starts outside the BMP (two UTF-16 units, which PCW's `?`
+/// matches one at a time) and holds the wildcard characters themselves.
+const INSTANCES: [(&str, u32); 4] = [
+    ("Disk q0", 0),
+    ("Disk q1", 1),
+    ("Net q0", 7),
+    ("\u{1d538} q*?", 9),
+];
 
 /// How the callback filters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -178,13 +185,13 @@ fn run(how: Behaviour, filtering: Filtering) -> Result<usize, String> {
 
 #[test]
 fn a_callback_that_filters_right_answers_every_request() {
-    // One unfiltered request, then for each of 3 instances its id and 3 masks, one mask that
+    // One unfiltered request, then for each of 4 instances its id and 3 masks, one mask that
     // matches nothing and counter 0 alone.
     assert_eq!(
         run(Behaviour::Right, Filtering::Exact),
-        Ok(1 + 3 * 4 + 1 + 1)
+        Ok(1 + 4 * 4 + 1 + 1)
     );
-    assert_eq!(run(Behaviour::Right, Filtering::LeftToPcw), Ok(15));
+    assert_eq!(run(Behaviour::Right, Filtering::LeftToPcw), Ok(19));
 }
 
 #[test]
@@ -201,7 +208,7 @@ fn each_wrong_way_of_filtering_is_named_with_the_request_that_shows_it() {
         run(Behaviour::IgnoresId, Filtering::Exact),
         Err(
             "counterset `Request Test Queues`, InstanceId 0: the callback added instances it \
-             excludes: [\"Disk q1\", \"Net q0\"]"
+             excludes: [\"Disk q1\", \"Net q0\", \"\u{1d538} q*?\"]"
                 .to_owned()
         )
     );
@@ -209,7 +216,7 @@ fn each_wrong_way_of_filtering_is_named_with_the_request_that_shows_it() {
         run(Behaviour::AddsAll, Filtering::Exact),
         Err(
             "counterset `Request Test Queues`, InstanceId 0: the callback added instances it \
-             excludes: [\"Disk q1\", \"Net q0\"]"
+             excludes: [\"Disk q1\", \"Net q0\", \"\u{1d538} q*?\"]"
                 .to_owned()
         )
     );
@@ -222,6 +229,6 @@ fn each_wrong_way_of_filtering_is_named_with_the_request_that_shows_it() {
         )
     );
     // Leaving the filter to PCW is allowed when the test says the callback does.
-    assert_eq!(run(Behaviour::IgnoresId, Filtering::LeftToPcw), Ok(15));
-    assert_eq!(run(Behaviour::AddsAll, Filtering::LeftToPcw), Ok(15));
+    assert_eq!(run(Behaviour::IgnoresId, Filtering::LeftToPcw), Ok(19));
+    assert_eq!(run(Behaviour::AddsAll, Filtering::LeftToPcw), Ok(19));
 }
