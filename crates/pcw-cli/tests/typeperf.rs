@@ -448,19 +448,24 @@ fn any_driver_s_image_is_sampled_with_its_manifest() {
     assert_ne!(renumbered, text);
     let dir = tempfile::tempdir().unwrap();
     let other = dir.path().join("other.man");
-    std::fs::write(&other, renumbered).unwrap();
-    let out = pcw(&[
-        "typeperf",
-        "--image",
-        image.to_str().unwrap(),
-        "--manifest",
-        other.to_str().unwrap(),
-        r"\Checksum Driver Algorithms(*)\*",
-        "-sc",
-        "1",
-    ]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    // The image sampled once with `manifest` as its manifest: what it said on stderr.
+    let sampled_with = |manifest: String| {
+        std::fs::write(&other, manifest).unwrap();
+        let out = pcw(&[
+            "typeperf",
+            "--image",
+            image.to_str().unwrap(),
+            "--manifest",
+            other.to_str().unwrap(),
+            r"\Checksum Driver Algorithms(*)\*",
+            "-sc",
+            "1",
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{stderr}");
+        stderr
+    };
+    let stderr = sampled_with(renumbered);
     assert!(
         stderr.contains(
             "warning: counter `Rejected Requests` (id 9) of `Checksum Driver Algorithms` is in \
@@ -479,19 +484,7 @@ fn any_driver_s_image_is_sampled_with_its_manifest() {
         1,
     );
     assert_ne!(narrowed, text);
-    std::fs::write(&other, narrowed).unwrap();
-    let out = pcw(&[
-        "typeperf",
-        "--image",
-        image.to_str().unwrap(),
-        "--manifest",
-        other.to_str().unwrap(),
-        r"\Checksum Driver Algorithms(*)\*",
-        "-sc",
-        "1",
-    ]);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    let stderr = sampled_with(narrowed);
     assert!(
         stderr.contains(
             "warning: the driver registered counter `Rejected Requests` (id 4) of `Checksum \

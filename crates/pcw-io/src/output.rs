@@ -828,12 +828,15 @@ mod tests {
         assert_eq!(fs::read(&path).unwrap(), b"row 2\n");
         // The same bytes again: the file is left as it was (same inode, same time), and the
         // temporary is gone; a longer or different content replaces it.
-        File::options()
-            .write(true)
-            .open(&path)
-            .unwrap()
-            .set_modified(std::time::SystemTime::UNIX_EPOCH)
-            .unwrap();
+        let age = |p: &Path| {
+            File::options()
+                .write(true)
+                .open(p)
+                .unwrap()
+                .set_modified(std::time::SystemTime::UNIX_EPOCH)
+                .unwrap();
+        };
+        age(&path);
         let identity = |p: &Path| Identity::of(p, &fs::metadata(p).unwrap()).unwrap();
         let before = identity(&path);
         let mut file = outputs.open(&path, None).unwrap();
@@ -846,12 +849,7 @@ mod tests {
         );
         assert_eq!(listing(dir.path()), ["out.csv"]);
         for content in [&b"row 2\nrow 3\n"[..], b"row 3\n"] {
-            File::options()
-                .write(true)
-                .open(&path)
-                .unwrap()
-                .set_modified(std::time::SystemTime::UNIX_EPOCH)
-                .unwrap();
+            age(&path);
             let mut file = outputs.open(&path, None).unwrap();
             file.write_all(content).unwrap();
             file.commit().unwrap();
