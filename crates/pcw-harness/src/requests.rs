@@ -206,7 +206,7 @@ fn status_hint(status: i32) -> &'static str {
 
 /// How many instances of a set are asked for one by one, at most: each costs a few
 /// collections of the whole set, so a set of thousands would take minutes.
-const ASKED: usize = 16;
+pub const ASKED: usize = 16;
 
 /// The instances asked for one by one: all of a small set; of a larger one the first, the last
 /// and others evenly spaced between, [`ASKED`] in all.
